@@ -1,0 +1,105 @@
+# xdp-ratelimit build. `make` builds everything, `make test` runs the
+# tests (installing dependencies first when something is missing),
+# `make bench` the benchmarks, `make demo` the sandbox demo. V=1 is verbose.
+
+BUILD     ?= build
+PREFIX    ?= /usr/local
+CLANG     ?= clang
+CC        ?= gcc
+BPFTOOL   ?= bpftool
+ARCH_INC  := /usr/include/$(shell uname -m)-linux-gnu
+
+CFLAGS    ?= -O2 -g -Wall -Wextra -Wno-unused-parameter -Werror=implicit-function-declaration
+CPPFLAGS  += -Iinclude -Iuser/lib -I$(BUILD) -MMD -MP -D_GNU_SOURCE
+BPF_CFLAGS := -target bpf -O2 -g -mcpu=v3 -Wall -Iinclude -Ibpf -I$(ARCH_INC)
+LDLIBS    += -lbpf -lelf -lz -lyaml -ljansson -lpthread
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+BPF_SRCS   := $(wildcard bpf/*.bpf.c)
+BPF_OBJS   := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
+SKELS      := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+LIB_SRCS   := $(wildcard user/lib/*.c)
+LIB_OBJS   := $(patsubst user/lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
+LIB        := $(BUILD)/libxrl.a
+PROGS      := $(patsubst user/%.c,$(BUILD)/%,$(wildcard user/*.c))
+TEST_DIRS  := $(notdir $(filter-out tests/lib tests/fuzz tests/data,$(patsubst %/,%,$(wildcard tests/*/))))
+TEST_LIB_OBJS := $(patsubst tests/lib/%.c,$(BUILD)/tests/lib/%.o,$(wildcard tests/lib/*.c))
+TEST_BINS  := $(patsubst %,$(BUILD)/tests/test-%,$(TEST_DIRS))
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all deps test bench demo clean install fmt
+
+all: $(SKELS) $(LIB) $(PROGS)
+
+deps:
+	$(Q)scripts/deps.sh
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c Makefile | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(BUILD)/lib/%.o: user/lib/%.c $(SKELS) Makefile | $(BUILD)/lib
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)$(AR) rcs $@ $^
+
+$(BUILD)/%: user/%.c $(LIB) Makefile
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+
+$(BUILD)/tests/lib/%.o: tests/lib/%.c $(SKELS) Makefile | $(BUILD)/tests/lib
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) -c $< -o $@
+
+.SECONDEXPANSION:
+$(BUILD)/tests/test-%: $$(wildcard tests/$$*/*.c) $(TEST_LIB_OBJS) $(LIB) Makefile | $(BUILD)/tests
+	$(call msg,TEST-CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $(filter %.c,$^) \
+		$(TEST_LIB_OBJS) $(LIB) $(LDLIBS) -lcriterion -o $@
+
+# Runs every test binary; installs what is missing first, so that on a
+# fresh machine this is the only command needed.
+test:
+	$(Q)scripts/deps.sh --if-missing
+	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS)
+	$(Q)scripts/run-tests $(TEST_BINS)
+
+bench:
+	$(Q)scripts/deps.sh --if-missing
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/bench/run
+
+demo:
+	$(Q)scripts/deps.sh --if-missing
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/demo
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/sbin
+	install -m 0755 $(PROGS) $(DESTDIR)$(PREFIX)/sbin/
+
+fmt:
+	clang-format -i bpf/*.[ch] include/*.h user/*.c user/lib/*.[ch] tests/*/*.[ch]
+
+clean:
+	rm -rf $(BUILD)
+
+$(BUILD) $(BUILD)/lib $(BUILD)/tests $(BUILD)/tests/lib:
+	$(Q)mkdir -p $@
+
+-include $(wildcard $(BUILD)/*.d $(BUILD)/lib/*.d $(BUILD)/tests/lib/*.d)

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * xrl.h - the one contract between the XDP program and userspace.
+ *
+ * Every structure stored in a map, every map name and every limit that
+ * both sides must agree on is defined here and only here. Both sides
+ * include this file; nothing in it may depend on libc or on BPF helpers.
+ */
+#ifndef XRL_H
+#define XRL_H
+
+#include <linux/types.h>
+
+/*
+ * Map names, shared so userspace finds the pins by name. The kernel cuts
+ * map names at 15 characters; these are also the file names under the pin
+ * directory.
+ */
+#define XRL_MAP_POLICY		"xrl_policy"
+#define XRL_MAP_BUCKETS		"xrl_buckets"
+#define XRL_MAP_STATS		"xrl_stats"
+#define XRL_MAP_RULE_STATS	"xrl_rule_stats"
+#define XRL_MAP_SETTINGS	"xrl_settings"
+/* Not a map of the program: the inner LPM map in force, pinned for bpftool. */
+#define XRL_PIN_RULES		"xrl_rules"
+#define XRL_PIN_DIR		"/sys/fs/bpf/xdp-ratelimit"
+
+#define XRL_MAX_RULES		131072	/* rule ids are below this */
+#define XRL_DEFAULT_SOURCES	1048576	/* bucket map size unless told */
+
+enum xrl_action {
+	XRL_ACTION_LIMIT = 0,	/* drop what is over the limit */
+	XRL_ACTION_MONITOR,	/* count what would be dropped, pass it */
+	XRL_ACTION_ALLOW,	/* exempt: never limited */
+	XRL_ACTION_DENY,	/* always drop */
+	XRL_ACTION_COUNT,
+};
+
+/* Global counters, one slot per outcome (index of the xrl_stats map). */
+enum xrl_verdict {
+	XRL_VERDICT_PASS = 0,	/* a limited source within its limit */
+	XRL_VERDICT_DROP,	/* a limited source over its limit */
+	XRL_VERDICT_MONITOR,	/* over the limit of a monitor rule: passed */
+	XRL_VERDICT_ALLOW,	/* allow rule, or no rule at all */
+	XRL_VERDICT_DENY,	/* deny rule */
+	XRL_VERDICT_MALFORMED,	/* truncated or inconsistent IP header */
+	XRL_VERDICT_NONIP,	/* neither IPv4 nor IPv6: passed untouched */
+	XRL_VERDICT_COUNT,
+};
+
+struct xrl_counter {
+	__u64 packets;
+	__u64 bytes;
+};
+
+/*
+ * Per-rule counters (xrl_rule_stats, indexed by rule id). For a monitor
+ * rule, "dropped" counts what would have been dropped (it was passed).
+ */
+enum xrl_rule_outcome {
+	XRL_RULE_PASSED = 0,
+	XRL_RULE_DROPPED,
+	XRL_RULE_OUTCOMES,
+};
+
+struct xrl_rule_counters {
+	struct xrl_counter outcome[XRL_RULE_OUTCOMES];
+};
+
+enum xrl_limit_kind {
+	XRL_LIMIT_PACKETS = 0,	/* cost of a packet: 1 */
+	XRL_LIMIT_BYTES,	/* cost of a packet: its frame length */
+	XRL_LIMIT_KINDS,
+};
+
+/*
+ * One GCRA limit, compiled from (rate, burst) by userspace
+ * (xrl_limit_compile() in user/lib/limit.c).
+ *
+ * Time is counted in "units" of 2^-shift ns, shift being chosen per limit
+ * (negative for slow rates) so that the emission interval of one packet
+ * or byte lies in [XRL_INTERVAL_MIN, 2 * XRL_INTERVAL_MIN) units:
+ *
+ *   interval  = ceil(1e9 / rate * 2^shift)   units per packet or byte
+ *   tolerance = burst * interval              units
+ *
+ * Error bound: rounding the interval up lengthens it by less than one
+ * unit, so the admitted long-run rate is never above the configured one
+ * and at most 1/4096 = 0.0244% below it, for every rate: 1 pps (shift
+ * -17) to 100 Mpps (shift 9), 1 kB/s = 8 kbit/s (shift -7) to 50 GB/s =
+ * 400 Gbit/s (shift 18). "now" is truncated to whole units, so a packet
+ * is admitted at most one unit (under 0.025% of an interval) after its
+ * ideal instant. The tolerance is below 2^32 * 2^13 = 2^45 units for any
+ * burst up to 2^32, far inside the 2^57 units that a bucket's 58-bit
+ * clock can tell apart (see struct xrl_bucket), and a packet's cost
+ * (frame length times interval) stays below 2^16 * 2^13 = 2^29.
+ *
+ * interval == 0 means the limit is not set.
+ */
+#define XRL_INTERVAL_MIN	4096ULL
+#define XRL_SHIFT_MIN		(-31)
+#define XRL_SHIFT_MAX		31
+
+struct xrl_limit {
+	__u64 interval;
+	__u64 tolerance;
+	__s32 shift;
+	__u32 reserved;
+};
+
+/* Value of the policy LPM map. */
+struct xrl_rule {
+	__u32 id;	/* index into xrl_rule_stats, < XRL_MAX_RULES */
+	__u32 action;	/* enum xrl_action */
+	struct xrl_limit limit[XRL_LIMIT_KINDS];
+};
+
+/*
+ * Key of the policy LPM map and of a source: IPv6 addresses as they are,
+ * IPv4 as IPv4-mapped IPv6 (::ffff:a.b.c.d), so an IPv4 /n is /(96+n).
+ */
+struct xrl_lpm_key {
+	__u32 prefixlen;
+	__u8 addr[16];
+};
+
+struct xrl_bucket_key {
+	__u8 addr[16];	/* source, masked to the configured prefix */
+	__u32 rule_id;	/* a source judged by two rules has two buckets */
+};
+
+/*
+ * Bucket state of one (source, rule). tat[] holds, per limit kind, the
+ * GCRA theoretical arrival time packed with the shift it is counted in:
+ *
+ *   bits 63..58  shift + 32 (XRL_TAT_SHIFT_BIAS)
+ *   bits 57..0   time in units of 2^-shift ns, modulo 2^58
+ *
+ * Only differences to "now" are ever used (sign-extended from 58 bits),
+ * so the clock may wrap; packing the shift in the same word lets a policy
+ * change rescale the state with the one compare-and-swap that updates it.
+ * last_seen_ns tells a time so old that it wrapped from a recent one: a
+ * bucket idle for 2^56 units or more is treated as full.
+ */
+#define XRL_TAT_TIME_BITS	58
+#define XRL_TAT_SHIFT_BIAS	32
+
+struct xrl_bucket {
+	__u64 tat[XRL_LIMIT_KINDS];
+	__u64 last_seen_ns;
+	__u64 passed;	/* packets admitted (monitor: passed) */
+	__u64 dropped;	/* packets refused (monitor: would have been) */
+};
+
+/*
+ * Runtime settings (xrl_settings, one entry), written by userspace with
+ * each policy. Source keys are the source address ANDed with a mask, so
+ * the program needs no loop over a prefix length.
+ */
+enum xrl_malformed_verdict {
+	XRL_MALFORMED_PASS = 0,
+	XRL_MALFORMED_DROP,
+};
+
+struct xrl_settings {
+	__u32 v4_mask;		/* network order, applied to the IPv4 address */
+	__u32 v6_mask[4];	/* network order, applied to the IPv6 address */
+	__u32 malformed_verdict;	/* enum xrl_malformed_verdict */
+	__u32 v4_prefix;	/* what the masks were made from, for display */
+	__u32 v6_prefix;
+};
+
+_Static_assert(sizeof(struct xrl_counter) == 16, "xrl_counter layout");
+_Static_assert(sizeof(struct xrl_rule_counters) == 32, "rule counters layout");
+_Static_assert(sizeof(struct xrl_limit) == 24, "xrl_limit layout");
+_Static_assert(sizeof(struct xrl_rule) == 56, "xrl_rule layout");
+_Static_assert(sizeof(struct xrl_lpm_key) == 20, "xrl_lpm_key layout");
+_Static_assert(sizeof(struct xrl_bucket_key) == 20, "bucket key layout");
+_Static_assert(sizeof(struct xrl_bucket) == 40, "xrl_bucket layout");
+_Static_assert(sizeof(struct xrl_settings) == 32, "xrl_settings layout");
+
+#endif /* XRL_H */

@@ -1,0 +1,31 @@
+#!/bin/sh
+# Installs every build, test and benchmark dependency from Debian's
+# packages. Idempotent; with --if-missing it does nothing (and needs no
+# network) when everything is already installed.
+set -eu
+
+PACKAGES="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
+linux-libc-dev pkg-config libcriterion-dev libyaml-dev libjansson-dev
+libhiredis-dev libmicrohttpd-dev redis-server iproute2 nftables iptables
+curl python3 python3-prometheus-client"
+
+missing=""
+for pkg in $PACKAGES; do
+	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
+		grep -q "install ok installed" || missing="$missing $pkg"
+done
+
+if [ -z "$missing" ]; then
+	[ "${1:-}" = "--if-missing" ] || echo "deps: all installed"
+	exit 0
+fi
+
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: missing:$missing (run 'make deps' as root)" >&2
+	exit 1
+fi
+echo "deps: installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

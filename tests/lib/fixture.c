@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <criterion/criterion.h>
+#include <bpf/bpf.h>
+#include <linux/bpf.h>
+#include "fixture.h"
+#include "stats.h"
+
+void fixture_load(struct xrl_datapath *dp, uint32_t max_sources)
+{
+	struct xrl_load_opts opts = {
+		.max_sources = max_sources,
+		.test_clock = true,
+	};
+	int ret = xrl_datapath_load(dp, &opts);
+
+	cr_assert_eq(ret, 0, "loading the data path: %s", strerror(-ret));
+	xrl_datapath_set_time(dp, NS_PER_S);
+}
+
+void fixture_apply(struct xrl_datapath *dp, const struct xrl_policy *policy)
+{
+	char err[256] = "";
+	int ret = xrl_policy_apply(dp, policy, err, sizeof(err));
+
+	cr_assert_eq(ret, 0, "applying the policy: %s", err);
+}
+
+void fixture_rule(struct xrl_policy *policy, const char *cidr,
+		  enum xrl_action action, uint64_t pps, uint64_t burst,
+		  uint64_t bps, uint64_t burst_bytes)
+{
+	struct xrl_rule_spec rule = {
+		.action = action,
+		.pps = pps,
+		.burst = burst,
+		.bps = bps,
+		.burst_bytes = burst_bytes,
+	};
+	char err[128];
+	int ret;
+
+	if (!cidr) {
+		rule.prefix = policy->rules[0].prefix;
+		memcpy(rule.name, policy->rules[0].name, sizeof(rule.name));
+		policy->rules[0] = rule;
+		cr_assert_eq(xrl_rule_check(&rule, err, sizeof(err)), 0, "%s", err);
+		return;
+	}
+	snprintf(rule.name, sizeof(rule.name), "%s", cidr);
+	ret = xrl_cidr_parse(cidr, &rule.prefix);
+	cr_assert_eq(ret, 0, "cidr %s: %s", cidr, strerror(-ret));
+	cr_assert_eq(xrl_rule_check(&rule, err, sizeof(err)), 0, "%s", err);
+	ret = xrl_policy_add(policy, &rule);
+	cr_assert_eq(ret, 0, "adding %s: %s", cidr, strerror(-ret));
+}
+
+static int test_run(struct xrl_datapath *dp, const struct packet *pkt,
+		    uint32_t repeat)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts,
+		.data_in = pkt->data,
+		.data_size_in = pkt->len,
+		.repeat = repeat,
+	);
+	int ret = bpf_prog_test_run_opts(dp->prog_fd, &opts);
+
+	cr_assert_eq(ret, 0, "test run: %s", strerror(errno));
+	return opts.retval;
+}
+
+int fixture_run(struct xrl_datapath *dp, const struct packet *pkt)
+{
+	return test_run(dp, pkt, 1);
+}
+
+static uint64_t passed_total(struct xrl_datapath *dp)
+{
+	return fixture_count(dp, XRL_VERDICT_PASS) +
+	       fixture_count(dp, XRL_VERDICT_MONITOR) +
+	       fixture_count(dp, XRL_VERDICT_ALLOW) +
+	       fixture_count(dp, XRL_VERDICT_NONIP);
+}
+
+uint64_t fixture_run_many(struct xrl_datapath *dp, const struct packet *pkt,
+			  uint32_t repeat)
+{
+	uint64_t before = passed_total(dp);
+
+	test_run(dp, pkt, repeat);
+	return passed_total(dp) - before;
+}
+
+uint64_t fixture_count(struct xrl_datapath *dp, enum xrl_verdict verdict)
+{
+	struct xrl_counter totals[XRL_VERDICT_COUNT];
+	int ret = xrl_stats_read(dp, totals);
+
+	cr_assert_eq(ret, 0, "reading counters: %s", strerror(-ret));
+	return totals[verdict].packets;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * fixture.h - a data path loaded with the test clock, and packets judged
+ * through BPF_PROG_TEST_RUN.
+ */
+#ifndef XRL_TEST_FIXTURE_H
+#define XRL_TEST_FIXTURE_H
+
+#include <stdint.h>
+#include "datapath.h"
+#include "packet.h"
+#include "policy.h"
+
+#define NS_PER_S 1000000000ULL
+
+/* Loads the program with the test clock at 1 s; criterion fails on error. */
+void fixture_load(struct xrl_datapath *dp, uint32_t max_sources);
+
+/* Applies @policy; criterion fails on error. */
+void fixture_apply(struct xrl_datapath *dp, const struct xrl_policy *policy);
+
+/* A rule for @cidr (NULL: the default rule, updated in place). */
+void fixture_rule(struct xrl_policy *policy, const char *cidr,
+		  enum xrl_action action, uint64_t pps, uint64_t burst,
+		  uint64_t bps, uint64_t burst_bytes);
+
+/* Judges @pkt once; returns the XDP verdict. */
+int fixture_run(struct xrl_datapath *dp, const struct packet *pkt);
+
+/* Judges @pkt @repeat times at the current test time; returns how many
+ * passed (from the program's pass + monitor + allow counters). */
+uint64_t fixture_run_many(struct xrl_datapath *dp, const struct packet *pkt,
+			  uint32_t repeat);
+
+/* Global counter of one verdict. */
+uint64_t fixture_count(struct xrl_datapath *dp, enum xrl_verdict verdict);
+
+#endif

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <arpa/inet.h>
+#include <string.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include "packet.h"
+
+size_t packet_ip_offset(int n_vlan)
+{
+	return sizeof(struct ethhdr) + 4 * n_vlan;
+}
+
+static uint16_t ipv4_checksum(const struct iphdr *ip)
+{
+	const uint16_t *word = (const uint16_t *)ip;
+	uint32_t sum = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(*ip) / 2; i++)
+		sum += word[i];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum;
+}
+
+int packet_build(struct packet *pkt, const struct packet_spec *spec)
+{
+	size_t frame_len = spec->frame_len ? spec->frame_len : 64;
+	size_t off = sizeof(struct ethhdr);
+	int ipv6 = strchr(spec->src, ':') != NULL;
+	struct ethhdr *eth = (struct ethhdr *)pkt->data;
+	uint16_t *proto = &eth->h_proto;
+	int i;
+
+	if (frame_len > PACKET_MAX)
+		return -1;
+	memset(pkt, 0, sizeof(*pkt));
+	memcpy(eth->h_dest, "\x02\x00\x00\x00\x00\x02", ETH_ALEN);
+	memcpy(eth->h_source, "\x02\x00\x00\x00\x00\x01", ETH_ALEN);
+	for (i = 0; i < spec->n_vlan; i++) {
+		*proto = htons(i == 0 && spec->qinq ? ETH_P_8021AD : ETH_P_8021Q);
+		*(uint16_t *)(pkt->data + off) = htons(spec->vlan_tags[i]);
+		proto = (uint16_t *)(pkt->data + off + 2);
+		off += 4;
+	}
+	if (ipv6) {
+		struct ipv6hdr *ip6 = (struct ipv6hdr *)(pkt->data + off);
+
+		*proto = htons(ETH_P_IPV6);
+		ip6->version = 6;
+		ip6->nexthdr = IPPROTO_UDP;
+		ip6->hop_limit = 64;
+		ip6->payload_len = htons(frame_len - off - sizeof(*ip6));
+		if (inet_pton(AF_INET6, spec->src, &ip6->saddr) != 1 ||
+		    inet_pton(AF_INET6, spec->dst ? spec->dst : "fd00::ff",
+			      &ip6->daddr) != 1)
+			return -1;
+	} else {
+		struct iphdr *ip = (struct iphdr *)(pkt->data + off);
+
+		*proto = htons(ETH_P_IP);
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->ttl = 64;
+		ip->protocol = IPPROTO_UDP;
+		ip->tot_len = htons(frame_len - off);
+		if (inet_pton(AF_INET, spec->src, &ip->saddr) != 1 ||
+		    inet_pton(AF_INET, spec->dst ? spec->dst : "198.19.0.1",
+			      &ip->daddr) != 1)
+			return -1;
+		ip->check = ipv4_checksum(ip);
+	}
+	pkt->len = frame_len;
+	return 0;
+}
+
+int packet_from(struct packet *pkt, const char *src)
+{
+	struct packet_spec spec = { .src = src };
+
+	return packet_build(pkt, &spec);
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+#ifndef XRL_LIMIT_H
+#define XRL_LIMIT_H
+
+#include <stdint.h>
+#include "xrl.h"
+
+/* Largest rates (pps, or bits per second) and bursts a policy may ask for. */
+#define XRL_RATE_MAX	1000000000000ULL	/* 1e12 */
+#define XRL_BURST_MAX	(1ULL << 32)
+
+/*
+ * Compile a rate and its burst into the GCRA form the XDP program uses
+ * (see struct xrl_limit in include/xrl.h): packets per second with a
+ * burst in packets, or bits per second with a burst in bytes. Return 0,
+ * -EINVAL for a zero rate or burst, -ERANGE for one beyond the maxima.
+ */
+int xrl_limit_compile_pps(uint64_t pps, uint64_t burst,
+			  struct xrl_limit *limit);
+int xrl_limit_compile_bps(uint64_t bps, uint64_t burst_bytes,
+			  struct xrl_limit *limit);
+
+/* What a compiled limit really admits per second (packets, or bytes for a
+ * bps limit), for display and for tests of the error bound. */
+double xrl_limit_rate(const struct xrl_limit *limit);
+
+#endif

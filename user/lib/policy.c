@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include "datapath.h"
+#include "limit.h"
+#include "policy.h"
+
+static const char *const action_names[XRL_ACTION_COUNT] = {
+	[XRL_ACTION_LIMIT] = "limit",
+	[XRL_ACTION_MONITOR] = "monitor",
+	[XRL_ACTION_ALLOW] = "allow",
+	[XRL_ACTION_DENY] = "deny",
+};
+
+const char *xrl_action_name(enum xrl_action action)
+{
+	return action < XRL_ACTION_COUNT ? action_names[action] : "?";
+}
+
+int xrl_action_parse(const char *text, enum xrl_action *action)
+{
+	int i;
+
+	for (i = 0; i < XRL_ACTION_COUNT; i++) {
+		if (!strcmp(text, action_names[i])) {
+			*action = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int xrl_policy_init(struct xrl_policy *policy)
+{
+	struct xrl_rule_spec *dflt;
+
+	memset(policy, 0, sizeof(*policy));
+	policy->v4_prefix = 32;
+	policy->v6_prefix = 64;
+	policy->malformed = XRL_MALFORMED_PASS;
+	policy->cap_rules = 16;
+	policy->rules = calloc(policy->cap_rules, sizeof(*policy->rules));
+	if (!policy->rules)
+		return -ENOMEM;
+	dflt = &policy->rules[0];
+	snprintf(dflt->name, sizeof(dflt->name), "%s", XRL_DEFAULT_RULE_NAME);
+	dflt->action = XRL_ACTION_ALLOW;
+	policy->n_rules = 1;
+	return 0;
+}
+
+void xrl_policy_free(struct xrl_policy *policy)
+{
+	free(policy->rules);
+	memset(policy, 0, sizeof(*policy));
+}
+
+static int same_prefix(const struct xrl_lpm_key *a, const struct xrl_lpm_key *b)
+{
+	return a->prefixlen == b->prefixlen &&
+	       !memcmp(a->addr, b->addr, sizeof(a->addr));
+}
+
+int xrl_policy_add(struct xrl_policy *policy, const struct xrl_rule_spec *rule)
+{
+	struct xrl_rule_spec *grown;
+	size_t i;
+
+	for (i = 0; i < policy->n_rules; i++)
+		if (same_prefix(&policy->rules[i].prefix, &rule->prefix))
+			return -EEXIST;
+	if (policy->n_rules >= XRL_MAX_RULES)
+		return -ENOSPC;
+	if (policy->n_rules == policy->cap_rules) {
+		grown = reallocarray(policy->rules, policy->cap_rules * 2,
+				     sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		policy->rules = grown;
+		policy->cap_rules *= 2;
+	}
+	policy->rules[policy->n_rules] = *rule;
+	policy->rules[policy->n_rules].id = policy->n_rules;
+	policy->n_rules++;
+	return 0;
+}
+
+struct xrl_rule_spec *xrl_policy_find(struct xrl_policy *policy,
+				      const char *name_or_cidr)
+{
+	struct xrl_lpm_key key;
+	bool is_cidr = xrl_cidr_parse(name_or_cidr, &key) == 0;
+	size_t i;
+
+	for (i = 0; i < policy->n_rules; i++) {
+		struct xrl_rule_spec *rule = &policy->rules[i];
+
+		if (!strcmp(rule->name, name_or_cidr) ||
+		    (is_cidr && same_prefix(&rule->prefix, &key)))
+			return rule;
+	}
+	return NULL;
+}
+
+/* Rule ids stay the positions in the list, so counters follow the rule
+ * only while the list keeps its order: removal shifts the ones after. */
+int xrl_policy_del(struct xrl_policy *policy, const char *name_or_cidr)
+{
+	struct xrl_rule_spec *rule = xrl_policy_find(policy, name_or_cidr);
+	size_t index, i;
+
+	if (!rule)
+		return -ENOENT;
+	index = rule - policy->rules;
+	if (index == 0)
+		return -EPERM;	/* the default rule can be changed, not removed */
+	memmove(rule, rule + 1,
+		(policy->n_rules - index - 1) * sizeof(*rule));
+	policy->n_rules--;
+	for (i = index; i < policy->n_rules; i++)
+		policy->rules[i].id = i;
+	return 0;
+}
+
+static const __u8 v4_mapped_prefix[12] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
+};
+
+static bool host_bits_set(const __u8 addr[16], unsigned prefixlen)
+{
+	unsigned bit;
+
+	for (bit = prefixlen; bit < 128; bit++)
+		if (addr[bit / 8] & (0x80 >> (bit % 8)))
+			return true;
+	return false;
+}
+
+int xrl_cidr_parse(const char *text, struct xrl_lpm_key *key)
+{
+	char addr_text[INET6_ADDRSTRLEN];
+	const char *slash = strchr(text, '/');
+	size_t addr_len = slash ? (size_t)(slash - text) : strlen(text);
+	unsigned long prefixlen;
+	struct in_addr v4;
+	bool ipv4;
+	char *end;
+
+	memset(key, 0, sizeof(*key));
+	if (addr_len == 0 || addr_len >= sizeof(addr_text))
+		return -EINVAL;
+	memcpy(addr_text, text, addr_len);
+	addr_text[addr_len] = '\0';
+
+	ipv4 = inet_pton(AF_INET, addr_text, &v4) == 1;
+	if (ipv4) {
+		memcpy(key->addr, v4_mapped_prefix, sizeof(v4_mapped_prefix));
+		memcpy(key->addr + 12, &v4, 4);
+	} else if (inet_pton(AF_INET6, addr_text, key->addr) != 1) {
+		return -EINVAL;
+	}
+
+	prefixlen = ipv4 ? 32 : 128;
+	if (slash) {
+		errno = 0;
+		prefixlen = strtoul(slash + 1, &end, 10);
+		if (!slash[1] || *end || errno || slash[1] == '-' ||
+		    prefixlen > (ipv4 ? 32u : 128u))
+			return -ERANGE;
+	}
+	key->prefixlen = ipv4 ? 96 + prefixlen : prefixlen;
+	/* "0.0.0.0/0" and "::/0" both mean every source. */
+	if (ipv4 && prefixlen == 0)
+		key->prefixlen = 0;
+	if (host_bits_set(key->addr, key->prefixlen))
+		return key->prefixlen == 0 && ipv4 ? 0 : -EADDRNOTAVAIL;
+	return 0;
+}
+
+void xrl_cidr_format(const struct xrl_lpm_key *key, char *buf, size_t len)
+{
+	char addr[INET6_ADDRSTRLEN];
+
+	if (key->prefixlen >= 96 &&
+	    !memcmp(key->addr, v4_mapped_prefix, sizeof(v4_mapped_prefix))) {
+		inet_ntop(AF_INET, key->addr + 12, addr, sizeof(addr));
+		snprintf(buf, len, "%s/%u", addr, key->prefixlen - 96);
+		return;
+	}
+	if (key->prefixlen == 0) {
+		snprintf(buf, len, "0.0.0.0/0");
+		return;
+	}
+	inet_ntop(AF_INET6, key->addr, addr, sizeof(addr));
+	snprintf(buf, len, "%s/%u", addr, key->prefixlen);
+}
+
+int xrl_rule_check(const struct xrl_rule_spec *rule, char *err, size_t len)
+{
+	struct xrl_rule compiled;
+	bool limited = rule->action == XRL_ACTION_LIMIT ||
+		       rule->action == XRL_ACTION_MONITOR;
+
+	if (rule->action >= XRL_ACTION_COUNT) {
+		snprintf(err, len, "action: unknown action");
+		return -EINVAL;
+	}
+	if (!limited)
+		return 0;
+	if (!rule->pps && !rule->bps) {
+		snprintf(err, len, "pps: a %s rule needs pps or bps",
+			 xrl_action_name(rule->action));
+		return -EINVAL;
+	}
+	if (rule->pps && !rule->burst) {
+		snprintf(err, len, "burst: must be at least 1");
+		return -EINVAL;
+	}
+	if (rule->bps && !rule->burst_bytes) {
+		snprintf(err, len, "burst_bytes: must be at least 1");
+		return -EINVAL;
+	}
+	if (rule->pps && (rule->pps > XRL_RATE_MAX)) {
+		snprintf(err, len, "pps: %llu is over the maximum %llu",
+			 (unsigned long long)rule->pps, XRL_RATE_MAX);
+		return -EINVAL;
+	}
+	if (rule->bps && (rule->bps > XRL_RATE_MAX)) {
+		snprintf(err, len, "bps: %llu is over the maximum %llu",
+			 (unsigned long long)rule->bps, XRL_RATE_MAX);
+		return -EINVAL;
+	}
+	if (rule->burst > XRL_BURST_MAX || rule->burst_bytes > XRL_BURST_MAX) {
+		snprintf(err, len, "%s: over the maximum %llu",
+			 rule->burst > XRL_BURST_MAX ? "burst" : "burst_bytes",
+			 XRL_BURST_MAX);
+		return -EINVAL;
+	}
+	return xrl_rule_compile(rule, &compiled);
+}
+
+int xrl_rule_compile(const struct xrl_rule_spec *rule, struct xrl_rule *out)
+{
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->id = rule->id;
+	out->action = rule->action;
+	if (rule->action != XRL_ACTION_LIMIT && rule->action != XRL_ACTION_MONITOR)
+		return 0;
+	if (rule->pps)
+		err = xrl_limit_compile_pps(rule->pps, rule->burst,
+					    &out->limit[XRL_LIMIT_PACKETS]);
+	if (!err && rule->bps)
+		err = xrl_limit_compile_bps(rule->bps, rule->burst_bytes,
+					    &out->limit[XRL_LIMIT_BYTES]);
+	return err;
+}
+
+static void prefix_mask(unsigned prefixlen, __u32 *words, unsigned n_words)
+{
+	unsigned i, bits;
+
+	for (i = 0; i < n_words; i++) {
+		bits = prefixlen > 32 * i ? prefixlen - 32 * i : 0;
+		words[i] = bits >= 32 ? 0xffffffffu :
+			   bits == 0  ? 0 : htonl(~0u << (32 - bits));
+	}
+}
+
+void xrl_policy_settings(const struct xrl_policy *policy,
+			 struct xrl_settings *out)
+{
+	memset(out, 0, sizeof(*out));
+	prefix_mask(policy->v4_prefix, &out->v4_mask, 1);
+	prefix_mask(policy->v6_prefix, out->v6_mask, 4);
+	out->malformed_verdict = policy->malformed;
+	out->v4_prefix = policy->v4_prefix;
+	out->v6_prefix = policy->v6_prefix;
+}
+
+/* A new, empty LPM map with the program's BTF, so bpftool names fields. */
+static int create_rules_map(const struct xrl_datapath *dp)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_NO_PREALLOC);
+	struct btf *btf = NULL;
+	int btf_fd = -1, fd, key_id, value_id;
+
+	if (dp->btf_id) {
+		btf = btf__load_from_kernel_by_id(dp->btf_id);
+		btf_fd = bpf_btf_get_fd_by_id(dp->btf_id);
+	}
+	if (btf && btf_fd >= 0) {
+		key_id = btf__find_by_name_kind(btf, "xrl_lpm_key", BTF_KIND_STRUCT);
+		value_id = btf__find_by_name_kind(btf, "xrl_rule", BTF_KIND_STRUCT);
+		if (key_id > 0 && value_id > 0) {
+			opts.btf_fd = btf_fd;
+			opts.btf_key_type_id = key_id;
+			opts.btf_value_type_id = value_id;
+		}
+	}
+	fd = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, XRL_PIN_RULES,
+			    sizeof(struct xrl_lpm_key), sizeof(struct xrl_rule),
+			    XRL_MAX_RULES, &opts);
+	if (fd < 0)
+		fd = -errno;
+	if (btf_fd >= 0)
+		close(btf_fd);
+	btf__free(btf);
+	return fd;
+}
+
+static int fill_rules_map(int fd, const struct xrl_policy *policy, char *err,
+			  size_t len)
+{
+	struct xrl_rule value;
+	char cidr[64];
+	size_t i;
+	int ret;
+
+	for (i = 0; i < policy->n_rules; i++) {
+		const struct xrl_rule_spec *rule = &policy->rules[i];
+
+		ret = xrl_rule_compile(rule, &value);
+		if (!ret && bpf_map_update_elem(fd, &rule->prefix, &value, 0))
+			ret = -errno;
+		if (ret) {
+			xrl_cidr_format(&rule->prefix, cidr, sizeof(cidr));
+			snprintf(err, len, "rule %s (%s): %s", rule->name, cidr,
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* Re-pins the rules map in force, for bpftool; the data path does not
+ * depend on it, so a failure here only loses the inspection path. */
+static void pin_rules_map(const struct xrl_datapath *dp, int fd)
+{
+	char path[PATH_MAX + 16];
+
+	if (!dp->pin_dir[0])
+		return;
+	snprintf(path, sizeof(path), "%s/%s", dp->pin_dir, XRL_PIN_RULES);
+	unlink(path);
+	bpf_obj_pin(fd, path);
+}
+
+int xrl_policy_apply(struct xrl_datapath *dp, const struct xrl_policy *policy,
+		     char *err, size_t len)
+{
+	struct xrl_settings settings;
+	__u32 zero = 0;
+	int fd, ret;
+
+	if (policy->n_rules == 0 || policy->rules[0].prefix.prefixlen != 0) {
+		snprintf(err, len, "policy has no default rule");
+		return -EINVAL;
+	}
+	fd = create_rules_map(dp);
+	if (fd < 0) {
+		snprintf(err, len, "creating the rules map: %s", strerror(-fd));
+		return fd;
+	}
+	ret = fill_rules_map(fd, policy, err, len);
+	if (ret)
+		goto close_map;
+
+	/* The one step the data path sees: the outer slot now names the new
+	 * map. Packets being judged keep the old one until they finish. */
+	if (bpf_map_update_elem(dp->policy_fd, &zero, &fd, 0)) {
+		ret = -errno;
+		snprintf(err, len, "swapping in the rules map: %s", strerror(-ret));
+		goto close_map;
+	}
+	xrl_policy_settings(policy, &settings);
+	if (bpf_map_update_elem(dp->settings_fd, &zero, &settings, 0)) {
+		ret = -errno;
+		snprintf(err, len, "writing settings: %s", strerror(-ret));
+		goto close_map;
+	}
+	pin_rules_map(dp, fd);
+close_map:
+	close(fd);
+	return ret;
+}

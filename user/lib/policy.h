@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * policy.h - a rule set in memory, and how it becomes the data path's.
+ *
+ * A policy is built (from a YAML file, or from control commands), checked
+ * whole, then applied in one step: a fresh LPM map is filled and swapped
+ * into the program's outer map with a single update.
+ */
+#ifndef XRL_POLICY_H
+#define XRL_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "xrl.h"
+
+struct xrl_datapath;
+
+#define XRL_RULE_NAME_MAX	64
+#define XRL_DEFAULT_RULE_NAME	"default"
+
+struct xrl_rule_spec {
+	char name[XRL_RULE_NAME_MAX];
+	struct xrl_lpm_key prefix;	/* IPv4-mapped; prefixlen 0: default */
+	uint32_t id;			/* index into xrl_rule_stats */
+	enum xrl_action action;
+	uint64_t pps, burst;		/* 0: no packet limit */
+	uint64_t bps, burst_bytes;	/* 0: no bit-rate limit */
+	int line;			/* line in the policy file, or 0 */
+};
+
+struct xrl_policy {
+	uint32_t v4_prefix;		/* source key prefix for IPv4: 1..32 */
+	uint32_t v6_prefix;		/* and for IPv6: 1..128 */
+	enum xrl_malformed_verdict malformed;
+	struct xrl_rule_spec *rules;	/* rules[0] is the default rule */
+	size_t n_rules;
+	size_t cap_rules;
+};
+
+/* A policy of just a default rule that allows all, /32 and /64 keys. */
+int xrl_policy_init(struct xrl_policy *policy);
+void xrl_policy_free(struct xrl_policy *policy);
+
+/* Appends a copy of @rule (its id is assigned). -EEXIST for a prefix
+ * already in the policy, -ENOSPC past XRL_MAX_RULES. */
+int xrl_policy_add(struct xrl_policy *policy, const struct xrl_rule_spec *rule);
+
+/* Removes the rule of that name or CIDR text. -ENOENT when none. */
+int xrl_policy_del(struct xrl_policy *policy, const char *name_or_cidr);
+
+/* Finds a rule by name or CIDR text, or NULL. */
+struct xrl_rule_spec *xrl_policy_find(struct xrl_policy *policy,
+				      const char *name_or_cidr);
+
+/*
+ * Parses "198.18.0.0/15", "fd00::/8", "198.18.0.1" (a /32) or
+ * "fd00::1" (a /128) into an IPv4-mapped LPM key. -EINVAL for text that is
+ * no address, -ERANGE for a bad length, -EADDRNOTAVAIL for host bits set.
+ */
+int xrl_cidr_parse(const char *text, struct xrl_lpm_key *key);
+/* Writes a key back as CIDR text ("0.0.0.0/0" style for the default). */
+void xrl_cidr_format(const struct xrl_lpm_key *key, char *buf, size_t len);
+
+/*
+ * Checks one rule: an action, and for limit/monitor at least one limit
+ * with a non-zero burst, each compilable. On error returns -EINVAL and
+ * writes "field: what is wrong" into @err.
+ */
+int xrl_rule_check(const struct xrl_rule_spec *rule, char *err, size_t len);
+
+/* Compiles a checked rule into the map value. */
+int xrl_rule_compile(const struct xrl_rule_spec *rule, struct xrl_rule *out);
+
+/* Builds the settings map value of a policy. */
+void xrl_policy_settings(const struct xrl_policy *policy,
+			 struct xrl_settings *out);
+
+/*
+ * Makes @policy the data path's in one step. Nothing changes when it
+ * fails (returns -errno, @err says why).
+ */
+int xrl_policy_apply(struct xrl_datapath *dp, const struct xrl_policy *policy,
+		     char *err, size_t len);
+
+const char *xrl_action_name(enum xrl_action action);
+int xrl_action_parse(const char *text, enum xrl_action *action);
+
+#endif
