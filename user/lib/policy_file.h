@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * policy_file.h - the YAML policy file (also the daemon's config file).
+ * Parsed with libyaml; never by hand.
+ */
+#ifndef XRL_POLICY_FILE_H
+#define XRL_POLICY_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "policy.h"
+
+#define XRL_MAX_IFACES 32
+
+struct xrl_config {
+	struct xrl_policy policy;
+	char *interfaces[XRL_MAX_IFACES];	/* "interfaces:" list */
+	size_t n_interfaces;
+};
+
+/*
+ * Parses a policy file. On success returns 0 with @config filled (free it
+ * with xrl_config_free). On error returns -errno, writes one line
+ * "FILE:LINE: FIELD: what is wrong (value)" into @err, and @config holds
+ * nothing to free.
+ */
+int xrl_config_load_file(const char *path, struct xrl_config *config,
+			 char *err, size_t len);
+
+/* The same from text in memory; @name stands for the file in errors. */
+int xrl_config_load_string(const char *text, size_t text_len, const char *name,
+			   struct xrl_config *config, char *err, size_t len);
+
+void xrl_config_free(struct xrl_config *config);
+
+/* "10k", "2.5M", "1G", "1500": k/M/G are 10^3/10^6/10^9. 0 or -EINVAL
+ * (not a number, bad suffix) or -ERANGE (over 2^64). */
+int xrl_parse_quantity(const char *text, uint64_t *value);
+
+/* Writes @policy back as a policy file (rules in order). */
+int xrl_policy_write_yaml(FILE *out, const struct xrl_policy *policy);
+
+#endif
