@@ -67,14 +67,61 @@ static int same_prefix(const struct xrl_lpm_key *a, const struct xrl_lpm_key *b)
 	       !memcmp(a->addr, b->addr, sizeof(a->addr));
 }
 
+/* A bitmap of the XRL_MAX_RULES ids. */
+#define ID_WORDS (XRL_MAX_RULES / 64)
+
+static void mark_id(uint64_t *used, uint32_t id)
+{
+	if (id < XRL_MAX_RULES)
+		used[id / 64] |= 1ULL << (id % 64);
+}
+
+static bool id_is_used(const uint64_t *used, uint32_t id)
+{
+	return used[id / 64] & (1ULL << (id % 64));
+}
+
+/* The first id from @from on that is not in @used, or XRL_MAX_RULES. */
+static uint32_t next_clear_id(const uint64_t *used, uint32_t from)
+{
+	uint32_t id;
+
+	for (id = from; id < XRL_MAX_RULES; id++)
+		if (!id_is_used(used, id))
+			return id;
+	return XRL_MAX_RULES;
+}
+
+/* The lowest id (above the default rule's 0) no rule of @policy holds;
+ * one exists since a policy has at most XRL_MAX_RULES rules. */
+static uint32_t lowest_free_id(const struct xrl_policy *policy)
+{
+	uint64_t *used = calloc(ID_WORDS, sizeof(*used));
+	uint32_t id;
+	size_t i;
+
+	if (!used)
+		return policy->n_rules;
+	mark_id(used, 0);
+	for (i = 0; i < policy->n_rules; i++)
+		mark_id(used, policy->rules[i].id);
+	id = next_clear_id(used, 1);
+	free(used);
+	return id;
+}
+
 int xrl_policy_add(struct xrl_policy *policy, const struct xrl_rule_spec *rule)
 {
 	struct xrl_rule_spec *grown;
+	uint32_t max_id = 0;
 	size_t i;
 
-	for (i = 0; i < policy->n_rules; i++)
+	for (i = 0; i < policy->n_rules; i++) {
 		if (same_prefix(&policy->rules[i].prefix, &rule->prefix))
 			return -EEXIST;
+		if (policy->rules[i].id > max_id)
+			max_id = policy->rules[i].id;
+	}
 	if (policy->n_rules >= XRL_MAX_RULES)
 		return -ENOSPC;
 	if (policy->n_rules == policy->cap_rules) {
@@ -86,7 +133,11 @@ int xrl_policy_add(struct xrl_policy *policy, const struct xrl_rule_spec *rule)
 		policy->cap_rules *= 2;
 	}
 	policy->rules[policy->n_rules] = *rule;
-	policy->rules[policy->n_rules].id = policy->n_rules;
+	/* A fresh id, never one a rule of this policy holds: ids of removed
+	 * rules are taken last, so their counters are not inherited. */
+	policy->rules[policy->n_rules].id = policy->n_rules == 0 ? 0 :
+		max_id + 1 < XRL_MAX_RULES ? max_id + 1 :
+		lowest_free_id(policy);
 	policy->n_rules++;
 	return 0;
 }
@@ -108,12 +159,12 @@ struct xrl_rule_spec *xrl_policy_find(struct xrl_policy *policy,
 	return NULL;
 }
 
-/* Rule ids stay the positions in the list, so counters follow the rule
- * only while the list keeps its order: removal shifts the ones after. */
+/* The ids of the other rules stay: their buckets and counters are keyed
+ * by id, so renumbering would hand them to another rule. */
 int xrl_policy_del(struct xrl_policy *policy, const char *name_or_cidr)
 {
 	struct xrl_rule_spec *rule = xrl_policy_find(policy, name_or_cidr);
-	size_t index, i;
+	size_t index;
 
 	if (!rule)
 		return -ENOENT;
@@ -123,8 +174,6 @@ int xrl_policy_del(struct xrl_policy *policy, const char *name_or_cidr)
 	memmove(rule, rule + 1,
 		(policy->n_rules - index - 1) * sizeof(*rule));
 	policy->n_rules--;
-	for (i = index; i < policy->n_rules; i++)
-		policy->rules[i].id = i;
 	return 0;
 }
 
