@@ -239,6 +239,12 @@ int xrl_control_string(json_t *req, const char *field, bool required,
 	return 0;
 }
 
+static json_t *counter_json(const struct xrl_counter *counter)
+{
+	return json_pack("{s:I, s:I}", "packets", (json_int_t)counter->packets,
+			 "bytes", (json_int_t)counter->bytes);
+}
+
 /* The fields of a rule, as rule.list and rule.add show them. */
 json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
 			      const struct xrl_rule_spec *rule)
@@ -262,15 +268,12 @@ json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
 		json_object_set_new(obj, "burst_bytes",
 				    json_integer(rule->burst_bytes));
 	}
-	if (state->dp && !xrl_rule_stats_read(state->dp, rule->id, &counters))
-		json_object_set_new(obj, "counters", json_pack(
-			"{s:{s:I, s:I}, s:{s:I, s:I}}",
-			"passed",
-			"packets", (json_int_t)counters.outcome[XRL_RULE_PASSED].packets,
-			"bytes", (json_int_t)counters.outcome[XRL_RULE_PASSED].bytes,
-			"dropped",
-			"packets", (json_int_t)counters.outcome[XRL_RULE_DROPPED].packets,
-			"bytes", (json_int_t)counters.outcome[XRL_RULE_DROPPED].bytes));
+	if (state->dp && !xrl_rule_stats_read(state->dp, rule->id, &counters)) {
+		json_object_set_new(obj, "passed", counter_json(
+			&counters.outcome[XRL_RULE_PASSED]));
+		json_object_set_new(obj, "dropped", counter_json(
+			&counters.outcome[XRL_RULE_DROPPED]));
+	}
 	return obj;
 }
 
@@ -666,7 +669,7 @@ static int run_request(struct xrl_request *req, const char *line, size_t len)
 
 		if (strncmp(req->err, cmd->name, strlen(cmd->name))) {
 			snprintf(why, sizeof(why), "%s", req->err);
-			snprintf(req->err, sizeof(req->err), "%s: %s",
+			snprintf(req->err, sizeof(req->err), "%s: %.400s",
 				 cmd->name, why[0] ? why : strerror(-ret));
 		}
 	}

@@ -40,6 +40,7 @@ struct xrl_daemon_state {
 	char **interfaces;		/* attached by this daemon */
 	size_t n_interfaces;
 	xrl_apply_fn apply;		/* NULL: xrl_policy_apply on dp */
+	void *apply_ctx;		/* for @apply */
 	time_t started;
 	uint64_t n_changes;		/* policies applied since start */
 	uint64_t n_refused;		/* changes refused since start */
