@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,16 +220,18 @@ int xrl_cidr_parse(const char *text, struct xrl_lpm_key *key)
 	if (slash) {
 		errno = 0;
 		prefixlen = strtoul(slash + 1, &end, 10);
-		if (!slash[1] || *end || errno || slash[1] == '-' ||
+		/* Digits only: strtoul would take " 8", "+8" and "-0". */
+		if (!isdigit((unsigned char)slash[1]) || *end || errno ||
 		    prefixlen > (ipv4 ? 32u : 128u))
 			return -ERANGE;
 	}
 	key->prefixlen = ipv4 ? 96 + prefixlen : prefixlen;
-	/* "0.0.0.0/0" and "::/0" both mean every source. */
-	if (ipv4 && prefixlen == 0)
-		key->prefixlen = 0;
 	if (host_bits_set(key->addr, key->prefixlen))
-		return key->prefixlen == 0 && ipv4 ? 0 : -EADDRNOTAVAIL;
+		return -EADDRNOTAVAIL;
+	/* "0.0.0.0/0" and "::/0" both mean every source: one key, the
+	 * default rule's, or the LPM map would hold two rules for /0. */
+	if (prefixlen == 0)
+		memset(key, 0, sizeof(*key));
 	return 0;
 }
 
@@ -236,7 +239,8 @@ void xrl_cidr_format(const struct xrl_lpm_key *key, char *buf, size_t len)
 {
 	char addr[INET6_ADDRSTRLEN];
 
-	if (key->prefixlen >= 96 &&
+	/* Not /96: "0.0.0.0/0" is every source, not every IPv4 one. */
+	if (key->prefixlen > 96 &&
 	    !memcmp(key->addr, v4_mapped_prefix, sizeof(v4_mapped_prefix))) {
 		inet_ntop(AF_INET, key->addr + 12, addr, sizeof(addr));
 		snprintf(buf, len, "%s/%u", addr, key->prefixlen - 96);
