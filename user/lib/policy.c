@@ -225,13 +225,15 @@ int xrl_cidr_parse(const char *text, struct xrl_lpm_key *key)
 		    prefixlen > (ipv4 ? 32u : 128u))
 			return -ERANGE;
 	}
+	/* "0.0.0.0/0" and "::/0" both mean every source: one key, all
+	 * zero, or a second "default" would slip past same_prefix(). */
+	if (ipv4 && prefixlen == 0) {
+		memset(key, 0, sizeof(*key));
+		return v4.s_addr ? -EADDRNOTAVAIL : 0;
+	}
 	key->prefixlen = ipv4 ? 96 + prefixlen : prefixlen;
 	if (host_bits_set(key->addr, key->prefixlen))
 		return -EADDRNOTAVAIL;
-	/* "0.0.0.0/0" and "::/0" both mean every source: one key, the
-	 * default rule's, or the LPM map would hold two rules for /0. */
-	if (prefixlen == 0)
-		memset(key, 0, sizeof(*key));
 	return 0;
 }
 
@@ -272,11 +274,12 @@ int xrl_rule_check(const struct xrl_rule_spec *rule, char *err, size_t len)
 		return -EINVAL;
 	}
 	if (rule->pps && !rule->burst) {
-		snprintf(err, len, "burst: must be at least 1");
+		snprintf(err, len, "burst: pps needs a burst of at least 1");
 		return -EINVAL;
 	}
 	if (rule->bps && !rule->burst_bytes) {
-		snprintf(err, len, "burst_bytes: must be at least 1");
+		snprintf(err, len,
+			 "burst_bytes: bps needs a burst_bytes of at least 1");
 		return -EINVAL;
 	}
 	if (rule->pps && (rule->pps > XRL_RATE_MAX)) {
