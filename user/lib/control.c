@@ -579,20 +579,20 @@ static const char *const reload_fields[] = { "path", NULL };
 static const char *const top_fields[] = { "n", NULL };
 static const char *const no_fields[] = { NULL };
 
-static const struct xrl_command commands[] = {
+static const struct xrl_control_command commands[] = {
 	{ "rule.add", rule_add_fields, cmd_rule_add },
 	{ "rule.del", rule_del_fields, cmd_rule_del },
 	{ "rule.list", no_fields, cmd_rule_list },
 	{ "reload", reload_fields, cmd_reload },
-	{ "stats", no_fields, xrl_cmd_stats },
-	{ "status", no_fields, xrl_cmd_status },
-	{ "top", top_fields, xrl_cmd_top },
+	{ "stats", no_fields, xrl_control_stats },
+	{ "status", no_fields, xrl_control_status },
+	{ "top", top_fields, xrl_control_top },
 	{ "version", no_fields, cmd_version },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
-static const struct xrl_command *find_command(const char *name)
+static const struct xrl_control_command *find_command(const char *name)
 {
 	size_t i;
 
@@ -602,7 +602,7 @@ static const struct xrl_command *find_command(const char *name)
 	return NULL;
 }
 
-static int check_fields(const struct xrl_command *cmd, json_t *json,
+static int check_fields(const struct xrl_control_command *cmd, json_t *json,
 			char *err, size_t len)
 {
 	const char *key;
@@ -627,7 +627,7 @@ static int check_fields(const struct xrl_command *cmd, json_t *json,
 /* Parses the request and runs its command; @req->err tells why not. */
 static int run_request(struct xrl_request *req, const char *line, size_t len)
 {
-	const struct xrl_command *cmd;
+	const struct xrl_control_command *cmd;
 	json_error_t error;
 	const char *name;
 	json_t *cmd_item;

@@ -20,16 +20,16 @@ struct xrl_request {
 	char err[512];		/* one human sentence on failure */
 };
 
-struct xrl_command {
+struct xrl_control_command {
 	const char *name;
 	const char *const *fields;	/* allowed besides "cmd", NULL-ended */
 	int (*run)(struct xrl_request *req);	/* 0 or -errno + req->err */
 };
 
 /* stats, status and top: counters and sources (control_report.c). */
-int xrl_cmd_stats(struct xrl_request *req);
-int xrl_cmd_status(struct xrl_request *req);
-int xrl_cmd_top(struct xrl_request *req);
+int xrl_control_stats(struct xrl_request *req);
+int xrl_control_status(struct xrl_request *req);
+int xrl_control_top(struct xrl_request *req);
 
 /* Field readers: absent optional fields read as 0 / NULL. */
 int xrl_control_quantity(json_t *req, const char *field, uint64_t *value,

@@ -48,7 +48,7 @@ static void name_rules(const struct xrl_policy *policy, json_t *rules)
 	}
 }
 
-int xrl_cmd_stats(struct xrl_request *req)
+int xrl_control_stats(struct xrl_request *req)
 {
 	struct xrl_stats_report report;
 	json_t *json;
@@ -93,7 +93,7 @@ static json_t *daemon_json(const struct xrl_daemon_state *state)
 		"interfaces", ifaces);
 }
 
-int xrl_cmd_status(struct xrl_request *req)
+int xrl_control_status(struct xrl_request *req)
 {
 	struct xrl_status_report report;
 	json_t *json;
@@ -183,7 +183,7 @@ static json_t *top_entry_json(const struct xrl_policy *policy,
 			 "passed", (json_int_t)entry->passed);
 }
 
-int xrl_cmd_top(struct xrl_request *req)
+int xrl_control_top(struct xrl_request *req)
 {
 	json_t *n_item = json_object_get(req->json, "n");
 	struct top_walk walk = {};
