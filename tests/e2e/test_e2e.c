@@ -276,6 +276,14 @@ Test(e2e, status_names_the_interface_its_mode_program_and_pinned_maps)
 			 path);
 	cr_assert(exists(path));
 	json_decref(status);
+
+	/* bpftool reads the pins with field names (BTF), the policy's too. */
+	cr_assert_eq(topo_sh("bpftool map dump pinned %s/xrl_rules | grep -q "
+			     "'\"prefixlen\": 120'", topo.pin_dir), 0,
+		     "xrl_rules dump names its fields");
+	cr_assert_eq(topo_sh("bpftool map dump pinned %s/xrl_stats | grep -q "
+			     "'\"packets\"'", topo.pin_dir), 0,
+		     "xrl_stats dump names its fields");
 }
 
 Test(e2e, refuses_to_replace_another_xdp_program_and_names_it)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* xdp-ratelimit detach IFACE: the last detach removes every pin. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include "attach.h"
@@ -37,7 +38,7 @@ static int run_detach(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 	struct xrl_pin_dir dir;
 	int opt, ret, exit_code = -1;
 	const char *ifname;
-	char err[512];
+	char err[PATH_MAX + 256];
 
 	while ((opt = getopt_long(argc, argv, XRL_CMD_COMMON_SHORTOPTS,
 				  longopts, NULL)) != -1)
