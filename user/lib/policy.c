@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,14 +68,61 @@ static int same_prefix(const struct xrl_lpm_key *a, const struct xrl_lpm_key *b)
 	       !memcmp(a->addr, b->addr, sizeof(a->addr));
 }
 
+/* A bitmap of the XRL_MAX_RULES ids. */
+#define ID_WORDS (XRL_MAX_RULES / 64)
+
+static void mark_id(uint64_t *used, uint32_t id)
+{
+	if (id < XRL_MAX_RULES)
+		used[id / 64] |= 1ULL << (id % 64);
+}
+
+static bool id_is_used(const uint64_t *used, uint32_t id)
+{
+	return used[id / 64] & (1ULL << (id % 64));
+}
+
+/* The first id from @from on that is not in @used, or XRL_MAX_RULES. */
+static uint32_t next_clear_id(const uint64_t *used, uint32_t from)
+{
+	uint32_t id;
+
+	for (id = from; id < XRL_MAX_RULES; id++)
+		if (!id_is_used(used, id))
+			return id;
+	return XRL_MAX_RULES;
+}
+
+/* The lowest id (above the default rule's 0) no rule of @policy holds;
+ * one exists since a policy has at most XRL_MAX_RULES rules. */
+static uint32_t lowest_free_id(const struct xrl_policy *policy)
+{
+	uint64_t *used = calloc(ID_WORDS, sizeof(*used));
+	uint32_t id;
+	size_t i;
+
+	if (!used)
+		return policy->n_rules;
+	mark_id(used, 0);
+	for (i = 0; i < policy->n_rules; i++)
+		mark_id(used, policy->rules[i].id);
+	id = next_clear_id(used, 1);
+	free(used);
+	return id;
+}
+
 int xrl_policy_add(struct xrl_policy *policy, const struct xrl_rule_spec *rule)
 {
 	struct xrl_rule_spec *grown;
+	uint32_t max_id = 0;
 	size_t i;
 
-	for (i = 0; i < policy->n_rules; i++)
+	for (i = 0; i < policy->n_rules; i++) {
 		if (same_prefix(&policy->rules[i].prefix, &rule->prefix))
 			return -EEXIST;
+		if (policy->rules[i].id > max_id)
+			max_id = policy->rules[i].id;
+	}
 	if (policy->n_rules >= XRL_MAX_RULES)
 		return -ENOSPC;
 	if (policy->n_rules == policy->cap_rules) {
@@ -86,7 +134,11 @@ int xrl_policy_add(struct xrl_policy *policy, const struct xrl_rule_spec *rule)
 		policy->cap_rules *= 2;
 	}
 	policy->rules[policy->n_rules] = *rule;
-	policy->rules[policy->n_rules].id = policy->n_rules;
+	/* A fresh id, never one a rule of this policy holds: ids of removed
+	 * rules are taken last, so their counters are not inherited. */
+	policy->rules[policy->n_rules].id = policy->n_rules == 0 ? 0 :
+		max_id + 1 < XRL_MAX_RULES ? max_id + 1 :
+		lowest_free_id(policy);
 	policy->n_rules++;
 	return 0;
 }
@@ -108,12 +160,12 @@ struct xrl_rule_spec *xrl_policy_find(struct xrl_policy *policy,
 	return NULL;
 }
 
-/* Rule ids stay the positions in the list, so counters follow the rule
- * only while the list keeps its order: removal shifts the ones after. */
+/* The ids of the other rules stay: their buckets and counters are keyed
+ * by id, so renumbering would hand them to another rule. */
 int xrl_policy_del(struct xrl_policy *policy, const char *name_or_cidr)
 {
 	struct xrl_rule_spec *rule = xrl_policy_find(policy, name_or_cidr);
-	size_t index, i;
+	size_t index;
 
 	if (!rule)
 		return -ENOENT;
@@ -123,8 +175,6 @@ int xrl_policy_del(struct xrl_policy *policy, const char *name_or_cidr)
 	memmove(rule, rule + 1,
 		(policy->n_rules - index - 1) * sizeof(*rule));
 	policy->n_rules--;
-	for (i = index; i < policy->n_rules; i++)
-		policy->rules[i].id = i;
 	return 0;
 }
 
@@ -170,16 +220,20 @@ int xrl_cidr_parse(const char *text, struct xrl_lpm_key *key)
 	if (slash) {
 		errno = 0;
 		prefixlen = strtoul(slash + 1, &end, 10);
-		if (!slash[1] || *end || errno || slash[1] == '-' ||
+		/* Digits only: strtoul would take " 8", "+8" and "-0". */
+		if (!isdigit((unsigned char)slash[1]) || *end || errno ||
 		    prefixlen > (ipv4 ? 32u : 128u))
 			return -ERANGE;
 	}
+	/* "0.0.0.0/0" and "::/0" both mean every source: one key, all
+	 * zero, or a second "default" would slip past same_prefix(). */
+	if (ipv4 && prefixlen == 0) {
+		memset(key, 0, sizeof(*key));
+		return v4.s_addr ? -EADDRNOTAVAIL : 0;
+	}
 	key->prefixlen = ipv4 ? 96 + prefixlen : prefixlen;
-	/* "0.0.0.0/0" and "::/0" both mean every source. */
-	if (ipv4 && prefixlen == 0)
-		key->prefixlen = 0;
 	if (host_bits_set(key->addr, key->prefixlen))
-		return key->prefixlen == 0 && ipv4 ? 0 : -EADDRNOTAVAIL;
+		return -EADDRNOTAVAIL;
 	return 0;
 }
 
@@ -187,7 +241,8 @@ void xrl_cidr_format(const struct xrl_lpm_key *key, char *buf, size_t len)
 {
 	char addr[INET6_ADDRSTRLEN];
 
-	if (key->prefixlen >= 96 &&
+	/* Not /96: "0.0.0.0/0" is every source, not every IPv4 one. */
+	if (key->prefixlen > 96 &&
 	    !memcmp(key->addr, v4_mapped_prefix, sizeof(v4_mapped_prefix))) {
 		inet_ntop(AF_INET, key->addr + 12, addr, sizeof(addr));
 		snprintf(buf, len, "%s/%u", addr, key->prefixlen - 96);
@@ -219,11 +274,12 @@ int xrl_rule_check(const struct xrl_rule_spec *rule, char *err, size_t len)
 		return -EINVAL;
 	}
 	if (rule->pps && !rule->burst) {
-		snprintf(err, len, "burst: must be at least 1");
+		snprintf(err, len, "burst: pps needs a burst of at least 1");
 		return -EINVAL;
 	}
 	if (rule->bps && !rule->burst_bytes) {
-		snprintf(err, len, "burst_bytes: must be at least 1");
+		snprintf(err, len,
+			 "burst_bytes: bps needs a burst_bytes of at least 1");
 		return -EINVAL;
 	}
 	if (rule->pps && (rule->pps > XRL_RATE_MAX)) {

@@ -85,4 +85,35 @@ int xrl_policy_apply(struct xrl_datapath *dp, const struct xrl_policy *policy,
 const char *xrl_action_name(enum xrl_action action);
 int xrl_action_parse(const char *text, enum xrl_action *action);
 
+/*
+ * Changing the running policy (policy_running.c).
+ */
+
+/* A deep copy of @src into @dst (uninitialised). 0 or -ENOMEM. */
+int xrl_policy_copy(struct xrl_policy *dst, const struct xrl_policy *src);
+
+/*
+ * Gives every rule of @next whose prefix is in @running the id it holds
+ * there, and every other rule an id that no rule of either holds, so the
+ * buckets and counters (keyed by rule id) stay with the rules that
+ * persist. The default rule keeps id 0. 0 or -ENOSPC.
+ */
+int xrl_policy_carry_ids(struct xrl_policy *next,
+			 const struct xrl_policy *running);
+
+/*
+ * Reads back the rules map in force: prefixes, ids and actions (no
+ * rates, no names beyond the CIDR text) and the key prefix lengths; enough
+ * to carry ids over when the full policy is not known. 0 or -errno.
+ */
+int xrl_policy_read_ids(const struct xrl_datapath *dp,
+			struct xrl_policy *out);
+
+/*
+ * 0 when the data path holds exactly @policy compiled (every rule, no
+ * other, and its settings); -ESTALE when not, -errno on failure.
+ */
+int xrl_policy_matches_map(const struct xrl_datapath *dp,
+			   const struct xrl_policy *policy);
+
 #endif

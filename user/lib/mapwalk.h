@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * mapwalk.h - visiting every entry of a hash, LRU or LPM map from
+ * userspace (bucket counts for status, the daemon's top, rule listings).
+ */
+#ifndef XRL_MAPWALK_H
+#define XRL_MAPWALK_H
+
+#include <stddef.h>
+
+/*
+ * Calls @fn(key, value, ctx) for each entry of map @fd. With
+ * @value_size 0 no value is read (value is NULL): counting is one syscall
+ * per key. Entries removed during the walk (LRU evictions) are skipped.
+ * Stops at and returns @fn's first non-zero return; else 0 or -errno.
+ */
+int xrl_map_walk(int fd, size_t key_size, size_t value_size,
+		 int (*fn)(const void *key, const void *value, void *ctx),
+		 void *ctx);
+
+/* Number of keys in map @fd, or -errno. */
+long xrl_map_count(int fd, size_t key_size);
+
+#endif

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <linux/magic.h>
+#include "pin.h"
+
+#define BPFFS_ROOT "/sys/fs/bpf"
+
+/* The nearest ancestor of @path (or @path itself) that exists. */
+static int nearest_existing(const char *path, char *out, size_t len)
+{
+	struct stat st;
+	char *slash;
+
+	if (snprintf(out, len, "%s", path) >= (int)len)
+		return -ENAMETOOLONG;
+	while (stat(out, &st)) {
+		if (errno != ENOENT)
+			return -errno;
+		slash = strrchr(out, '/');
+		if (!slash || slash == out) {
+			snprintf(out, len, "/");
+			break;
+		}
+		*slash = '\0';
+	}
+	return 0;
+}
+
+static bool is_bpffs(const char *path)
+{
+	struct statfs fs;
+
+	return !statfs(path, &fs) && fs.f_type == BPF_FS_MAGIC;
+}
+
+static bool below_bpffs_root(const char *path)
+{
+	size_t n = strlen(BPFFS_ROOT);
+
+	return !strncmp(path, BPFFS_ROOT, n) &&
+	       (path[n] == '/' || path[n] == '\0');
+}
+
+/* Finds bpffs under @path, or mounts it on /sys/fs/bpf (like xdp-tools). */
+static int ensure_bpffs(const char *path, char *err, size_t len)
+{
+	char existing[PATH_MAX];
+	int ret;
+
+	if (path[0] != '/') {
+		snprintf(err, len, "pin directory %s: not an absolute path", path);
+		return -EINVAL;
+	}
+	ret = nearest_existing(path, existing, sizeof(existing));
+	if (ret) {
+		snprintf(err, len, "pin directory %s: %s", path, strerror(-ret));
+		return ret;
+	}
+	if (is_bpffs(existing))
+		return 0;
+	if (!below_bpffs_root(path)) {
+		snprintf(err, len, "pin directory %s: not on a bpf filesystem",
+			 path);
+		return -ENOTSUP;
+	}
+	if (mount("bpf", BPFFS_ROOT, "bpf", 0, "mode=0700")) {
+		ret = -errno;
+		snprintf(err, len, "cannot mount bpffs on %s: %s", BPFFS_ROOT,
+			 strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+static int mkdir_parents(const char *path)
+{
+	char buf[PATH_MAX];
+	char *p;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* True when the directory locked through @fd is still the one at @path:
+ * a last detach may have removed it while we waited for the lock. */
+static bool still_linked(int fd, const char *path)
+{
+	struct stat held, now;
+
+	return !fstat(fd, &held) && !stat(path, &now) &&
+	       held.st_dev == now.st_dev && held.st_ino == now.st_ino;
+}
+
+int xrl_pin_dir_open(struct xrl_pin_dir *dir, const char *path, bool create,
+		     char *err, size_t len)
+{
+	int ret, fd, tries;
+
+	dir->fd = -1;
+	if (snprintf(dir->path, sizeof(dir->path), "%s", path) >=
+	    (int)sizeof(dir->path)) {
+		snprintf(err, len, "pin directory %s: name too long", path);
+		return -ENAMETOOLONG;
+	}
+	ret = ensure_bpffs(path, err, len);
+	if (ret)
+		return ret;
+	for (tries = 0; tries < 10; tries++) {
+		if (create) {
+			ret = mkdir_parents(path);
+			if (ret) {
+				snprintf(err, len, "creating %s: %s", path,
+					 strerror(-ret));
+				return ret;
+			}
+		}
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			ret = -errno;
+			snprintf(err, len, "%s: %s", path, strerror(-ret));
+			return ret;
+		}
+		if (flock(fd, LOCK_EX)) {
+			ret = -errno;
+			close(fd);
+			snprintf(err, len, "locking %s: %s", path, strerror(-ret));
+			return ret;
+		}
+		if (still_linked(fd, path)) {
+			dir->fd = fd;
+			return 0;
+		}
+		close(fd);
+	}
+	snprintf(err, len, "%s: keeps being removed while locking it", path);
+	return -EAGAIN;
+}
+
+void xrl_pin_dir_close(struct xrl_pin_dir *dir)
+{
+	if (dir->fd >= 0) {
+		flock(dir->fd, LOCK_UN);
+		close(dir->fd);
+	}
+	dir->fd = -1;
+}
+
+int xrl_datapath_adopt_or_load(struct xrl_datapath *dp,
+			       const struct xrl_pin_dir *dir,
+			       const struct xrl_load_opts *opts, bool *loaded,
+			       char *err, size_t len)
+{
+	int ret;
+
+	*loaded = false;
+	ret = xrl_datapath_open_pinned(dp, dir->path);
+	if (!ret)
+		return 0;
+	if (ret != -ENOENT) {
+		snprintf(err, len, "opening the pins in %s: %s", dir->path,
+			 strerror(-ret));
+		return ret;
+	}
+	ret = xrl_datapath_load(dp, opts);
+	if (ret) {
+		snprintf(err, len, "loading the XDP program: %s", strerror(-ret));
+		return ret;
+	}
+	ret = xrl_datapath_pin(dp, dir->path);
+	if (ret) {
+		snprintf(err, len, "pinning in %s: %s", dir->path,
+			 strerror(-ret));
+		xrl_datapath_close(dp);
+		return ret;
+	}
+	*loaded = true;
+	return 0;
+}
+
+void xrl_pin_link_path(const char *dir, const char *ifname, char *path,
+		       size_t len)
+{
+	snprintf(path, len, "%s/%s%s", dir, XRL_LINK_PIN_PREFIX, ifname);
+}
+
+int xrl_pin_for_each_link(const char *dir,
+			  int (*fn)(const char *ifname, void *ctx), void *ctx)
+{
+	size_t prefix_len = strlen(XRL_LINK_PIN_PREFIX);
+	struct dirent *entry;
+	DIR *d;
+	int ret = 0;
+
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while (!ret && (entry = readdir(d)))
+		if (!strncmp(entry->d_name, XRL_LINK_PIN_PREFIX, prefix_len))
+			ret = fn(entry->d_name + prefix_len, ctx);
+	closedir(d);
+	return ret;
+}
+
+static int count_one(const char *ifname, void *ctx)
+{
+	(*(int *)ctx)++;
+	return 0;
+}
+
+int xrl_pin_count_links(const char *dir)
+{
+	int n = 0, ret;
+
+	ret = xrl_pin_for_each_link(dir, count_one, &n);
+	return ret < 0 ? ret : n;
+}

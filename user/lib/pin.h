@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * pin.h - the pin directory on bpffs: found or mounted, created, locked,
+ * and the data path adopted from it or loaded and pinned into it.
+ *
+ * Every process that changes what is pinned (the CLI, the daemon) holds
+ * the directory's flock while it does, so two runs never interleave.
+ */
+#ifndef XRL_PIN_H
+#define XRL_PIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "datapath.h"
+
+/* Prefix of the link pins: <pin dir>/link_<ifname>. */
+#define XRL_LINK_PIN_PREFIX "link_"
+
+struct xrl_pin_dir {
+	char path[PATH_MAX];
+	int fd;			/* open and flocked; -1 when not */
+};
+
+/*
+ * Makes sure @path is on a bpf filesystem (mounting bpffs on /sys/fs/bpf
+ * when @path lies below it and nothing is mounted there), creates the
+ * directory when @create, opens and flocks it (waiting for another holder).
+ * -ENOENT when !@create and it does not exist. On error @err says why.
+ */
+int xrl_pin_dir_open(struct xrl_pin_dir *dir, const char *path, bool create,
+		     char *err, size_t len);
+
+/* Unlocks and closes (the directory stays). */
+void xrl_pin_dir_close(struct xrl_pin_dir *dir);
+
+/*
+ * Adopts the data path pinned in @dir, or (when nothing is pinned yet)
+ * loads it with @opts and pins it there. *@loaded tells which happened.
+ */
+int xrl_datapath_adopt_or_load(struct xrl_datapath *dp,
+			       const struct xrl_pin_dir *dir,
+			       const struct xrl_load_opts *opts, bool *loaded,
+			       char *err, size_t len);
+
+/* Calls @fn with each interface name that has a link pinned in @dir;
+ * stops at and returns @fn's first non-zero return. */
+int xrl_pin_for_each_link(const char *dir,
+			  int (*fn)(const char *ifname, void *ctx), void *ctx);
+
+/* How many links are pinned in @dir (0 when it does not exist). */
+int xrl_pin_count_links(const char *dir);
+
+/* Writes "<dir>/link_<ifname>" into @path. */
+void xrl_pin_link_path(const char *dir, const char *ifname, char *path,
+		       size_t len);
+
+#endif

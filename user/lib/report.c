@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "datapath.h"
+#include "limit.h"
+#include "mapwalk.h"
+#include "pin.h"
+#include "policy.h"
+#include "report.h"
+#include "stats.h"
+
+/* ---- stats ---------------------------------------------------------- */
+
+static int add_rule(const void *key, const void *value, void *ctx)
+{
+	struct xrl_stats_report *report = ctx;
+	struct xrl_rule_report *grown, *r;
+
+	grown = realloc(report->rules, (report->n_rules + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	report->rules = grown;
+	r = &report->rules[report->n_rules++];
+	memset(r, 0, sizeof(*r));
+	memcpy(&r->prefix, key, sizeof(r->prefix));
+	memcpy(&r->rule, value, sizeof(r->rule));
+	return 0;
+}
+
+static int by_rule_id(const void *a, const void *b)
+{
+	const struct xrl_rule_report *ra = a, *rb = b;
+
+	return (ra->rule.id > rb->rule.id) - (ra->rule.id < rb->rule.id);
+}
+
+int xrl_stats_collect(const struct xrl_datapath *dp,
+		      struct xrl_stats_report *report)
+{
+	size_t i;
+	int rules_fd, ret;
+
+	memset(report, 0, sizeof(*report));
+	ret = xrl_stats_read(dp, report->totals);
+	if (ret)
+		return ret;
+	rules_fd = xrl_datapath_rules_fd(dp);
+	if (rules_fd < 0)
+		return rules_fd;
+	ret = xrl_map_walk(rules_fd, sizeof(struct xrl_lpm_key),
+			   sizeof(struct xrl_rule), add_rule, report);
+	close(rules_fd);
+	if (ret)
+		goto free_report;
+	qsort(report->rules, report->n_rules, sizeof(*report->rules),
+	      by_rule_id);
+	for (i = 0; i < report->n_rules; i++) {
+		ret = xrl_rule_stats_read(dp, report->rules[i].rule.id,
+					  &report->rules[i].counters);
+		if (ret)
+			goto free_report;
+	}
+	return 0;
+
+free_report:
+	xrl_stats_report_free(report);
+	return ret;
+}
+
+void xrl_stats_report_free(struct xrl_stats_report *report)
+{
+	free(report->rules);
+	report->rules = NULL;
+	report->n_rules = 0;
+}
+
+static json_t *counter_json(const struct xrl_counter *c)
+{
+	return json_pack("{s:I, s:I}", "packets", (json_int_t)c->packets,
+			 "bytes", (json_int_t)c->bytes);
+}
+
+static json_t *totals_json(const struct xrl_counter totals[XRL_VERDICT_COUNT])
+{
+	json_t *obj = json_object();
+	int v;
+
+	for (v = 0; v < XRL_VERDICT_COUNT; v++)
+		json_object_set_new(obj, xrl_verdict_name(v),
+				    counter_json(&totals[v]));
+	return obj;
+}
+
+/* A compiled limit as the rate and burst it admits, or null if unset. */
+static json_t *limit_json(const struct xrl_limit *limit)
+{
+	if (!limit->interval)
+		return json_null();
+	return json_pack("{s:f, s:I}", "rate", xrl_limit_rate(limit), "burst",
+			 (json_int_t)(limit->tolerance / limit->interval));
+}
+
+static json_t *rule_json(const struct xrl_rule_report *r)
+{
+	char cidr[64];
+
+	xrl_cidr_format(&r->prefix, cidr, sizeof(cidr));
+	return json_pack("{s:I, s:s, s:s, s:o, s:o, s:o, s:o}",
+		"id", (json_int_t)r->rule.id,
+		"prefix", cidr,
+		"action", xrl_action_name(r->rule.action),
+		"pps", limit_json(&r->rule.limit[XRL_LIMIT_PACKETS]),
+		"bytes_per_s", limit_json(&r->rule.limit[XRL_LIMIT_BYTES]),
+		"passed", counter_json(&r->counters.outcome[XRL_RULE_PASSED]),
+		"dropped", counter_json(&r->counters.outcome[XRL_RULE_DROPPED]));
+}
+
+json_t *xrl_stats_json(const struct xrl_stats_report *report)
+{
+	json_t *rules = json_array();
+	size_t i;
+
+	for (i = 0; i < report->n_rules; i++)
+		json_array_append_new(rules, rule_json(&report->rules[i]));
+	return json_pack("{s:o, s:o}", "counters", totals_json(report->totals),
+			 "rules", rules);
+}
+
+static void print_totals(FILE *out,
+			 const struct xrl_counter totals[XRL_VERDICT_COUNT])
+{
+	int v;
+
+	fprintf(out, "%-10s %14s %16s\n", "verdict", "packets", "bytes");
+	for (v = 0; v < XRL_VERDICT_COUNT; v++)
+		fprintf(out, "%-10s %14" PRIu64 " %16" PRIu64 "\n",
+			xrl_verdict_name(v), (uint64_t)totals[v].packets,
+			(uint64_t)totals[v].bytes);
+}
+
+static void format_limit(const struct xrl_limit *limit, const char *unit,
+			 char *buf, size_t len)
+{
+	if (!limit->interval)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.6g%s/%llu", xrl_limit_rate(limit), unit,
+			 (unsigned long long)(limit->tolerance /
+					      limit->interval));
+}
+
+static void print_rules(FILE *out, const struct xrl_stats_report *report)
+{
+	char cidr[64], pps[48], bytes[48];
+	size_t i;
+
+	fprintf(out, "%5s %-24s %-8s %-16s %-16s %12s %12s\n", "id", "prefix",
+		"action", "pps/burst", "B/s/burst", "passed", "dropped");
+	for (i = 0; i < report->n_rules; i++) {
+		const struct xrl_rule_report *r = &report->rules[i];
+
+		xrl_cidr_format(&r->prefix, cidr, sizeof(cidr));
+		format_limit(&r->rule.limit[XRL_LIMIT_PACKETS], "", pps,
+			     sizeof(pps));
+		format_limit(&r->rule.limit[XRL_LIMIT_BYTES], "", bytes,
+			     sizeof(bytes));
+		fprintf(out, "%5u %-24s %-8s %-16s %-16s %12" PRIu64
+			" %12" PRIu64 "\n", r->rule.id, cidr,
+			xrl_action_name(r->rule.action), pps, bytes,
+			(uint64_t)r->counters.outcome[XRL_RULE_PASSED].packets,
+			(uint64_t)r->counters.outcome[XRL_RULE_DROPPED].packets);
+	}
+}
+
+void xrl_stats_print(FILE *out, const struct xrl_stats_report *report)
+{
+	print_totals(out, report->totals);
+	fprintf(out, "\n");
+	print_rules(out, report);
+}
+
+/* ---- status --------------------------------------------------------- */
+
+static void map_info(int fd, const char *name, struct xrl_map_report *m)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	m->name = name;
+	if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		m->id = info.id;
+		m->max_entries = info.max_entries;
+	}
+}
+
+static void collect_maps(const struct xrl_datapath *dp,
+			 struct xrl_status_report *report)
+{
+	int rules_fd = xrl_datapath_rules_fd(dp);
+
+	map_info(dp->policy_fd, XRL_MAP_POLICY, &report->maps[0]);
+	map_info(rules_fd, XRL_PIN_RULES, &report->maps[1]);
+	map_info(dp->buckets_fd, XRL_MAP_BUCKETS, &report->maps[2]);
+	map_info(dp->stats_fd, XRL_MAP_STATS, &report->maps[3]);
+	map_info(dp->rule_stats_fd, XRL_MAP_RULE_STATS, &report->maps[4]);
+	map_info(dp->settings_fd, XRL_MAP_SETTINGS, &report->maps[5]);
+	if (rules_fd >= 0)
+		close(rules_fd);
+	report->max_sources = report->maps[2].max_entries;
+}
+
+struct iface_walk {
+	struct xrl_status_report *report;
+	const char *pin_dir;
+};
+
+static void iface_mode(struct xrl_iface_report *iface)
+{
+	char name[IF_NAMESIZE];
+	struct xrl_xdp_state state;
+
+	/* The link's ifindex is in the netns it was made in; trust a query
+	 * only when the name there is ours and so is the program. */
+	if (!iface->link.ifindex || !if_indextoname(iface->link.ifindex, name) ||
+	    strcmp(name, iface->name) ||
+	    xrl_xdp_query(iface->link.ifindex, &state) ||
+	    state.prog_id != iface->link.prog_id)
+		return;
+	iface->mode = state.mode;
+	iface->found = true;
+}
+
+static int add_iface(const char *ifname, void *ctx)
+{
+	struct iface_walk *walk = ctx;
+	struct xrl_status_report *report = walk->report;
+	struct xrl_iface_report *grown, *iface;
+
+	grown = realloc(report->ifaces, (report->n_ifaces + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	report->ifaces = grown;
+	iface = &report->ifaces[report->n_ifaces++];
+	memset(iface, 0, sizeof(*iface));
+	snprintf(iface->name, sizeof(iface->name), "%s", ifname);
+	iface->mode = XRL_XDP_NONE;
+	if (!xrl_link_read(walk->pin_dir, ifname, &iface->link))
+		iface_mode(iface);
+	return 0;
+}
+
+static int by_iface_name(const void *a, const void *b)
+{
+	return strcmp(((const struct xrl_iface_report *)a)->name,
+		      ((const struct xrl_iface_report *)b)->name);
+}
+
+int xrl_status_collect(const struct xrl_datapath *dp,
+		       struct xrl_status_report *report)
+{
+	struct iface_walk walk = { .report = report, .pin_dir = dp->pin_dir };
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), zero = 0;
+	int ret;
+
+	memset(report, 0, sizeof(*report));
+	snprintf(report->pin_dir, sizeof(report->pin_dir), "%s", dp->pin_dir);
+	if (!bpf_obj_get_info_by_fd(dp->prog_fd, &info, &len)) {
+		report->prog_id = info.id;
+		snprintf(report->prog_name, sizeof(report->prog_name), "%s",
+			 info.name);
+	}
+	collect_maps(dp, report);
+	bpf_map_lookup_elem(dp->settings_fd, &zero, &report->settings);
+	ret = xrl_pin_for_each_link(dp->pin_dir, add_iface, &walk);
+	if (ret)
+		goto free_report;
+	qsort(report->ifaces, report->n_ifaces, sizeof(*report->ifaces),
+	      by_iface_name);
+	report->tracked_sources = xrl_map_count(dp->buckets_fd,
+						sizeof(struct xrl_bucket_key));
+	if (report->tracked_sources < 0) {
+		ret = report->tracked_sources;
+		goto free_report;
+	}
+	ret = xrl_stats_collect(dp, &report->stats);
+	if (ret)
+		goto free_report;
+	return 0;
+
+free_report:
+	xrl_status_report_free(report);
+	return ret;
+}
+
+void xrl_status_report_free(struct xrl_status_report *report)
+{
+	free(report->ifaces);
+	report->ifaces = NULL;
+	report->n_ifaces = 0;
+	xrl_stats_report_free(&report->stats);
+}
+
+static json_t *iface_json(const struct xrl_iface_report *iface)
+{
+	return json_pack("{s:s, s:I, s:s, s:I, s:I}",
+		"name", iface->name,
+		"ifindex", (json_int_t)iface->link.ifindex,
+		"mode", iface->found ? xrl_xdp_mode_name(iface->mode) : "unknown",
+		"link_id", (json_int_t)iface->link.link_id,
+		"prog_id", (json_int_t)iface->link.prog_id);
+}
+
+static json_t *maps_json(const struct xrl_status_report *report)
+{
+	json_t *maps = json_object();
+	char path[PATH_MAX + 32];
+	int i;
+
+	for (i = 0; i < XRL_REPORT_MAPS; i++) {
+		const struct xrl_map_report *m = &report->maps[i];
+
+		snprintf(path, sizeof(path), "%s/%s", report->pin_dir, m->name);
+		json_object_set_new(maps, m->name, json_pack(
+			"{s:s, s:I, s:I}", "path", path,
+			"id", (json_int_t)m->id,
+			"max_entries", (json_int_t)m->max_entries));
+	}
+	return maps;
+}
+
+json_t *xrl_status_json(const struct xrl_status_report *report)
+{
+	json_t *ifaces = json_array();
+	size_t i;
+
+	for (i = 0; i < report->n_ifaces; i++)
+		json_array_append_new(ifaces, iface_json(&report->ifaces[i]));
+	return json_pack("{s:s, s:{s:I, s:s}, s:o, s:o, s:I, s:I, s:I, "
+			 "s:{s:I, s:I}, s:o}",
+		"pin_dir", report->pin_dir,
+		"program", "id", (json_int_t)report->prog_id,
+			   "name", report->prog_name,
+		"interfaces", ifaces,
+		"maps", maps_json(report),
+		"rules", (json_int_t)report->stats.n_rules,
+		"tracked_sources", (json_int_t)report->tracked_sources,
+		"max_sources", (json_int_t)report->max_sources,
+		"source_prefix", "ipv4", (json_int_t)report->settings.v4_prefix,
+				 "ipv6", (json_int_t)report->settings.v6_prefix,
+		"counters", totals_json(report->stats.totals));
+}
+
+void xrl_status_print(FILE *out, const struct xrl_status_report *report)
+{
+	size_t i;
+	int m;
+
+	fprintf(out, "program:    %s (id %u), pins in %s\n", report->prog_name,
+		report->prog_id, report->pin_dir);
+	fprintf(out, "interfaces:%s\n", report->n_ifaces ? "" : " none");
+	for (i = 0; i < report->n_ifaces; i++) {
+		const struct xrl_iface_report *iface = &report->ifaces[i];
+
+		fprintf(out, "  %-16s ifindex %-4u %-8s link %u, prog %u\n",
+			iface->name, iface->link.ifindex,
+			iface->found ? xrl_xdp_mode_name(iface->mode) : "unknown",
+			iface->link.link_id, iface->link.prog_id);
+	}
+	fprintf(out, "maps:\n");
+	for (m = 0; m < XRL_REPORT_MAPS; m++)
+		fprintf(out, "  %-16s id %-6u max %-8u %s/%s\n",
+			report->maps[m].name, report->maps[m].id,
+			report->maps[m].max_entries, report->pin_dir,
+			report->maps[m].name);
+	fprintf(out, "rules:      %zu\n", report->stats.n_rules);
+	fprintf(out, "sources:    %ld tracked of %u (keys /%u IPv4, /%u IPv6)\n",
+		report->tracked_sources, report->max_sources,
+		report->settings.v4_prefix, report->settings.v6_prefix);
+	fprintf(out, "\n");
+	print_totals(out, report->stats.totals);
+}
+
+int xrl_json_print(FILE *out, json_t *json, bool pretty)
+{
+	int ret;
+
+	if (!json)
+		return -ENOMEM;
+	ret = json_dumpf(json, out, pretty ? JSON_INDENT(2) : JSON_COMPACT);
+	json_decref(json);
+	if (ret)
+		return -EIO;
+	fputc('\n', out);
+	return 0;
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * report.h - what `status` and `stats` show, collected from the pinned
+ * maps and links, formatted as text or as one JSON object (jansson). The
+ * JSON schemas are documented in README.md.
+ */
+#ifndef XRL_REPORT_H
+#define XRL_REPORT_H
+
+#include <stdio.h>
+#include <jansson.h>
+#include <net/if.h>
+#include "attach.h"
+#include "xrl.h"
+
+struct xrl_datapath;
+
+struct xrl_rule_report {
+	struct xrl_lpm_key prefix;
+	struct xrl_rule rule;
+	struct xrl_rule_counters counters;
+};
+
+struct xrl_stats_report {
+	struct xrl_counter totals[XRL_VERDICT_COUNT];
+	struct xrl_rule_report *rules;	/* sorted by rule id */
+	size_t n_rules;
+};
+
+/* Reads the counters and the rules in force. 0 or -errno. */
+int xrl_stats_collect(const struct xrl_datapath *dp,
+		      struct xrl_stats_report *report);
+void xrl_stats_report_free(struct xrl_stats_report *report);
+json_t *xrl_stats_json(const struct xrl_stats_report *report);
+void xrl_stats_print(FILE *out, const struct xrl_stats_report *report);
+
+struct xrl_iface_report {
+	char name[IF_NAMESIZE];
+	struct xrl_link_state link;
+	/* From bpf_xdp_query: only known for interfaces in this netns. */
+	enum xrl_xdp_mode mode;
+	bool found;
+};
+
+struct xrl_map_report {
+	const char *name;
+	__u32 id;
+	__u32 max_entries;
+};
+
+#define XRL_REPORT_MAPS 6
+
+struct xrl_status_report {
+	char pin_dir[PATH_MAX];
+	__u32 prog_id;
+	char prog_name[16];
+	struct xrl_iface_report *ifaces;
+	size_t n_ifaces;
+	struct xrl_map_report maps[XRL_REPORT_MAPS];
+	long tracked_sources;
+	__u32 max_sources;
+	struct xrl_settings settings;
+	struct xrl_stats_report stats;
+};
+
+int xrl_status_collect(const struct xrl_datapath *dp,
+		       struct xrl_status_report *report);
+void xrl_status_report_free(struct xrl_status_report *report);
+json_t *xrl_status_json(const struct xrl_status_report *report);
+void xrl_status_print(FILE *out, const struct xrl_status_report *report);
+
+/* Prints @json as one line (compact) or indented, with a newline;
+ * consumes the reference. 0 or -errno. */
+int xrl_json_print(FILE *out, json_t *json, bool pretty);
+
+#endif
