@@ -46,12 +46,16 @@ static __always_inline __u64 tat_pack(__u64 time_units, __s32 shift)
 	       (time_units & TAT_TIME_MASK);
 }
 
-/* True when the bucket was idle long enough for its clock to wrap. */
-static __always_inline bool tat_is_stale(__s32 shift, __u64 idle_ns)
+/*
+ * True when the bucket was idle long enough for its clock to wrap. A CPU
+ * whose "now" was read just before another CPU's admission sees a
+ * negative idle time: that bucket is fresh, not stale.
+ */
+static __always_inline bool tat_is_stale(__s32 shift, __s64 idle_ns)
 {
 	__s32 ns_bits = TAT_STALE_BITS - shift;
 
-	return ns_bits < 64 && (idle_ns >> ns_bits) != 0;
+	return idle_ns > 0 && ns_bits < 63 && (idle_ns >> ns_bits) != 0;
 }
 
 /*
@@ -60,7 +64,7 @@ static __always_inline bool tat_is_stale(__s32 shift, __u64 idle_ns)
  * written with after a policy change): 0 when the bucket is full.
  */
 static __always_inline __u64 limit_debt(__u64 word, const struct xrl_limit *lim,
-					__u64 now_ns, __u64 idle_ns)
+					__u64 now_ns, __s64 idle_ns)
 {
 	__s32 shift = tat_shift(word);
 	__s64 ahead;
@@ -86,7 +90,7 @@ static __always_inline __u64 limit_debt(__u64 word, const struct xrl_limit *lim,
  * it refuses. A zero word never occurs as a real state (shift + bias > 0).
  */
 static __always_inline __u64 limit_admit(__u64 word, const struct xrl_limit *lim,
-					 __u64 now_ns, __u64 idle_ns,
+					 __u64 now_ns, __s64 idle_ns,
 					 __u64 cost)
 {
 	__u64 debt = limit_debt(word, lim, now_ns, idle_ns) + cost;
@@ -126,7 +130,10 @@ static __always_inline void limit_refund(__u64 *word, __u64 taken, __u64 cost)
 /*
  * Tries to take one packet of @frame_len from every limit of @rule.
  * Returns true when all admit it; a limit that refuses leaves every
- * limit as it was.
+ * limit as it was. The word of a limit the rule does not set is cleared:
+ * set again by a later policy, it starts full instead of judging by a
+ * state whose clock may have wrapped while the other limit kept the
+ * bucket in use (and so kept the idle guard quiet).
  */
 static __always_inline bool bucket_take(struct xrl_bucket *b,
 					const struct xrl_rule *rule,
@@ -134,13 +141,15 @@ static __always_inline bool bucket_take(struct xrl_bucket *b,
 {
 	const struct xrl_limit *pkt = &rule->limit[XRL_LIMIT_PACKETS];
 	const struct xrl_limit *byte = &rule->limit[XRL_LIMIT_BYTES];
-	__u64 idle_ns = now_ns - b->last_seen_ns;
-	__u64 pkt_old, pkt_new = 0, byte_old, byte_new = 0;
+	__s64 idle_ns = now_ns - b->last_seen_ns;
+	__u64 pkt_old, pkt_new, byte_old, byte_new;
 	int i;
 
 	for (i = 0; i < CAS_ATTEMPTS; i++) {
 		pkt_old = *(volatile __u64 *)&b->tat[XRL_LIMIT_PACKETS];
 		byte_old = *(volatile __u64 *)&b->tat[XRL_LIMIT_BYTES];
+		pkt_new = 0;
+		byte_new = 0;
 		/* Decide on both before writing either. */
 		if (pkt->interval) {
 			pkt_new = limit_admit(pkt_old, pkt, now_ns, idle_ns,
@@ -154,15 +163,15 @@ static __always_inline bool bucket_take(struct xrl_bucket *b,
 			if (!byte_new)
 				return false;
 		}
-		if (pkt_new && __sync_val_compare_and_swap(
+		if (pkt_new != pkt_old && __sync_val_compare_and_swap(
 				&b->tat[XRL_LIMIT_PACKETS], pkt_old,
 				pkt_new) != pkt_old)
 			continue;
-		if (byte_new && __sync_val_compare_and_swap(
+		if (byte_new != byte_old && __sync_val_compare_and_swap(
 				&b->tat[XRL_LIMIT_BYTES], byte_old,
 				byte_new) != byte_old) {
 			/* Lost a race on bytes: give the packet back. */
-			if (pkt_new)
+			if (pkt->interval)
 				limit_refund(&b->tat[XRL_LIMIT_PACKETS],
 					     pkt_new, pkt->interval);
 			continue;

@@ -38,6 +38,14 @@ struct {
 	__array(values, struct xrl_rules_map);
 } xrl_policy SEC(".maps");
 
+/*
+ * BTF anchors: userspace creates each inner rules map with these two
+ * types from this program's BTF (user/lib/policy.c), so that bpftool
+ * shows the policy with field names. The program itself never reads them.
+ */
+struct xrl_lpm_key xrl_btf_rule_key;
+struct xrl_rule xrl_btf_rule;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, XRL_DEFAULT_SOURCES);	/* set at load time */

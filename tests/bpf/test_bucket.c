@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* Token-bucket behaviour of the data path, driven by the test clock. */
+#include <stdio.h>
 #include <criterion/criterion.h>
+#include <linux/bpf.h>
 #include "fixture.h"
 
 static struct xrl_datapath dp;
@@ -8,7 +10,7 @@ static struct xrl_policy policy;
 
 static void setup(void)
 {
-	fixture_load(&dp, 0);
+	fixture_load(&dp, 65536);
 	cr_assert_eq(xrl_policy_init(&policy), 0);
 }
 
@@ -40,4 +42,231 @@ Test(bucket, admits_exactly_burst_at_one_instant_then_one_per_interval)
 		xrl_datapath_set_time(&dp, ideal + k * 10000000ULL / 1000);
 		cr_assert_eq(fixture_run_many(&dp, &pkt, 3), 1, "k=%d", k);
 	}
+}
+
+Test(bucket, separate_sources_never_share_a_budget)
+{
+	enum { SOURCES = 200, BURST = 4, OFFERED = BURST + 3 };
+	unsigned passed[SOURCES] = { 0 };
+	struct packet pkt[SOURCES];
+	struct xrl_bucket bucket;
+	char src[32];
+	int i, round;
+
+	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, 10, BURST, 0, 0);
+	fixture_apply(&dp, &policy);
+	for (i = 0; i < SOURCES; i++) {
+		snprintf(src, sizeof(src), "198.18.%d.%d", i / 100, i % 100 + 1);
+		cr_assert_eq(packet_from(&pkt[i], src), 0);
+	}
+	/* Interleaved, so that a shared budget would show as a source
+	 * starved by the ones before it. */
+	for (round = 0; round < OFFERED; round++)
+		for (i = 0; i < SOURCES; i++)
+			passed[i] += fixture_run(&dp, &pkt[i]) == XDP_PASS;
+	for (i = 0; i < SOURCES; i++) {
+		snprintf(src, sizeof(src), "198.18.%d.%d", i / 100, i % 100 + 1);
+		cr_assert_eq(passed[i], BURST, "source %s", src);
+		cr_assert_eq(fixture_bucket(&dp, src, 0, &bucket), 0, "%s", src);
+		cr_assert_eq(bucket.passed, BURST, "source %s", src);
+		cr_assert_eq(bucket.dropped, OFFERED - BURST, "source %s", src);
+	}
+	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_PASS), SOURCES * BURST);
+	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_DROP),
+		     SOURCES * (OFFERED - BURST));
+}
+
+/*
+ * Each CPU reads the clock before judging, so a CPU may judge with a
+ * "now" slightly older than the last admission another CPU made. That
+ * bucket was just used: it must not look idle for ages (and so full).
+ */
+Test(bucket, clock_read_before_the_last_admission_does_not_refill)
+{
+	const uint64_t t1 = NS_PER_S + 1000;
+	struct packet pkt;
+
+	/* 1 Mpps counts time in 1/8 ns: its bucket can go stale. */
+	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, 1000000, 5, 0, 0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(packet_from(&pkt, "198.18.0.1"), 0);
+
+	xrl_datapath_set_time(&dp, t1);
+	cr_assert_eq(fixture_run_many(&dp, &pkt, 10), 5);
+	for (uint64_t behind = 1; behind <= 1000; behind *= 10) {
+		xrl_datapath_set_time(&dp, t1 - behind);
+		cr_assert_eq(fixture_run_many(&dp, &pkt, 10), 0,
+			     "%lu ns behind", behind);
+	}
+}
+
+/*
+ * A bucket counts time modulo 2^58 of its units: 2^49 ns at 100 Mpps
+ * (shift 9), 2^40 ns at 400 Gbit/s (shift 18). After exactly one wrap the
+ * state would read as it did when it was drained; an idle bucket must
+ * read as full instead.
+ */
+Test(bucket, idle_past_the_wrap_horizon_refills_the_bucket)
+{
+	struct {
+		uint64_t pps, burst, bps, burst_bytes, wrap_ns;
+		uint64_t admitted;
+	} cases[] = {
+		{ 100000000, 10, 0, 0, 1ULL << 49, 10 },
+		{ 0, 0, 400000000000ULL, 640, 1ULL << 40, 10 },
+	};
+	struct packet pkt;
+	uint64_t now;
+	int k, wraps;
+
+	for (k = 0; k < 2; k++) {
+		fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, cases[k].pps,
+			     cases[k].burst, cases[k].bps, cases[k].burst_bytes);
+		fixture_apply(&dp, &policy);
+		cr_assert_eq(packet_from(&pkt, k ? "198.18.0.2" : "198.18.0.1"),
+			     0);
+		now = NS_PER_S;
+		xrl_datapath_set_time(&dp, now);
+		cr_assert_eq(fixture_run_many(&dp, &pkt, 30),
+			     cases[k].admitted, "case %d", k);
+		for (wraps = 1; wraps <= 3; wraps++) {
+			now += cases[k].wrap_ns;
+			xrl_datapath_set_time(&dp, now);
+			cr_assert_eq(fixture_run_many(&dp, &pkt, 30),
+				     cases[k].admitted, "case %d wrap %d", k,
+				     wraps);
+		}
+	}
+}
+
+Test(bucket, policy_swap_keeps_the_bucket_state)
+{
+	struct xrl_bucket bucket;
+	struct packet pkt;
+
+	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, 10, 5, 0, 0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(packet_from(&pkt, "198.18.0.1"), 0);
+	cr_assert_eq(fixture_run_many(&dp, &pkt, 8), 5);
+
+	/* The same policy again: a new rules map, the same rule id. */
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(fixture_run_many(&dp, &pkt, 8), 0);
+	cr_assert_eq(fixture_bucket(&dp, "198.18.0.1", 0, &bucket), 0);
+	cr_assert_eq(bucket.passed, 5);
+	cr_assert_eq(bucket.dropped, 11);
+	/* One interval later (plus the 0.1% the representation may lag). */
+	xrl_datapath_set_time(&dp, NS_PER_S + NS_PER_S / 10 + 100000);
+	cr_assert_eq(fixture_run_many(&dp, &pkt, 8), 1);
+}
+
+static int word_shift(__u64 word)
+{
+	return (int)(word >> XRL_TAT_TIME_BITS) - XRL_TAT_SHIFT_BIAS;
+}
+
+/* Drains a 1 pps bucket of 10 (10 s of debt, counted in 2^17 ns units),
+ * then lets a 1000 pps rule (2^7 ns units) judge the same bucket. */
+static void drain_one_pps_then_swap(uint64_t pps, uint64_t burst,
+				    struct packet *pkt)
+{
+	struct xrl_bucket bucket;
+
+	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, 1, 10, 0, 0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(packet_from(pkt, "198.18.0.1"), 0);
+	cr_assert_eq(fixture_run_many(&dp, pkt, 12), 10);
+	cr_assert_eq(fixture_bucket(&dp, "198.18.0.1", 0, &bucket), 0);
+	cr_assert_eq(word_shift(bucket.tat[XRL_LIMIT_PACKETS]), -17);
+
+	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, pps, burst, 0, 0);
+	fixture_apply(&dp, &policy);
+}
+
+Test(bucket, rate_change_to_a_finer_unit_rescales_the_debt)
+{
+	struct xrl_bucket bucket;
+	struct packet pkt;
+	uint64_t admitted;
+
+	/* 20 s of tolerance less 10 s of debt: 10 s, 10000 packets, less
+	 * the rounding of both intervals (under 0.1%). */
+	drain_one_pps_then_swap(1000, 20000, &pkt);
+	admitted = fixture_run_many(&dp, &pkt, 12000);
+	cr_assert(admitted >= 9990 && admitted <= 10000, "admitted %lu",
+		  admitted);
+	cr_assert_eq(fixture_bucket(&dp, "198.18.0.1", 0, &bucket), 0);
+	cr_assert_eq(word_shift(bucket.tat[XRL_LIMIT_PACKETS]), -7);
+}
+
+Test(bucket, debt_over_the_new_tolerance_drains_at_the_new_rate)
+{
+	struct packet pkt;
+	uint64_t admitted;
+
+	/* 10 s of debt against 0.1 s of tolerance: nothing until the debt
+	 * is back under it, then what is left of 0.1 s. */
+	drain_one_pps_then_swap(1000, 100, &pkt);
+	cr_assert_eq(fixture_run_many(&dp, &pkt, 200), 0);
+	xrl_datapath_set_time(&dp, NS_PER_S + 9 * NS_PER_S);
+	cr_assert_eq(fixture_run_many(&dp, &pkt, 200), 0);
+	xrl_datapath_set_time(&dp, NS_PER_S + 9950 * 1000000ULL);
+	admitted = fixture_run_many(&dp, &pkt, 200);
+	cr_assert(admitted >= 47 && admitted <= 50, "admitted %lu", admitted);
+}
+
+Test(bucket, rate_change_to_a_coarser_unit_rescales_the_debt)
+{
+	struct xrl_bucket bucket;
+	struct packet pkt;
+
+	/* 1000 pps, burst 1500 drained: 1.5 s of debt. At 1 pps with a
+	 * burst of 3 that leaves 1.5 s: one packet now, one more 0.6 s on
+	 * (2.1 s less the one taken), then one per second. */
+	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, 1000, 1500, 0, 0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(packet_from(&pkt, "198.18.0.1"), 0);
+	cr_assert_eq(fixture_run_many(&dp, &pkt, 1600), 1500);
+
+	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, 1, 3, 0, 0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(fixture_run_many(&dp, &pkt, 5), 1);
+	cr_assert_eq(fixture_bucket(&dp, "198.18.0.1", 0, &bucket), 0);
+	cr_assert_eq(word_shift(bucket.tat[XRL_LIMIT_PACKETS]), -17);
+	xrl_datapath_set_time(&dp, NS_PER_S + 600 * 1000000ULL);
+	cr_assert_eq(fixture_run_many(&dp, &pkt, 5), 1);
+	xrl_datapath_set_time(&dp, NS_PER_S + 1400 * 1000000ULL);
+	cr_assert_eq(fixture_run_many(&dp, &pkt, 5), 0);
+	xrl_datapath_set_time(&dp, NS_PER_S + 1700 * 1000000ULL);
+	cr_assert_eq(fixture_run_many(&dp, &pkt, 5), 1);
+}
+
+/*
+ * A limit dropped from a rule and set again later must not judge by the
+ * state it left: its clock may have wrapped meanwhile while the other
+ * limit kept the bucket in use (so the idle guard does not see it).
+ */
+Test(bucket, limit_set_again_after_a_wrap_starts_full)
+{
+	const uint64_t wrap_ns = 1ULL << 49;	/* 100 Mpps: shift 9 */
+	struct packet pkt;
+
+	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, 100000000, 10,
+		     8000000000ULL, 100000);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(packet_from(&pkt, "198.18.0.1"), 0);
+	cr_assert_eq(fixture_run_many(&dp, &pkt, 30), 10);
+
+	/* Bytes only, in use until just before one wrap of the pps clock. */
+	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, 0, 0, 8000000000ULL,
+		     100000);
+	fixture_apply(&dp, &policy);
+	xrl_datapath_set_time(&dp, NS_PER_S + wrap_ns - 1000);
+	cr_assert_eq(fixture_run_many(&dp, &pkt, 1), 1);
+
+	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, 100000000, 10,
+		     8000000000ULL, 100000);
+	fixture_apply(&dp, &policy);
+	xrl_datapath_set_time(&dp, NS_PER_S + wrap_ns);
+	cr_assert_eq(fixture_run_many(&dp, &pkt, 30), 10);
 }

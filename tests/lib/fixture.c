@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
+#include <linux/if_ether.h>
 #include "fixture.h"
 #include "stats.h"
 
@@ -28,7 +29,7 @@ void fixture_apply(struct xrl_datapath *dp, const struct xrl_policy *policy)
 	cr_assert_eq(ret, 0, "applying the policy: %s", err);
 }
 
-void fixture_rule(struct xrl_policy *policy, const char *cidr,
+uint32_t fixture_rule(struct xrl_policy *policy, const char *cidr,
 		  enum xrl_action action, uint64_t pps, uint64_t burst,
 		  uint64_t bps, uint64_t burst_bytes)
 {
@@ -45,9 +46,10 @@ void fixture_rule(struct xrl_policy *policy, const char *cidr,
 	if (!cidr) {
 		rule.prefix = policy->rules[0].prefix;
 		memcpy(rule.name, policy->rules[0].name, sizeof(rule.name));
+		rule.id = policy->rules[0].id;
 		policy->rules[0] = rule;
 		cr_assert_eq(xrl_rule_check(&rule, err, sizeof(err)), 0, "%s", err);
-		return;
+		return rule.id;
 	}
 	snprintf(rule.name, sizeof(rule.name), "%s", cidr);
 	ret = xrl_cidr_parse(cidr, &rule.prefix);
@@ -55,6 +57,7 @@ void fixture_rule(struct xrl_policy *policy, const char *cidr,
 	cr_assert_eq(xrl_rule_check(&rule, err, sizeof(err)), 0, "%s", err);
 	ret = xrl_policy_add(policy, &rule);
 	cr_assert_eq(ret, 0, "adding %s: %s", cidr, strerror(-ret));
+	return policy->rules[policy->n_rules - 1].id;
 }
 
 static int test_run(struct xrl_datapath *dp, const struct packet *pkt,
@@ -65,9 +68,44 @@ static int test_run(struct xrl_datapath *dp, const struct packet *pkt,
 		.data_size_in = pkt->len,
 		.repeat = repeat,
 	);
-	int ret = bpf_prog_test_run_opts(dp->prog_fd, &opts);
+	int ret;
 
+	cr_assert_gt(repeat, 0);
+	ret = bpf_prog_test_run_opts(dp->prog_fd, &opts);
 	cr_assert_eq(ret, 0, "test run: %s", strerror(errno));
+	return opts.retval;
+}
+
+int fixture_offer(struct xrl_datapath *dp, const struct packet *pkt,
+		  uint32_t repeat)
+{
+	return test_run(dp, pkt, repeat);
+}
+
+/* Metadata must be a multiple of 4 bytes, at most 32. */
+#define META_MAX 32
+
+int fixture_run_bytes(struct xrl_datapath *dp, const void *data, size_t len)
+{
+	uint8_t buf[META_MAX + PACKET_MAX] = { 0 };
+	size_t meta = len >= ETH_HLEN ? 0 : (ETH_HLEN - len + 3) / 4 * 4;
+	struct xdp_md ctx = {
+		.data = meta,
+		.data_end = meta + len,
+	};
+	LIBBPF_OPTS(bpf_test_run_opts, opts,
+		.data_in = buf,
+		.data_size_in = meta + len,
+		.ctx_in = meta ? &ctx : NULL,
+		.ctx_size_in = meta ? sizeof(ctx) : 0,
+		.repeat = 1,
+	);
+	int ret;
+
+	cr_assert_leq(len, PACKET_MAX);
+	memcpy(buf + meta, data, len);
+	ret = bpf_prog_test_run_opts(dp->prog_fd, &opts);
+	cr_assert_eq(ret, 0, "test run of %zu bytes: %s", len, strerror(errno));
 	return opts.retval;
 }
 
@@ -100,4 +138,29 @@ uint64_t fixture_count(struct xrl_datapath *dp, enum xrl_verdict verdict)
 
 	cr_assert_eq(ret, 0, "reading counters: %s", strerror(-ret));
 	return totals[verdict].packets;
+}
+
+struct xrl_rule_counters fixture_rule_counters(struct xrl_datapath *dp,
+					       uint32_t rule_id)
+{
+	struct xrl_rule_counters totals;
+	int ret = xrl_rule_stats_read(dp, rule_id, &totals);
+
+	cr_assert_eq(ret, 0, "reading counters of rule %u: %s", rule_id,
+		     strerror(-ret));
+	return totals;
+}
+
+int fixture_bucket(struct xrl_datapath *dp, const char *key_addr,
+		   uint32_t rule_id, struct xrl_bucket *out)
+{
+	struct xrl_bucket_key key = { .rule_id = rule_id };
+	struct xrl_lpm_key parsed;
+	int ret = xrl_cidr_parse(key_addr, &parsed);
+
+	cr_assert_eq(ret, 0, "bucket address %s: %s", key_addr, strerror(-ret));
+	memcpy(key.addr, parsed.addr, sizeof(key.addr));
+	if (bpf_map_lookup_elem(dp->buckets_fd, &key, out))
+		return -errno;
+	return 0;
 }

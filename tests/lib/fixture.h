@@ -19,8 +19,9 @@ void fixture_load(struct xrl_datapath *dp, uint32_t max_sources);
 /* Applies @policy; criterion fails on error. */
 void fixture_apply(struct xrl_datapath *dp, const struct xrl_policy *policy);
 
-/* A rule for @cidr (NULL: the default rule, updated in place). */
-void fixture_rule(struct xrl_policy *policy, const char *cidr,
+/* A rule for @cidr (NULL: the default rule, updated in place); returns
+ * the rule's id. */
+uint32_t fixture_rule(struct xrl_policy *policy, const char *cidr,
 		  enum xrl_action action, uint64_t pps, uint64_t burst,
 		  uint64_t bps, uint64_t burst_bytes);
 
@@ -32,7 +33,28 @@ int fixture_run(struct xrl_datapath *dp, const struct packet *pkt);
 uint64_t fixture_run_many(struct xrl_datapath *dp, const struct packet *pkt,
 			  uint32_t repeat);
 
+/* Judges @pkt @repeat times and returns the last XDP verdict, reading no
+ * counter (for loops that count once at the end). */
+int fixture_offer(struct xrl_datapath *dp, const struct packet *pkt,
+		  uint32_t repeat);
+
+/* Judges the first @len bytes of @data, even fewer than an Ethernet
+ * header (BPF_PROG_TEST_RUN wants 14: the rest is passed as metadata). */
+int fixture_run_bytes(struct xrl_datapath *dp, const void *data, size_t len);
+
 /* Global counter of one verdict. */
 uint64_t fixture_count(struct xrl_datapath *dp, enum xrl_verdict verdict);
+
+/* Counters of rule @rule_id, summed over CPUs. */
+struct xrl_rule_counters fixture_rule_counters(struct xrl_datapath *dp,
+					       uint32_t rule_id);
+
+/*
+ * The bucket of (@key_addr, @rule_id), where @key_addr is the source as
+ * the program keys it, already masked ("198.18.0.1", "fd00:0:0:1::").
+ * Returns 0, or -ENOENT when the program made no such bucket.
+ */
+int fixture_bucket(struct xrl_datapath *dp, const char *key_addr,
+		   uint32_t rule_id, struct xrl_bucket *out);
 
 #endif

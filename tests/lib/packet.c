@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <arpa/inet.h>
+#include <stddef.h>
 #include <string.h>
 #include <linux/if_ether.h>
 #include <linux/ip.h>
@@ -24,30 +25,43 @@ static uint16_t ipv4_checksum(const struct iphdr *ip)
 	return ~sum;
 }
 
+static void put_be16(struct packet *pkt, size_t off, uint16_t value)
+{
+	pkt->data[off] = value >> 8;
+	pkt->data[off + 1] = value & 0xff;
+}
+
 int packet_build(struct packet *pkt, const struct packet_spec *spec)
 {
 	size_t frame_len = spec->frame_len ? spec->frame_len : 64;
 	size_t off = sizeof(struct ethhdr);
-	int ipv6 = strchr(spec->src, ':') != NULL;
+	int ipv6 = spec->src && strchr(spec->src, ':') != NULL;
 	struct ethhdr *eth = (struct ethhdr *)pkt->data;
-	uint16_t *proto = &eth->h_proto;
+	size_t proto = offsetof(struct ethhdr, h_proto);
 	int i;
 
-	if (frame_len > PACKET_MAX)
+	size_t l3_min = ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+
+	if (frame_len > PACKET_MAX || spec->n_vlan > 2 ||
+	    (!spec->src && !spec->ethertype) ||
+	    frame_len < packet_ip_offset(spec->n_vlan) + l3_min)
 		return -1;
 	memset(pkt, 0, sizeof(*pkt));
 	memcpy(eth->h_dest, "\x02\x00\x00\x00\x00\x02", ETH_ALEN);
 	memcpy(eth->h_source, "\x02\x00\x00\x00\x00\x01", ETH_ALEN);
 	for (i = 0; i < spec->n_vlan; i++) {
-		*proto = htons(i == 0 && spec->qinq ? ETH_P_8021AD : ETH_P_8021Q);
-		*(uint16_t *)(pkt->data + off) = htons(spec->vlan_tags[i]);
-		proto = (uint16_t *)(pkt->data + off + 2);
+		put_be16(pkt, proto, i == 0 && spec->qinq ? ETH_P_8021AD :
+							    ETH_P_8021Q);
+		put_be16(pkt, off, spec->vlan_tags[i]);
+		proto = off + 2;
 		off += 4;
 	}
-	if (ipv6) {
+	if (spec->ethertype) {
+		put_be16(pkt, proto, spec->ethertype);
+	} else if (ipv6) {
 		struct ipv6hdr *ip6 = (struct ipv6hdr *)(pkt->data + off);
 
-		*proto = htons(ETH_P_IPV6);
+		put_be16(pkt, proto, ETH_P_IPV6);
 		ip6->version = 6;
 		ip6->nexthdr = IPPROTO_UDP;
 		ip6->hop_limit = 64;
@@ -59,7 +73,7 @@ int packet_build(struct packet *pkt, const struct packet_spec *spec)
 	} else {
 		struct iphdr *ip = (struct iphdr *)(pkt->data + off);
 
-		*proto = htons(ETH_P_IP);
+		put_be16(pkt, proto, ETH_P_IP);
 		ip->version = 4;
 		ip->ihl = 5;
 		ip->ttl = 64;
@@ -73,6 +87,11 @@ int packet_build(struct packet *pkt, const struct packet_spec *spec)
 	}
 	pkt->len = frame_len;
 	return 0;
+}
+
+void *packet_l3(struct packet *pkt, int n_vlan)
+{
+	return pkt->data + packet_ip_offset(n_vlan);
 }
 
 int packet_from(struct packet *pkt, const char *src)

@@ -18,6 +18,7 @@ struct packet {
 
 struct packet_spec {
 	const char *src;	/* "198.18.0.1" or "fd00::1" */
+	uint16_t ethertype;	/* non-zero: this after the tags, no IP header */
 	const char *dst;	/* NULL: 198.19.0.1 or fd00::ff */
 	uint16_t vlan_tags[2];	/* non-zero: 802.1Q tag (outer is [0]) */
 	int n_vlan;
@@ -33,5 +34,8 @@ int packet_from(struct packet *pkt, const char *src);
 
 /* Offset of the IP header in a frame built with @n_vlan tags. */
 size_t packet_ip_offset(int n_vlan);
+
+/* The IP header of a frame built with @n_vlan tags, to be broken. */
+void *packet_l3(struct packet *pkt, int n_vlan);
 
 #endif

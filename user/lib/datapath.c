@@ -6,10 +6,10 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "xrl.h"	/* before the skeleton: its .bss names xrl types */
 #include "xdp_ratelimit.skel.h"
 #include "datapath.h"
 #include "policy.h"
-#include "xrl.h"
 
 #define PROG_PIN_NAME "xdp_ratelimit"
 

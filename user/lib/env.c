@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include <bpf/libbpf.h>
 #include <linux/capability.h>
 #include "env.h"
 
@@ -14,22 +12,6 @@
 #endif
 
 #define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
-
-static bool libbpf_verbose;
-
-static int print_libbpf(enum libbpf_print_level level, const char *fmt,
-			va_list args)
-{
-	if (!libbpf_verbose)
-		return 0;
-	return vfprintf(stderr, fmt, args);
-}
-
-void xrl_libbpf_verbose(bool verbose)
-{
-	libbpf_verbose = verbose;
-	libbpf_set_print(print_libbpf);
-}
 
 static bool has_cap(const struct __user_cap_data_struct data[2], int cap)
 {

@@ -1,16 +1,13 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * env.h - what the host must offer before anything is loaded: privileges,
- * kernel BTF; and where libbpf's own messages go.
+ * kernel BTF.
  */
 #ifndef XRL_ENV_H
 #define XRL_ENV_H
 
 #include <stdbool.h>
 #include <stddef.h>
-
-/* libbpf's messages: warnings and debug output only when @verbose. */
-void xrl_libbpf_verbose(bool verbose);
 
 /*
  * Checks the effective capabilities: BPF work needs CAP_BPF (or

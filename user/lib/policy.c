@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,7 +220,8 @@ int xrl_cidr_parse(const char *text, struct xrl_lpm_key *key)
 	if (slash) {
 		errno = 0;
 		prefixlen = strtoul(slash + 1, &end, 10);
-		if (!slash[1] || *end || errno || slash[1] == '-' ||
+		/* Digits only: strtoul would take " 8", "+8" and "-0". */
+		if (!isdigit((unsigned char)slash[1]) || *end || errno ||
 		    prefixlen > (ipv4 ? 32u : 128u))
 			return -ERANGE;
 	}
@@ -239,7 +241,8 @@ void xrl_cidr_format(const struct xrl_lpm_key *key, char *buf, size_t len)
 {
 	char addr[INET6_ADDRSTRLEN];
 
-	if (key->prefixlen >= 96 &&
+	/* Not /96: "0.0.0.0/0" is every source, not every IPv4 one. */
+	if (key->prefixlen > 96 &&
 	    !memcmp(key->addr, v4_mapped_prefix, sizeof(v4_mapped_prefix))) {
 		inet_ntop(AF_INET, key->addr + 12, addr, sizeof(addr));
 		snprintf(buf, len, "%s/%u", addr, key->prefixlen - 96);

@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * End to end: the built xdp-ratelimit CLI attaches the program to a veth
+ * in a namespace; crafted frames from several sources cross the veth
+ * pair; an AF_PACKET socket on the receiving end counts what arrived per
+ * source, and that count is checked against the policy and against the
+ * program's own counters (`stats --json`).
+ *
+ * Time cannot be controlled here, so limits are slow (1 packet/s) and
+ * bursts are sent in well under a second: a limited source receives
+ * exactly its burst, plus at most rate * elapsed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include "topo.h"
+#include "wire.h"
+
+#define QUIET_MS 150
+#define OUT_MAX 65536
+
+static struct topo topo;
+static struct wire_rx rx;
+static char out[OUT_MAX], err[4096];
+
+static void setup(void)
+{
+	topo_create(&topo);
+	rx.fd = -1;
+}
+
+static void teardown(void)
+{
+	wire_rx_close(&rx);
+	topo_destroy(&topo);
+}
+
+TestSuite(e2e, .init = setup, .fini = teardown, .timeout = 120);
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Writes @yaml as this test's policy file; returns its path. */
+static const char *write_policy(const char *yaml)
+{
+	static char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/" TOPO_PREFIX "%d-policy.yaml",
+		 topo.pid);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(yaml, f);
+	fclose(f);
+	return path;
+}
+
+static void attach_with_policy(const char *yaml, const char *extra)
+{
+	int status = topo_cli(&topo, out, sizeof(out), err, sizeof(err),
+			      "attach %s --policy %s %s", topo.if_rx,
+			      write_policy(yaml), extra);
+
+	cr_assert_eq(status, 0, "attach failed: %s", err);
+}
+
+static json_t *cli_json(const char *command)
+{
+	json_error_t jerr;
+	json_t *json;
+	int status;
+
+	status = topo_cli(&topo, out, sizeof(out), err, sizeof(err), "%s --json",
+			  command);
+	cr_assert_eq(status, 0, "%s failed: %s", command, err);
+	json = json_loads(out, 0, &jerr);
+	cr_assert_not_null(json, "%s --json is not JSON: %s", command, jerr.text);
+	cr_assert(json_is_object(json), "%s --json is one object", command);
+	return json;
+}
+
+static uint64_t counter(json_t *stats, const char *verdict)
+{
+	json_t *packets = json_object_get(
+		json_object_get(json_object_get(stats, "counters"), verdict),
+		"packets");
+
+	cr_assert(json_is_integer(packets), "counters.%s.packets", verdict);
+	return json_integer_value(packets);
+}
+
+static uint64_t rule_counter(json_t *stats, const char *prefix,
+			     const char *outcome)
+{
+	json_t *rules = json_object_get(stats, "rules"), *rule;
+	size_t i;
+
+	json_array_foreach(rules, i, rule) {
+		if (strcmp(json_string_value(json_object_get(rule, "prefix")),
+			   prefix))
+			continue;
+		return json_integer_value(json_object_get(
+			json_object_get(rule, outcome), "packets"));
+	}
+	cr_assert_fail("no rule %s in stats --json", prefix);
+	return 0;
+}
+
+/* What a source limited to (@rate, @burst) may receive in @elapsed s. */
+static void assert_limited(const char *src, uint64_t got, uint64_t burst,
+			   double rate, double elapsed)
+{
+	uint64_t most = burst + (uint64_t)(rate * elapsed);
+
+	cr_assert(got >= burst && got <= most,
+		  "%s received %llu, expected %llu..%llu (%.3f s)", src,
+		  (unsigned long long)got, (unsigned long long)burst,
+		  (unsigned long long)most, elapsed);
+}
+
+static const char limited_policy[] =
+	"default:\n"
+	"  action: allow\n"
+	"rules:\n"
+	"  - name: limited\n"
+	"    cidr: 198.18.1.0/24\n"
+	"    action: limit\n"
+	"    pps: 1\n"
+	"    burst: 20\n";
+
+Test(e2e, each_limited_source_gets_its_burst_then_its_rate)
+{
+	static const char *const sources[] = {
+		"198.18.1.1", "198.18.1.2", "198.18.1.3",
+	};
+	uint64_t received = 0, got;
+	double start, elapsed;
+	json_t *stats, *status;
+	size_t i;
+
+	attach_with_policy(limited_policy, "");
+	wire_rx_open(&rx, &topo);
+	start = now_s();
+	for (i = 0; i < 3; i++)
+		wire_send(&topo, sources[i], 100);
+	wire_rx_drain(&rx, QUIET_MS);
+	elapsed = now_s() - start;
+
+	for (i = 0; i < 3; i++) {
+		got = wire_rx_count(&rx, sources[i]);
+		assert_limited(sources[i], got, 20, 1, elapsed);
+		received += got;
+	}
+	/* The program's counters tell the same story as the wire. */
+	stats = cli_json("stats");
+	cr_assert_eq(rule_counter(stats, "198.18.1.0/24", "passed"), received);
+	cr_assert_eq(rule_counter(stats, "198.18.1.0/24", "dropped"),
+		     300 - received);
+	cr_assert_eq(counter(stats, "pass"), received);
+	cr_assert_eq(counter(stats, "drop"), 300 - received);
+	json_decref(stats);
+	/* One bucket per /32 source. */
+	status = cli_json("status");
+	cr_assert_eq(json_integer_value(json_object_get(status,
+				"tracked_sources")), 3);
+	json_decref(status);
+}
+
+static const char mixed_policy[] =
+	"default:\n"
+	"  action: limit\n"
+	"  pps: 1\n"
+	"  burst: 5\n"
+	"rules:\n"
+	"  - name: trusted\n"
+	"    cidr: 198.18.2.1/32\n"
+	"    action: allow\n"
+	"  - name: banned\n"
+	"    cidr: 198.18.3.0/24\n"
+	"    action: deny\n";
+
+Test(e2e, an_allowed_source_is_never_limited_and_a_denied_one_gets_nothing)
+{
+	double start, elapsed;
+	json_t *stats;
+
+	attach_with_policy(mixed_policy, "");
+	wire_rx_open(&rx, &topo);
+	start = now_s();
+	wire_send(&topo, "198.18.2.1", 500);
+	wire_send(&topo, "198.18.3.7", 100);
+	wire_send(&topo, "198.18.4.1", 50);
+	wire_send(&topo, "fd00:9::1", 50);
+	wire_rx_drain(&rx, QUIET_MS);
+	elapsed = now_s() - start;
+
+	cr_assert_eq(wire_rx_count(&rx, "198.18.2.1"), 500);
+	cr_assert_eq(wire_rx_count(&rx, "198.18.3.7"), 0);
+	assert_limited("198.18.4.1", wire_rx_count(&rx, "198.18.4.1"), 5, 1,
+		       elapsed);
+	assert_limited("fd00:9::1", wire_rx_count(&rx, "fd00:9::1"), 5, 1,
+		       elapsed);
+
+	stats = cli_json("stats");
+	cr_assert_eq(rule_counter(stats, "198.18.2.1/32", "passed"), 500);
+	cr_assert_eq(rule_counter(stats, "198.18.2.1/32", "dropped"), 0);
+	cr_assert_eq(rule_counter(stats, "198.18.3.0/24", "dropped"), 100);
+	cr_assert_eq(rule_counter(stats, "198.18.3.0/24", "passed"), 0);
+	cr_assert_eq(counter(stats, "deny"), 100);
+	json_decref(stats);
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st);
+}
+
+Test(e2e, detach_restores_full_delivery_and_removes_the_pins)
+{
+	attach_with_policy(limited_policy, "--mode generic");
+	wire_rx_open(&rx, &topo);
+	wire_send(&topo, "198.18.1.9", 100);
+	wire_rx_drain(&rx, QUIET_MS);
+	cr_assert_lt(wire_rx_count(&rx, "198.18.1.9"), 100, "limited first");
+	wire_rx_close(&rx);
+
+	cr_assert_eq(topo_cli(&topo, out, sizeof(out), err, sizeof(err),
+			      "detach %s", topo.if_rx), 0, "detach: %s", err);
+	cr_assert_not(exists(topo.pin_dir), "the last detach removes the pins");
+	cr_assert_eq(topo_sh("ip -n %s link show %s | grep -q xdp", topo.ns_rx,
+			     topo.if_rx), 1, "no XDP program left");
+
+	wire_rx_open(&rx, &topo);
+	wire_send(&topo, "198.18.1.9", 100);
+	wire_send(&topo, "198.18.1.10", 100);
+	wire_rx_drain(&rx, QUIET_MS);
+	cr_assert_eq(wire_rx_count(&rx, "198.18.1.9"), 100);
+	cr_assert_eq(wire_rx_count(&rx, "198.18.1.10"), 100);
+}
+
+Test(e2e, status_names_the_interface_its_mode_program_and_pinned_maps)
+{
+	json_t *status, *iface, *program, *buckets;
+	char path[PATH_MAX + 32];
+
+	attach_with_policy(limited_policy, "--mode generic");
+	status = cli_json("status");
+	cr_assert_eq(json_array_size(json_object_get(status, "interfaces")), 1);
+	iface = json_array_get(json_object_get(status, "interfaces"), 0);
+	program = json_object_get(status, "program");
+	cr_assert_str_eq(json_string_value(json_object_get(iface, "name")),
+			 topo.if_rx);
+	cr_assert_str_eq(json_string_value(json_object_get(iface, "mode")),
+			 "generic");
+	cr_assert_eq(json_integer_value(json_object_get(iface, "prog_id")),
+		     json_integer_value(json_object_get(program, "id")));
+	cr_assert_str_eq(json_string_value(json_object_get(program, "name")),
+			 "xdp_ratelimit");
+	cr_assert_eq(json_integer_value(json_object_get(status, "rules")), 2);
+	buckets = json_object_get(json_object_get(status, "maps"),
+				  "xrl_buckets");
+	snprintf(path, sizeof(path), "%s/xrl_buckets", topo.pin_dir);
+	cr_assert_str_eq(json_string_value(json_object_get(buckets, "path")),
+			 path);
+	cr_assert(exists(path));
+	json_decref(status);
+
+	/* bpftool reads the pins with field names (BTF), the policy's too. */
+	cr_assert_eq(topo_sh("bpftool map dump pinned %s/xrl_rules | grep -q "
+			     "'\"prefixlen\": 120'", topo.pin_dir), 0,
+		     "xrl_rules dump names its fields");
+	cr_assert_eq(topo_sh("bpftool map dump pinned %s/xrl_stats | grep -q "
+			     "'\"packets\"'", topo.pin_dir), 0,
+		     "xrl_stats dump names its fields");
+}
+
+Test(e2e, refuses_to_replace_another_xdp_program_and_names_it)
+{
+	json_t *status;
+	char prog_id[32];
+
+	attach_with_policy(limited_policy, "");
+	status = cli_json("status");
+	snprintf(prog_id, sizeof(prog_id), "prog id %lld", json_integer_value(
+		json_object_get(json_object_get(status, "program"), "id")));
+	json_decref(status);
+
+	/* A second instance (its own pin dir) finds the first one there. */
+	cr_assert_eq(topo_cli(&topo, out, sizeof(out), err, sizeof(err),
+			      "attach %s --pin-dir %s-other", topo.if_rx,
+			      topo.pin_dir), 1);
+	cr_assert(strstr(err, "another XDP program is attached: xdp_ratelimit"),
+		  "stderr: %s", err);
+	cr_assert(strstr(err, prog_id), "names %s: %s", prog_id, err);
+	cr_assert_eq(strchr(err, '\n'), err + strlen(err) - 1, "one line");
+	{
+		char other[PATH_MAX + 8];
+
+		snprintf(other, sizeof(other), "%s-other", topo.pin_dir);
+		cr_assert_not(exists(other), "nothing left half-made");
+	}
+}
+
+/* Runs a CLI command expected to fail; checks the one-line message. */
+static void assert_fails(const char *expected, const char *fmt, const char *arg)
+{
+	char args[1024];
+
+	snprintf(args, sizeof(args), fmt, arg);
+	cr_assert_eq(topo_cli(&topo, out, sizeof(out), err, sizeof(err), "%s",
+			      args), 1, "'%s' must fail", args);
+	cr_assert(strstr(err, expected), "'%s': stderr '%s' lacks '%s'", args,
+		  err, expected);
+	cr_assert_eq(strchr(err, '\n'), err + strlen(err) - 1,
+		     "'%s': one line: %s", args, err);
+	cr_assert_not(exists(topo.pin_dir), "'%s' left pins", args);
+}
+
+Test(e2e, bad_requests_fail_with_one_clear_line_and_change_nothing)
+{
+	const char *bad_policy;
+
+	assert_fails("nosuch0: no such interface", "attach %s", "nosuch0");
+	assert_fails("--mode turbo: not one of", "attach %s --mode turbo",
+		     topo.if_rx);
+	assert_fails("not on a bpf filesystem", "attach %s --pin-dir /tmp",
+		     topo.if_rx);
+	assert_fails("/tmp/xrlt-no-such.yaml", "attach %s --policy "
+		     "/tmp/xrlt-no-such.yaml", topo.if_rx);
+	bad_policy = write_policy("default:\n  action: limit\n  pps: fast\n"
+				  "  burst: 10\n");
+	{
+		char args[512], expected[128];
+
+		snprintf(args, sizeof(args), "attach %s --policy %%s", topo.if_rx);
+		snprintf(expected, sizeof(expected), "%s:3:", bad_policy);
+		assert_fails(expected, args, bad_policy);
+	}
+	assert_fails("is not attached", "detach %s", topo.if_rx);
+	assert_fails("is not loaded", "status%s", "");
+
+	topo.cli_prefix = "setpriv --reuid=65534 --regid=65534 --clear-groups "
+			  "--inh-caps=-all --bounding-set=-all";
+	assert_fails("permission denied: run as root", "attach %s", topo.if_rx);
+	topo.cli_prefix = "";
+}

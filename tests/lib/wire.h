@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * wire.h - real frames over the topology's veth pair: a bounded AF_PACKET
+ * sender on the sending end, and an AF_PACKET counter on the receiving
+ * end that tells what arrived per source address, independently of the
+ * XDP program's own counters.
+ */
+#ifndef XRL_TEST_WIRE_H
+#define XRL_TEST_WIRE_H
+
+#include <stdint.h>
+#include "topo.h"
+
+#define WIRE_MAX_SOURCES 32
+#define WIRE_MAX_BURST 10000
+
+struct wire_rx {
+	int fd;
+	size_t n_sources;
+	struct {
+		uint8_t addr[16];	/* IPv4-mapped for IPv4 */
+		uint64_t packets;
+	} sources[WIRE_MAX_SOURCES];
+};
+
+/* Opens the counter on the receiving veth (before sending). */
+void wire_rx_open(struct wire_rx *rx, const struct topo *t);
+
+/* Reads everything that arrives until the link has been quiet for
+ * @quiet_ms; returns the number of frames counted. */
+uint64_t wire_rx_drain(struct wire_rx *rx, int quiet_ms);
+
+/* Frames counted from @src ("198.18.1.1" or "fd00::1"). */
+uint64_t wire_rx_count(const struct wire_rx *rx, const char *src);
+
+void wire_rx_close(struct wire_rx *rx);
+
+/*
+ * Sends @count 64-byte UDP frames from @src (any address; the frames are
+ * crafted) to the receiving veth's MAC. Returns the seconds the sending
+ * took (for a rate's allowance); criterion fails when a send fails.
+ */
+double wire_send(const struct topo *t, const char *src, int count);
+
+#endif
