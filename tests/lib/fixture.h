@@ -38,9 +38,10 @@ uint64_t fixture_run_many(struct xrl_datapath *dp, const struct packet *pkt,
 int fixture_offer(struct xrl_datapath *dp, const struct packet *pkt,
 		  uint32_t repeat);
 
-/* Judges the first @len bytes of @data, even fewer than an Ethernet
- * header (BPF_PROG_TEST_RUN wants 14: the rest is passed as metadata). */
-int fixture_run_bytes(struct xrl_datapath *dp, const void *data, size_t len);
+/* Judges the first @len bytes of @pkt as a whole frame, even fewer than
+ * an Ethernet header. */
+int fixture_run_prefix(struct xrl_datapath *dp, const struct packet *pkt,
+		       size_t len);
 
 /* Global counter of one verdict. */
 uint64_t fixture_count(struct xrl_datapath *dp, enum xrl_verdict verdict);
