@@ -352,6 +352,9 @@ ssize_t raw_read_line(int fd, char *buf, size_t len, int timeout_ms)
 		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
 			return -1;
 		got = recv(fd, buf + used, 1, 0);
+		/* A peer that closes with our bytes unread resets. */
+		if (got < 0 && errno == ECONNRESET)
+			got = 0;
 		if (got < 0)
 			return -1;
 		if (got == 0)

@@ -71,7 +71,7 @@ bool log_contains(struct daemon_env *env, const char *text);
 /* Connects to the daemon's socket; returns the fd. */
 int raw_connect(struct daemon_env *env);
 /* Reads one line (up to @len - 1 bytes) with a timeout; returns its length,
- * 0 at end of stream, -1 on timeout or error. */
+ * 0 at end of stream (or reset), -1 on timeout or error. */
 ssize_t raw_read_line(int fd, char *buf, size_t len, int timeout_ms);
 
 #endif
