@@ -356,3 +356,64 @@ Test(e2e, bad_requests_fail_with_one_clear_line_and_change_nothing)
 	assert_fails("permission denied: run as root", "attach %s", topo.if_rx);
 	topo.cli_prefix = "";
 }
+
+Test(e2e, a_second_interface_shares_the_maps_and_the_last_detach_removes_pins)
+{
+	char buckets[PATH_MAX + 32];
+	json_t *status;
+
+	attach_with_policy(limited_policy, "");
+	topo.cli_ns = topo.ns_tx;
+	cr_assert_eq(topo_cli(&topo, out, sizeof(out), err, sizeof(err),
+			      "attach %s", topo.if_tx), 0, "%s", err);
+	cr_assert(strstr(out, "sharing the maps in"), "%s", out);
+	topo.cli_ns = NULL;
+
+	status = cli_json("status");
+	cr_assert_eq(json_array_size(json_object_get(status, "interfaces")), 2);
+	cr_assert_eq(json_integer_value(json_object_get(status, "rules")), 2,
+		     "one policy for both");
+	json_decref(status);
+
+	snprintf(buckets, sizeof(buckets), "%s/xrl_buckets", topo.pin_dir);
+	cr_assert_eq(topo_cli(&topo, out, sizeof(out), err, sizeof(err),
+			      "detach %s", topo.if_rx), 0, "%s", err);
+	cr_assert(exists(buckets), "pins stay while an interface uses them");
+	topo.cli_ns = topo.ns_tx;
+	cr_assert_eq(topo_cli(&topo, out, sizeof(out), err, sizeof(err),
+			      "detach %s", topo.if_tx), 0, "%s", err);
+	topo.cli_ns = NULL;
+	cr_assert_not(exists(topo.pin_dir), "the last detach removes the pins");
+}
+
+static const char deny_policy[] =
+	"default:\n"
+	"  action: allow\n"
+	"rules:\n"
+	"  - name: limited\n"
+	"    cidr: 198.18.1.0/24\n"
+	"    action: deny\n";
+
+Test(e2e, attaching_again_applies_a_new_policy_file)
+{
+	json_t *stats;
+
+	attach_with_policy(limited_policy, "");
+	wire_rx_open(&rx, &topo);
+	wire_send(&topo, "198.18.1.1", 50);
+	wire_rx_drain(&rx, QUIET_MS);
+	cr_assert_lt(wire_rx_count(&rx, "198.18.1.1"), 50, "limited first");
+	wire_rx_close(&rx);
+
+	attach_with_policy(deny_policy, "");
+	cr_assert(strstr(out, "already attached; policy applied"), "%s", out);
+	wire_rx_open(&rx, &topo);
+	wire_send(&topo, "198.18.1.1", 50);
+	wire_send(&topo, "198.18.2.1", 50);
+	wire_rx_drain(&rx, QUIET_MS);
+	cr_assert_eq(wire_rx_count(&rx, "198.18.1.1"), 0, "now denied");
+	cr_assert_eq(wire_rx_count(&rx, "198.18.2.1"), 50, "others allowed");
+	stats = cli_json("stats");
+	cr_assert_eq(counter(stats, "deny"), 50);
+	json_decref(stats);
+}

@@ -244,7 +244,8 @@ int topo_cli(const struct topo *t, char *out, size_t out_len, char *err,
 	snprintf(err_path, sizeof(err_path), "/tmp/" TOPO_PREFIX "%d-cli.err",
 		 getpid());
 	status = topo_sh("nsenter --net=" NETNS_DIR "/%s %s %s --pin-dir %s %s "
-			 ">%s 2>%s", t->ns_rx, t->cli_prefix, cli, t->pin_dir,
+			 ">%s 2>%s", t->cli_ns ? t->cli_ns : t->ns_rx,
+			 t->cli_prefix, cli, t->pin_dir,
 			 args, out_path, err_path);
 	read_file(out_path, out, out_len);
 	read_file(err_path, err, err_len);

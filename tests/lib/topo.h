@@ -24,6 +24,7 @@ struct topo {
 	int tx_ifindex, rx_ifindex;	/* each in its namespace */
 	uint8_t tx_mac[6], rx_mac[6];
 	const char *cli_prefix;	/* run the CLI under this ("" unless set) */
+	const char *cli_ns;	/* and in this namespace (NULL: ns_rx) */
 };
 
 /*
@@ -43,7 +44,8 @@ void topo_destroy(struct topo *t);
 int topo_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
- * Runs the built xdp-ratelimit in the receiving namespace with the
+ * Runs the built xdp-ratelimit in the receiving namespace (or t->cli_ns)
+ * with the
  * topology's pin directory and @args; stdout into @out (NUL-terminated,
  * may be NULL), stderr into @err. Returns the exit status.
  */

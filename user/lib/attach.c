@@ -173,6 +173,18 @@ static int refuse_if_taken(const struct xrl_datapath *dp, int ifindex,
 	return -EEXIST;
 }
 
+int xrl_attach_check(const struct xrl_datapath *dp, const char *ifname,
+		     char *err, size_t len)
+{
+	int ifindex = xrl_ifindex(ifname);
+
+	if (ifindex < 0) {
+		snprintf(err, len, "%s: no such interface", ifname);
+		return ifindex;
+	}
+	return refuse_if_taken(dp, ifindex, ifname, err, len);
+}
+
 int xrl_attach(const struct xrl_datapath *dp, const char *ifname,
 	       enum xrl_xdp_mode mode, struct xrl_attach_result *result,
 	       char *err, size_t len)

@@ -45,6 +45,14 @@ struct xrl_attach_result {
 };
 
 /*
+ * Whether @ifname can take the data path's program: 0 when it has no XDP
+ * program, -EALREADY when it has ours, -EEXIST (@err naming the program)
+ * when it has another, -ENODEV when there is no such interface.
+ */
+int xrl_attach_check(const struct xrl_datapath *dp, const char *ifname,
+		     char *err, size_t len);
+
+/*
  * Attaches the data path's program to @ifname in @mode and pins the link
  * in dp->pin_dir. Refuses (-EEXIST, @err naming it) when another XDP
  * program is attached; -EALREADY when ours already is.

@@ -78,12 +78,6 @@ static void undo_fresh_load(struct xrl_datapath *dp)
 		xrl_datapath_unpin(dp);
 }
 
-static int apply_policy_file(struct xrl_datapath *dp, struct xrl_config *config,
-			     char *err, size_t len)
-{
-	return xrl_policy_apply(dp, &config->policy, err, len);
-}
-
 static void report_attach(const struct attach_args *args,
 			  const struct xrl_attach_result *result,
 			  const struct xrl_datapath *dp, bool loaded)
@@ -103,7 +97,7 @@ static int attach_with(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 	struct xrl_attach_result result = {};
 	struct xrl_pin_dir dir;
 	struct xrl_datapath dp;
-	bool loaded;
+	bool loaded, already;
 	char err[512];
 	int ret;
 
@@ -114,16 +108,28 @@ static int attach_with(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 					 sizeof(err));
 	if (ret)
 		goto unlock;
+	/* Refuse before the policy changes: the maps may be shared. */
+	ret = xrl_attach_check(&dp, args->ifname, err, sizeof(err));
+	if (ret && ret != -EALREADY)
+		goto undo;
+	already = ret == -EALREADY;
 	if (config) {
-		ret = apply_policy_file(&dp, config, err, sizeof(err));
+		ret = xrl_policy_apply(&dp, &config->policy, err, sizeof(err));
 		if (ret)
 			goto undo;
+	}
+	if (already) {
+		/* Attaching again is how a new policy file is applied. */
+		printf("%s: already attached%s\n", args->ifname,
+		       config ? "; policy applied" : "");
+		goto done;
 	}
 	ret = xrl_attach(&dp, args->ifname, args->mode, &result, err,
 			 sizeof(err));
 	if (ret)
 		goto undo;
 	report_attach(args, &result, &dp, loaded);
+done:
 	xrl_datapath_close(&dp);
 	xrl_pin_dir_close(&dir);
 	return EXIT_SUCCESS;

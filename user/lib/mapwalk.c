@@ -1,9 +1,21 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include "mapwalk.h"
+
+/* Visits allowed in one walk: every entry, and as many restarts again. */
+static size_t walk_limit(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || !info.max_entries)
+		return SIZE_MAX;
+	return 2 * (size_t)info.max_entries;
+}
 
 int xrl_map_walk(int fd, size_t key_size, size_t value_size,
 		 int (*fn)(const void *key, const void *value, void *ctx),
@@ -11,6 +23,7 @@ int xrl_map_walk(int fd, size_t key_size, size_t value_size,
 {
 	void *key, *next, *value = NULL;
 	void *prev = NULL;
+	size_t visited = 0, limit;
 	int ret = 0;
 
 	key = calloc(2, key_size);
@@ -21,7 +34,14 @@ int xrl_map_walk(int fd, size_t key_size, size_t value_size,
 		ret = -ENOMEM;
 		goto free_key;
 	}
+	limit = walk_limit(fd);
 	while (!bpf_map_get_next_key(fd, prev, next)) {
+		/* A key deleted under the walk makes the kernel start over:
+		 * under heavy churn, stop rather than loop for ever. */
+		if (visited++ == limit) {
+			ret = -EAGAIN;
+			goto free_value;
+		}
 		memcpy(key, next, key_size);
 		prev = key;
 		if (value && bpf_map_lookup_elem(fd, key, value)) {

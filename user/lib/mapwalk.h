@@ -11,7 +11,9 @@
 /*
  * Calls @fn(key, value, ctx) for each entry of map @fd. With
  * @value_size 0 no value is read (value is NULL): counting is one syscall
- * per key. Entries removed during the walk (LRU evictions) are skipped.
+ * per key. Entries removed during the walk (LRU evictions) are skipped;
+ * as the kernel restarts a walk whose current key was removed, a walk
+ * that visits more than twice the map's size returns -EAGAIN.
  * Stops at and returns @fn's first non-zero return; else 0 or -errno.
  */
 int xrl_map_walk(int fd, size_t key_size, size_t value_size,

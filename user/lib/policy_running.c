@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "datapath.h"
+#include "mapwalk.h"
 #include "policy.h"
 
 int xrl_policy_copy(struct xrl_policy *dst, const struct xrl_policy *src)
@@ -157,31 +158,17 @@ free_all:
 
 /* Calls @fn for each entry of the rules map in force until it fails. */
 static int walk_rules_map(const struct xrl_datapath *dp,
-			  int (*fn)(const struct xrl_lpm_key *key,
-				    const struct xrl_rule *value, void *ctx),
+			  int (*fn)(const void *key, const void *value,
+				    void *ctx),
 			  void *ctx)
 {
-	struct xrl_lpm_key key, next_key;
-	struct xrl_rule value;
-	void *prev = NULL;
-	int fd, ret = 0;
+	int fd, ret;
 
 	fd = xrl_datapath_rules_fd(dp);
 	if (fd < 0)
 		return fd;
-	while (!bpf_map_get_next_key(fd, prev, &next_key)) {
-		key = next_key;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &value)) {
-			ret = -errno;
-			break;
-		}
-		ret = fn(&key, &value, ctx);
-		if (ret)
-			break;
-	}
-	if (!ret && errno != ENOENT)
-		ret = -errno;
+	ret = xrl_map_walk(fd, sizeof(struct xrl_lpm_key),
+			   sizeof(struct xrl_rule), fn, ctx);
 	close(fd);
 	return ret;
 }
@@ -196,9 +183,11 @@ static int read_settings(const struct xrl_datapath *dp,
 	return 0;
 }
 
-static int add_read_rule(const struct xrl_lpm_key *key,
-			 const struct xrl_rule *value, void *ctx)
+static int add_read_rule(const void *key_ptr, const void *value_ptr,
+			 void *ctx)
 {
+	const struct xrl_lpm_key *key = key_ptr;
+	const struct xrl_rule *value = value_ptr;
 	struct xrl_policy *policy = ctx;
 	struct xrl_rule_spec rule = {
 		.prefix = *key,
@@ -246,8 +235,7 @@ struct match_ctx {
 	size_t n_seen;
 };
 
-static int match_rule(const struct xrl_lpm_key *key,
-		      const struct xrl_rule *value, void *ctx)
+static int match_rule(const void *key, const void *value, void *ctx)
 {
 	struct match_ctx *match = ctx;
 	const struct xrl_rule_spec *rule;

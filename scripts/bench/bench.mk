@@ -1,0 +1,49 @@
+# Build rules of the benchmarks (make -f scripts/bench/bench.mk, from the
+# top directory, after the main `make all`). The limiter itself comes from
+# the main build: its skeleton and build/libxrl.a.
+
+BUILD     ?= build
+BENCH     := $(BUILD)/bench
+CLANG     ?= clang
+CC        ?= gcc
+BPFTOOL   ?= bpftool
+ARCH_INC  := /usr/include/$(shell uname -m)-linux-gnu
+
+CFLAGS    ?= -O2 -g -Wall -Wextra -Wno-unused-parameter -Werror=implicit-function-declaration
+CPPFLAGS  += -Iinclude -Iuser/lib -I$(BUILD) -I$(BENCH) -Iscripts/bench -Itests/lib \
+	     -MMD -MP -D_GNU_SOURCE
+BPF_CFLAGS := -target bpf -O2 -g -mcpu=v3 -Wall -Iinclude -Iscripts/bench -I$(ARCH_INC)
+LDLIBS    += -lbpf -lelf -lz -lyaml -ljansson -lpthread -lm
+
+BENCH_BPF  := $(wildcard scripts/bench/*.bpf.c)
+BENCH_SKELS := $(patsubst scripts/bench/%.bpf.c,$(BENCH)/%.skel.h,$(BENCH_BPF))
+BENCH_SRCS := $(filter-out %.bpf.c,$(wildcard scripts/bench/*.c)) tests/lib/packet.c
+BENCH_OBJS := $(patsubst %.c,$(BENCH)/obj/%.o,$(notdir $(BENCH_SRCS)))
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+$(BENCH)/xrl-bench: $(BENCH_OBJS) $(BUILD)/libxrl.a scripts/bench/bench.mk
+	@printf '  %-8s %s\n' LINK $@
+	@$(CC) $(CFLAGS) $(BENCH_OBJS) $(BUILD)/libxrl.a $(LDLIBS) -o $@
+
+$(BENCH)/%.bpf.o: scripts/bench/%.bpf.c scripts/bench/bench.mk | $(BENCH)
+	@printf '  %-8s %s\n' BPF $@
+	@$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BENCH)/%.skel.h: $(BENCH)/%.bpf.o
+	@printf '  %-8s %s\n' GEN-SKEL $@
+	@$(BPFTOOL) gen skeleton $< > $@
+
+$(BENCH)/obj/%.o: scripts/bench/%.c $(BENCH_SKELS) scripts/bench/bench.mk | $(BENCH)/obj
+	@printf '  %-8s %s\n' CC $@
+	@$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BENCH)/obj/packet.o: tests/lib/packet.c scripts/bench/bench.mk | $(BENCH)/obj
+	@printf '  %-8s %s\n' CC $@
+	@$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BENCH) $(BENCH)/obj:
+	@mkdir -p $@
+
+-include $(wildcard $(BENCH)/*.d $(BENCH)/obj/*.d)

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include "common.h"
+
+uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
+
+uint64_t bench_thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double bench_median(double *values, int n)
+{
+	qsort(values, n, sizeof(*values), compare_doubles);
+	if (n % 2)
+		return values[n / 2];
+	return (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+int bench_test_run(int prog_fd, const void *data, size_t len, __u32 repeat,
+		   double *ns, __u32 *retval)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts,
+		.data_in = data,
+		.data_size_in = len,
+		.repeat = repeat,
+	);
+
+	if (bpf_prog_test_run_opts(prog_fd, &opts))
+		return -errno;
+	/*
+	 * The kernel reports whole ns per repeat, rounded down; +0.5 centres
+	 * the estimate so that ratios of small figures are not biased.
+	 */
+	if (ns)
+		*ns = opts.duration + 0.5;
+	if (retval)
+		*retval = opts.retval;
+	return 0;
+}
+
+int bench_pin_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
+
+void bench_row(const char *bench, const char *name, const char *value,
+	       const char *ratio, const char *target, const char *result)
+{
+	printf("| %s | %s | %s | %s | %s | %s |\n", bench, name, value, ratio,
+	       target, result);
+	fflush(stdout);
+}
+
+const char *bench_verdict(double value, double limit)
+{
+	return value <= limit ? "met" : "**MISSED**";
+}
+
+void bench_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("bench: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}

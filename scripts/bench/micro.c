@@ -1,0 +1,537 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * micro.c - microbenchmarks through BPF_PROG_TEST_RUN: the limiter
+ * against a reference program (ref.bpf.c) over the same traffic, both
+ * driven by the same wrapper (wrap.bpf.c), measured side by side in
+ * alternation and reported as medians and ratios.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "bench.h"
+#include "common.h"
+#include "datapath.h"
+#include "micro.h"
+#include "packet.h"
+#include "policy.h"
+#include "ref.skel.h"
+#include "rules.h"
+#include "verdict.skel.h"
+#include "wrap.skel.h"
+
+#define ROTATING_SOURCES	1000000
+#define MAX_RUNS		15
+#define MAX_SIDES		12
+#define MAX_VARIANTS		(MAX_SIDES - 1)
+
+enum traffic {
+	TRAFFIC_HOT,
+	TRAFFIC_ROTATE,
+	TRAFFIC_NEW,
+	TRAFFICS,
+};
+
+struct traffic_spec {
+	const char *name;
+	const char *src;	/* the frame's source before the wrapper */
+	__u32 n_sources;	/* wrap.bpf.c: 0 means never repeat */
+	__u32 repeat;		/* packets per run */
+};
+
+static const struct traffic_spec traffics[TRAFFICS] = {
+	[TRAFFIC_HOT] = { "one hot source", "198.18.0.1", 1, 2000000 },
+	[TRAFFIC_ROTATE] = { "1,000,000 rotating sources", "fd00::1",
+			     ROTATING_SOURCES, ROTATING_SOURCES },
+	[TRAFFIC_NEW] = { "always-new sources, table full", "fd00::1", 0,
+			  300000 },
+};
+
+static const char *const traffic_keys[TRAFFICS] = { "hot", "rotate", "new" };
+
+struct micro {
+	struct ref_bpf *ref;
+	struct ref_bpf *ref_coarse;
+	struct verdict_bpf *verdict;
+	struct wrap_bpf *wrap[TRAFFICS];
+	struct packet frame[TRAFFICS];
+	struct xrl_datapath dp;		/* the limiter, production clock */
+	struct xrl_datapath dp_clockless;	/* test clock: no clock read */
+	int runs;
+	__u32 repeat_div;		/* --quick: fewer packets per run */
+	/* --variant FILE...: limiters built with a step removed */
+	const char *variant_path[MAX_VARIANTS];
+	struct bpf_object *variant[MAX_VARIANTS];
+	struct xrl_datapath variant_dp[MAX_VARIANTS];
+	int n_variants;
+	const char *only;		/* --only: hot, rotate or new */
+	size_t rules;			/* --rules: only this many */
+};
+
+struct side {
+	int prog_fd;
+	double ns;
+};
+
+static struct ref_bpf *load_ref(bool coarse, __u32 entries)
+{
+	struct ref_bpf *skel = ref_bpf__open();
+
+	if (!skel)
+		return NULL;
+	skel->rodata->use_coarse_clock = coarse;
+	skel->rodata->interval_ns = NS_PER_S / BENCH_PPS;
+	skel->rodata->tolerance_ns = BENCH_BURST * (NS_PER_S / BENCH_PPS);
+	if (bpf_map__set_max_entries(skel->maps.ref_buckets, entries) ||
+	    ref_bpf__load(skel)) {
+		ref_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+static int load_wrappers(struct micro *m)
+{
+	int t;
+
+	for (t = 0; t < TRAFFICS; t++) {
+		m->wrap[t] = wrap_bpf__open();
+		if (!m->wrap[t])
+			return -errno;
+		m->wrap[t]->rodata->n_sources = traffics[t].n_sources;
+		if (wrap_bpf__load(m->wrap[t]))
+			return -errno;
+		if (packet_from(&m->frame[t], traffics[t].src))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* Runs @prog_fd under the wrapper of traffic @t, @repeat packets. */
+static int run_wrapped(struct micro *m, enum traffic t, int prog_fd,
+		       __u32 repeat, double *ns)
+{
+	struct wrap_bpf *wrap = m->wrap[t];
+	__u32 zero = 0, retval;
+	int ret;
+
+	if (bpf_map_update_elem(bpf_map__fd(wrap->maps.bench_target), &zero,
+				&prog_fd, 0))
+		return -errno;
+	ret = bench_test_run(bpf_program__fd(wrap->progs.bench_wrap),
+			     m->frame[t].data, m->frame[t].len, repeat, ns,
+			     &retval);
+	if (!ret && retval == XDP_ABORTED)
+		ret = -ENOEXEC;	/* the tail call did not happen */
+	return ret;
+}
+
+static __u32 repeat_of(const struct micro *m, enum traffic t)
+{
+	return traffics[t].repeat / m->repeat_div;
+}
+
+/*
+ * Measures @n programs over traffic @t, alternating between them run
+ * after run so that drift of the machine hits each alike; stores each
+ * one's median.
+ */
+static int side_by_side(struct micro *m, enum traffic t, struct side *sides,
+			int n)
+{
+	double samples[MAX_SIDES][MAX_RUNS];
+	int run, i, ret;
+
+	for (run = 0; run < m->runs; run++) {
+		for (i = 0; i < n; i++) {
+			ret = run_wrapped(m, t, sides[i].prog_fd,
+					  repeat_of(m, t), &samples[i][run]);
+			if (ret)
+				return ret;
+		}
+	}
+	for (i = 0; i < n; i++)
+		sides[i].ns = bench_median(samples[i], m->runs);
+	return 0;
+}
+
+static void row_ns(const char *name, double ns, double ref_ns,
+		   const char *target, double limit)
+{
+	char value[32], ratio[32];
+
+	snprintf(value, sizeof(value), "%.1f ns", ns);
+	snprintf(ratio, sizeof(ratio), "%.2f", ns / ref_ns);
+	bench_row("micro, ns/packet", name, value, ratio, target,
+		  limit > 0 ? bench_verdict(ns / ref_ns, limit) : "");
+}
+
+static int measure_floor(struct micro *m)
+{
+	struct side sides[] = {
+		{ .prog_fd = bpf_program__fd(m->ref->progs.bench_ref) },
+		{ .prog_fd = bpf_program__fd(m->verdict->progs.bench_drop) },
+	};
+	int ret = side_by_side(m, TRAFFIC_HOT, sides, 2);
+
+	if (!ret)
+		row_ns("wrapper + XDP_DROP (floor paid by every row)",
+		       sides[1].ns, sides[0].ns, "", 0);
+	return ret;
+}
+
+/* Brings the tables to the state a case measures: every rotating source
+ * in the table, or the table full before the always-new sources. */
+static int warm(struct micro *m, enum traffic t, int prog_fd)
+{
+	__u32 count = t == TRAFFIC_NEW ? XRL_DEFAULT_SOURCES / 8 :
+					 ROTATING_SOURCES;
+
+	return t == TRAFFIC_HOT ? 0 : run_wrapped(m, t, prog_fd, count, NULL);
+}
+
+static int measure_rules(struct micro *m, size_t n_rules)
+{
+	static const char *const targets[TRAFFICS] = { "<= 1.3", "<= 1.3", "" };
+	static const double limits[TRAFFICS] = { 1.3, 1.3, 0 };
+	struct side sides[2] = {
+		{ .prog_fd = bpf_program__fd(m->ref->progs.bench_ref) },
+		{ .prog_fd = m->dp.prog_fd },
+	};
+	char name[128];
+	int t, ret;
+
+	ret = bench_apply_rules(&m->dp, n_rules);
+	for (t = 0; !ret && t < TRAFFICS; t++) {
+		if (m->only && strcmp(m->only, traffic_keys[t]))
+			continue;
+		bench_log("micro: %zu rules, %s", n_rules, traffics[t].name);
+		ret = warm(m, t, sides[0].prog_fd);
+		if (!ret)
+			ret = warm(m, t, sides[1].prog_fd);
+		if (!ret)
+			ret = side_by_side(m, t, sides, 2);
+		if (ret)
+			break;
+		snprintf(name, sizeof(name), "reference, %s", traffics[t].name);
+		row_ns(name, sides[0].ns, sides[0].ns, "", 0);
+		snprintf(name, sizeof(name), "limiter, %zu rule%s, %s", n_rules,
+			 n_rules > 1 ? "s" : "", traffics[t].name);
+		row_ns(name, sides[1].ns, sides[0].ns, targets[t], limits[t]);
+	}
+	return ret;
+}
+
+/* Kernel memory of a map, as the kernel accounts it (fdinfo memlock). */
+static int map_memlock(int fd, unsigned long long *memlock,
+		       unsigned long long *max_entries)
+{
+	char path[64], line[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	*memlock = *max_entries = 0;
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "memlock: %llu", memlock);
+		sscanf(line, "max_entries: %llu", max_entries);
+	}
+	fclose(f);
+	return *memlock && *max_entries ? 0 : -ENODATA;
+}
+
+/*
+ * Bytes per tracked source of the bucket map, filled with the rotating
+ * sources by the benchmarks before it. An LRU hash allocates all its
+ * entries when created, so this is also what a full table costs.
+ */
+static int measure_memory(struct micro *m)
+{
+	unsigned long long memlock, entries, ref_memlock, ref_entries;
+	char name[128], value[96], ratio[32];
+	int ret;
+
+	ret = map_memlock(m->dp.buckets_fd, &memlock, &entries);
+	if (!ret)
+		ret = map_memlock(bpf_map__fd(m->ref->maps.ref_buckets),
+				  &ref_memlock, &ref_entries);
+	if (ret)
+		return ret;
+	snprintf(name, sizeof(name), "reference map (LRU hash, %llu entries)",
+		 ref_entries);
+	snprintf(value, sizeof(value), "%.0f bytes/source (%.1f MiB)",
+		 (double)ref_memlock / ref_entries, ref_memlock / 1048576.0);
+	bench_row("memory", name, value, "1.00", "", "");
+	snprintf(name, sizeof(name), "limiter %s (LRU hash, %llu entries)",
+		 XRL_MAP_BUCKETS, entries);
+	snprintf(value, sizeof(value), "%.0f bytes/source (%.1f MiB)",
+		 (double)memlock / entries, memlock / 1048576.0);
+	snprintf(ratio, sizeof(ratio), "%.2f",
+		 ((double)memlock / entries) / ((double)ref_memlock / ref_entries));
+	bench_row("memory", name, value, ratio, "", "");
+	return 0;
+}
+
+/* The clock's share: each program with the precise clock, the coarse
+ * clock, and (the limiter) no clock read at all. */
+static int measure_clocks(struct micro *m)
+{
+	struct side sides[] = {
+		{ .prog_fd = bpf_program__fd(m->ref->progs.bench_ref) },
+		{ .prog_fd = bpf_program__fd(m->ref_coarse->progs.bench_ref) },
+		{ .prog_fd = m->dp.prog_fd },
+		{ .prog_fd = m->dp_clockless.prog_fd },
+	};
+	int ret;
+
+	ret = bench_apply_rules(&m->dp, 1);
+	if (!ret)
+		ret = bench_apply_rules(&m->dp_clockless, 1);
+	if (!ret)
+		ret = side_by_side(m, TRAFFIC_HOT, sides, 4);
+	if (ret)
+		return ret;
+	row_ns("reference, one hot source, bpf_ktime_get_ns", sides[0].ns,
+	       sides[0].ns, "", 0);
+	row_ns("reference, one hot source, bpf_ktime_get_coarse_ns",
+	       sides[1].ns, sides[0].ns, "", 0);
+	row_ns("limiter, 1 rule, one hot source, bpf_ktime_get_ns",
+	       sides[2].ns, sides[0].ns, "", 0);
+	row_ns("limiter, 1 rule, one hot source, no clock read (test clock)",
+	       sides[3].ns, sides[0].ns, "", 0);
+	return 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: xrl-bench micro [--runs N] [--quick] "
+		"[--only hot|rotate|new] [--rules N] [--variant FILE]...\n");
+}
+
+static int parse_args(struct micro *m, int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "runs", required_argument, NULL, 'r' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "variant", required_argument, NULL, 'o' },
+		{ "only", required_argument, NULL, 't' },
+		{ "rules", required_argument, NULL, 'n' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt;
+
+	m->runs = 7;
+	m->repeat_div = 1;
+	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		switch (opt) {
+		case 'r':
+			m->runs = atoi(optarg);
+			if (m->runs < 1 || m->runs > MAX_RUNS) {
+				fprintf(stderr, "--runs: %s is not 1..%d\n",
+					optarg, MAX_RUNS);
+				return -EINVAL;
+			}
+			break;
+		case 'q':
+			m->runs = 3;
+			m->repeat_div = 10;
+			break;
+		case 'o':
+			if (m->n_variants == MAX_VARIANTS) {
+				fprintf(stderr, "--variant: at most %d\n",
+					MAX_VARIANTS);
+				return -EINVAL;
+			}
+			m->variant_path[m->n_variants++] = optarg;
+			break;
+		case 't':
+			m->only = optarg;
+			break;
+		case 'n':
+			m->rules = strtoul(optarg, NULL, 10);
+			if (m->rules < 1 || m->rules > XRL_MAX_RULES) {
+				fprintf(stderr, "--rules: %s is not 1..%d\n",
+					optarg, XRL_MAX_RULES);
+				return -EINVAL;
+			}
+			break;
+		default:
+			usage();
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* The variant without LPM lookup reads its rule from a one-slot array:
+ * the default rule of every benchmark policy. */
+static int fill_elim_rule(struct bpf_object *obj)
+{
+	int fd = bpf_object__find_map_fd_by_name(obj, "xrl_elim_rule");
+	struct xrl_rule_spec spec = {
+		.action = XRL_ACTION_LIMIT,
+		.pps = BENCH_PPS,
+		.burst = BENCH_BURST,
+	};
+	struct xrl_rule rule;
+	__u32 zero = 0;
+	int ret;
+
+	if (fd < 0)
+		return 0;
+	ret = xrl_rule_compile(&spec, &rule);
+	if (!ret && bpf_map_update_elem(fd, &zero, &rule, 0))
+		ret = -errno;
+	return ret;
+}
+
+/*
+ * Loads a variant of the limiter from an object file built from a copy of
+ * bpf/ with one step removed (scripts/bench/eliminate), so that each
+ * step's cost is measured the same way as the whole. The variant keeps
+ * the maps of the real program, so the library applies policies to it.
+ */
+static int load_variant(const char *path, struct bpf_object **objp,
+			struct xrl_datapath *dp)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	struct bpf_object *obj;
+	int ret;
+
+	obj = bpf_object__open_file(path, NULL);
+	if (!obj)
+		return -errno;
+	ret = bpf_object__load(obj);
+	if (ret) {
+		bpf_object__close(obj);
+		return ret;
+	}
+	*objp = obj;
+	memset(dp, 0, sizeof(*dp));
+	dp->prog_fd = bpf_program__fd(
+		bpf_object__find_program_by_name(obj, "xdp_ratelimit"));
+	dp->policy_fd = bpf_object__find_map_fd_by_name(obj, XRL_MAP_POLICY);
+	dp->buckets_fd = bpf_object__find_map_fd_by_name(obj, XRL_MAP_BUCKETS);
+	dp->stats_fd = bpf_object__find_map_fd_by_name(obj, XRL_MAP_STATS);
+	dp->settings_fd = bpf_object__find_map_fd_by_name(obj,
+							   XRL_MAP_SETTINGS);
+	if (!bpf_obj_get_info_by_fd(dp->buckets_fd, &info, &len))
+		dp->btf_id = info.btf_id;
+	return dp->prog_fd < 0 ? -ENOENT : fill_elim_rule(obj);
+}
+
+/* Every variant against the reference, side by side in one loop. */
+static int measure_variants(struct micro *m, size_t n_rules)
+{
+	struct side sides[MAX_SIDES];
+	const char *base;
+	char name[192];
+	int t, i, ret = 0;
+
+	sides[0].prog_fd = bpf_program__fd(m->ref->progs.bench_ref);
+	for (i = 0; !ret && i < m->n_variants; i++) {
+		sides[i + 1].prog_fd = m->variant_dp[i].prog_fd;
+		ret = bench_apply_rules(&m->variant_dp[i], n_rules);
+	}
+	for (t = 0; !ret && t < TRAFFICS; t++) {
+		if (m->only && strcmp(m->only, traffic_keys[t]))
+			continue;
+		for (i = 0; !ret && i <= m->n_variants; i++)
+			ret = warm(m, t, sides[i].prog_fd);
+		if (!ret)
+			ret = side_by_side(m, t, sides, m->n_variants + 1);
+		if (ret)
+			break;
+		snprintf(name, sizeof(name), "reference, %s", traffics[t].name);
+		row_ns(name, sides[0].ns, sides[0].ns, "", 0);
+		for (i = 0; i < m->n_variants; i++) {
+			base = strrchr(m->variant_path[i], '/');
+			snprintf(name, sizeof(name), "%s, %zu rules, %s",
+				 base ? base + 1 : m->variant_path[i], n_rules,
+				 traffics[t].name);
+			row_ns(name, sides[i + 1].ns, sides[0].ns, "", 0);
+		}
+	}
+	return ret;
+}
+
+static int load_all(struct micro *m)
+{
+	struct xrl_load_opts clockless = { .max_sources = 1024,
+					   .test_clock = true };
+	int i, ret;
+
+	m->dp.prog_fd = m->dp_clockless.prog_fd = -1;
+	m->ref = load_ref(false, XRL_DEFAULT_SOURCES);
+	m->ref_coarse = load_ref(true, 1024);
+	m->verdict = verdict_bpf__open_and_load();
+	if (!m->ref || !m->ref_coarse || !m->verdict)
+		return -errno;
+	ret = load_wrappers(m);
+	for (i = 0; !ret && i < m->n_variants; i++)
+		ret = load_variant(m->variant_path[i], &m->variant[i],
+				   &m->variant_dp[i]);
+	if (!ret)
+		ret = xrl_datapath_load(&m->dp, NULL);
+	if (!ret)
+		ret = xrl_datapath_load(&m->dp_clockless, &clockless);
+	return ret;
+}
+
+static void unload_all(struct micro *m)
+{
+	int t;
+
+	if (m->dp_clockless.prog_fd >= 0)
+		xrl_datapath_close(&m->dp_clockless);
+	for (t = 0; t < m->n_variants; t++)
+		bpf_object__close(m->variant[t]);
+	if (m->dp.prog_fd >= 0)
+		xrl_datapath_close(&m->dp);
+	for (t = 0; t < TRAFFICS; t++)
+		wrap_bpf__destroy(m->wrap[t]);
+	verdict_bpf__destroy(m->verdict);
+	ref_bpf__destroy(m->ref_coarse);
+	ref_bpf__destroy(m->ref);
+}
+
+int bench_micro(int argc, char **argv)
+{
+	static const size_t rule_counts[] = { 1, 1000, 100000 };
+	struct micro m = {};
+	size_t i;
+	int ret;
+
+	ret = parse_args(&m, argc, argv);
+	if (ret)
+		return ret;
+	ret = load_all(&m);
+	if (ret)
+		goto unload;
+	if (m.n_variants) {
+		ret = measure_variants(&m, m.rules ? m.rules : 1);
+		goto unload;
+	}
+	if (m.rules) {
+		ret = measure_rules(&m, m.rules);
+		goto unload;
+	}
+	ret = measure_floor(&m);
+	for (i = 0; !ret && i < sizeof(rule_counts) / sizeof(*rule_counts); i++)
+		ret = measure_rules(&m, rule_counts[i]);
+	if (!ret)
+		ret = measure_memory(&m);
+	if (!ret)
+		ret = measure_clocks(&m);
+unload:
+	if (ret)
+		bench_log("micro: %s", strerror(-ret));
+	unload_all(&m);
+	return ret;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * rules.h - the policies the benchmarks apply: many limit rules, built
+ * and applied through the project's library (user/lib/policy.h).
+ */
+#ifndef XRL_BENCH_RULES_H
+#define XRL_BENCH_RULES_H
+
+#include <stddef.h>
+#include "policy.h"
+
+/* The rule every benchmark source is judged by, and the reference's. */
+#define BENCH_PPS		1000
+#define BENCH_BURST		100
+
+/* Builds a policy of @n_rules limit rules (see rules.c). 0 or -errno. */
+int bench_build_policy(struct xrl_policy *policy, size_t n_rules);
+
+/* Builds and applies such a policy. 0 or -errno (logged). */
+int bench_apply_rules(struct xrl_datapath *dp, size_t n_rules);
+
+#endif

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * control.h - the daemon's state and its control protocol: one JSON
+ * object per line in, one per line out (docs/PROTOCOL.md).
+ *
+ * Every change of the policy in force is made the same way: a copy of the
+ * running policy (or a file) becomes a whole new policy, is checked, and
+ * is applied in one swap (xrl_policy_apply). When any step fails the
+ * running policy stays as it was, in the data path and here.
+ */
+#ifndef XRL_CONTROL_H
+#define XRL_CONTROL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include "policy.h"
+
+#define XRL_VERSION		"0.1.0"
+#define XRL_PROTOCOL_VERSION	1
+
+#define XRL_CONTROL_LINE_MAX	65536	/* longest request line, bytes */
+#define XRL_TOP_DEFAULT		10
+#define XRL_TOP_MAX		10000
+
+struct xrl_datapath;
+struct xrl_daemon_state;
+
+typedef int (*xrl_apply_fn)(struct xrl_daemon_state *state,
+			    const struct xrl_policy *next, char *err,
+			    size_t len);
+
+struct xrl_daemon_state {
+	struct xrl_datapath *dp;	/* NULL: none (the fuzz target) */
+	struct xrl_policy policy;	/* the policy in force */
+	const char *config_path;	/* what `reload` reads; NULL: none */
+	const char *state_path;		/* copy of the applied policy; NULL */
+	const char *socket_path;	/* for status */
+	char **interfaces;		/* attached by this daemon */
+	size_t n_interfaces;
+	xrl_apply_fn apply;		/* NULL: xrl_policy_apply on dp */
+	void *apply_ctx;		/* for @apply */
+	time_t started;
+	uint64_t n_changes;		/* policies applied since start */
+	uint64_t n_refused;		/* changes refused since start */
+};
+
+/*
+ * Makes @next (checked here, its ids carried over from the running
+ * policy) the policy in force. Takes @next over in every case. On error
+ * returns -errno with one line in @err, and nothing changed.
+ */
+int xrl_daemon_change(struct xrl_daemon_state *state, struct xrl_policy *next,
+		      char *err, size_t len);
+
+/*
+ * Reads a policy file (@path, or the config file when NULL) and applies
+ * it whole. The file's own error line ("FILE:LINE: FIELD: ...") in @err.
+ */
+int xrl_daemon_reload(struct xrl_daemon_state *state, const char *path,
+		      char *err, size_t len);
+
+/*
+ * After adopting a pinned data path: takes the policy in the state file
+ * as the running one when the data path holds exactly it. -ENOENT when
+ * there is no state file, -ESTALE when it is not what is in force.
+ */
+int xrl_daemon_adopt_state(struct xrl_daemon_state *state, char *err,
+			   size_t len);
+
+/* Writes the running policy to the state file (atomically, by rename). */
+int xrl_daemon_save_state(struct xrl_daemon_state *state);
+
+void xrl_daemon_state_free(struct xrl_daemon_state *state);
+
+/*
+ * Handles one request line (@len bytes, without its newline) and sets
+ * *@response to the response line (without newline; free() it). Requests
+ * that name files (reload with a path) are only honoured when
+ * @privileged. Returns 0, or -ENOMEM when no response could be built.
+ */
+int xrl_control_handle(struct xrl_daemon_state *state, bool privileged,
+		       const char *line, size_t len, char **response);
+
+#endif

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * control_cmds.h - inside the control protocol: one request being
+ * handled, the command table's entry, and the helpers the command files
+ * (control.c, control_report.c) share. Not for use outside them.
+ */
+#ifndef XRL_CONTROL_CMDS_H
+#define XRL_CONTROL_CMDS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <jansson.h>
+#include "control.h"
+
+struct xrl_request {
+	struct xrl_daemon_state *state;
+	bool privileged;
+	json_t *json;		/* the request object */
+	json_t *response;	/* fields added here on success */
+	char err[512];		/* one human sentence on failure */
+};
+
+struct xrl_control_command {
+	const char *name;
+	const char *const *fields;	/* allowed besides "cmd", NULL-ended */
+	int (*run)(struct xrl_request *req);	/* 0 or -errno + req->err */
+};
+
+/* stats, status and top: counters and sources (control_report.c). */
+int xrl_control_stats(struct xrl_request *req);
+int xrl_control_status(struct xrl_request *req);
+int xrl_control_top(struct xrl_request *req);
+
+/* Field readers: absent optional fields read as 0 / NULL. */
+int xrl_control_quantity(json_t *req, const char *field, uint64_t *value,
+			 char *err, size_t len);
+int xrl_control_string(json_t *req, const char *field, bool required,
+		       const char **value, char *err, size_t len);
+int xrl_control_cidr(const char *text, struct xrl_lpm_key *key, char *err,
+		     size_t len);
+json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
+			      const struct xrl_rule_spec *rule);
+
+#endif

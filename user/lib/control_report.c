@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * control_report.c - the read-only commands of the control protocol:
+ * stats and status (the same JSON as `xdp-ratelimit stats|status --json`,
+ * with rule names and the daemon's own state added) and top.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "control_cmds.h"
+#include "datapath.h"
+#include "mapwalk.h"
+#include "report.h"
+
+static int need_datapath(struct xrl_request *req)
+{
+	if (req->state->dp)
+		return 0;
+	snprintf(req->err, sizeof(req->err), "no data path is loaded");
+	return -ENODEV;
+}
+
+static const struct xrl_rule_spec *rule_by_id(const struct xrl_policy *policy,
+					      __u32 id)
+{
+	size_t i;
+
+	for (i = 0; i < policy->n_rules; i++)
+		if (policy->rules[i].id == id)
+			return &policy->rules[i];
+	return NULL;
+}
+
+/* Adds "name" to each rule of a report's "rules" array. */
+static void name_rules(const struct xrl_policy *policy, json_t *rules)
+{
+	const struct xrl_rule_spec *rule;
+	json_t *item;
+	size_t i;
+
+	json_array_foreach(rules, i, item) {
+		rule = rule_by_id(policy, json_integer_value(
+					json_object_get(item, "id")));
+		if (rule)
+			json_object_set_new(item, "name",
+					    json_string(rule->name));
+	}
+}
+
+int xrl_control_stats(struct xrl_request *req)
+{
+	struct xrl_stats_report report;
+	json_t *json;
+	int ret;
+
+	ret = need_datapath(req);
+	if (ret)
+		return ret;
+	ret = xrl_stats_collect(req->state->dp, &report);
+	if (ret) {
+		snprintf(req->err, sizeof(req->err), "reading the counters: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	json = xrl_stats_json(&report);
+	xrl_stats_report_free(&report);
+	if (!json)
+		return -ENOMEM;
+	name_rules(&req->state->policy, json_object_get(json, "rules"));
+	json_object_update(req->response, json);
+	json_decref(json);
+	return 0;
+}
+
+static json_t *daemon_json(const struct xrl_daemon_state *state)
+{
+	json_t *ifaces = json_array();
+	size_t i;
+
+	for (i = 0; i < state->n_interfaces; i++)
+		json_array_append_new(ifaces,
+				      json_string(state->interfaces[i]));
+	return json_pack("{s:s, s:I, s:s?, s:s?, s:s?, s:I, s:I, s:I, s:o}",
+		"version", XRL_VERSION,
+		"pid", (json_int_t)getpid(),
+		"socket", state->socket_path,
+		"config", state->config_path,
+		"state_file", state->state_path,
+		"uptime_s", (json_int_t)(time(NULL) - state->started),
+		"policies_applied", (json_int_t)state->n_changes,
+		"changes_refused", (json_int_t)state->n_refused,
+		"interfaces", ifaces);
+}
+
+int xrl_control_status(struct xrl_request *req)
+{
+	struct xrl_status_report report;
+	json_t *json;
+	int ret;
+
+	ret = need_datapath(req);
+	if (ret)
+		return ret;
+	ret = xrl_status_collect(req->state->dp, &report);
+	if (ret) {
+		snprintf(req->err, sizeof(req->err), "reading the status: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	json = xrl_status_json(&report);
+	xrl_status_report_free(&report);
+	if (!json)
+		return -ENOMEM;
+	json_object_update(req->response, json);
+	json_decref(json);
+	json_object_set_new(req->response, "daemon", daemon_json(req->state));
+	return 0;
+}
+
+struct top_entry {
+	struct xrl_bucket_key key;
+	__u64 dropped;
+	__u64 passed;
+};
+
+struct top_walk {
+	struct top_entry *entries;
+	size_t n, cap;
+};
+
+static int collect_dropping(const void *key, const void *value, void *ctx)
+{
+	const struct xrl_bucket *bucket = value;
+	struct top_walk *walk = ctx;
+	struct top_entry *grown;
+
+	if (!bucket->dropped)
+		return 0;
+	if (walk->n == walk->cap) {
+		walk->cap = walk->cap ? walk->cap * 2 : 256;
+		grown = reallocarray(walk->entries, walk->cap, sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		walk->entries = grown;
+	}
+	memcpy(&walk->entries[walk->n].key, key, sizeof(struct xrl_bucket_key));
+	walk->entries[walk->n].dropped = bucket->dropped;
+	walk->entries[walk->n].passed = bucket->passed;
+	walk->n++;
+	return 0;
+}
+
+/* Most dropped first; ties in address order, so the list is stable. */
+static int by_dropped(const void *a, const void *b)
+{
+	const struct top_entry *ea = a, *eb = b;
+
+	if (ea->dropped != eb->dropped)
+		return ea->dropped < eb->dropped ? 1 : -1;
+	return memcmp(&ea->key, &eb->key, sizeof(ea->key));
+}
+
+static const __u8 v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+static json_t *top_entry_json(const struct xrl_policy *policy,
+			      const struct top_entry *entry)
+{
+	struct xrl_lpm_key source = { .prefixlen = policy->v6_prefix };
+	const struct xrl_rule_spec *rule;
+	char text[64];
+
+	memcpy(source.addr, entry->key.addr, sizeof(source.addr));
+	if (!memcmp(source.addr, v4_mapped, sizeof(v4_mapped)))
+		source.prefixlen = 96 + policy->v4_prefix;
+	xrl_cidr_format(&source, text, sizeof(text));
+	rule = rule_by_id(policy, entry->key.rule_id);
+	return json_pack("{s:s, s:I, s:s?, s:I, s:I}",
+			 "source", text,
+			 "rule_id", (json_int_t)entry->key.rule_id,
+			 "rule", rule ? rule->name : NULL,
+			 "dropped", (json_int_t)entry->dropped,
+			 "passed", (json_int_t)entry->passed);
+}
+
+int xrl_control_top(struct xrl_request *req)
+{
+	json_t *n_item = json_object_get(req->json, "n");
+	struct top_walk walk = {};
+	json_int_t n = XRL_TOP_DEFAULT;
+	json_t *top;
+	size_t i;
+	int ret;
+
+	if (n_item) {
+		if (!json_is_integer(n_item) ||
+		    json_integer_value(n_item) < 1 ||
+		    json_integer_value(n_item) > XRL_TOP_MAX) {
+			snprintf(req->err, sizeof(req->err), "n: must be an "
+				 "integer from 1 to %d", XRL_TOP_MAX);
+			return -EINVAL;
+		}
+		n = json_integer_value(n_item);
+	}
+	ret = need_datapath(req);
+	if (ret)
+		return ret;
+	ret = xrl_map_walk(req->state->dp->buckets_fd,
+			   sizeof(struct xrl_bucket_key),
+			   sizeof(struct xrl_bucket), collect_dropping, &walk);
+	if (ret) {
+		snprintf(req->err, sizeof(req->err), "reading the buckets: %s",
+			 strerror(-ret));
+		goto free_walk;
+	}
+	qsort(walk.entries, walk.n, sizeof(*walk.entries), by_dropped);
+	top = json_array();
+	for (i = 0; i < walk.n && i < (size_t)n; i++)
+		json_array_append_new(top, top_entry_json(&req->state->policy,
+							  &walk.entries[i]));
+	json_object_set_new(req->response, "top", top);
+free_walk:
+	free(walk.entries);
+	return ret;
+}
