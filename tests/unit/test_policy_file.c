@@ -288,18 +288,55 @@ Test(policy_file_rules, duplicate_name)
 		"p.yaml:2: rules[0].name: the default rule's name (default)");
 	/* A name left out is the CIDR text, so it can clash too. */
 	refused("rules:\n"
-		"  - {name: 198.18.1.0/24, cidr: 198.18.0.0/24, action: allow}\n"
-		"  - {cidr: 198.18.1.0/24, action: allow}\n",
-		"p.yaml:3: rules[1].name: duplicate of the rule at line 2 "
+		"  - {name: 198.18.1.0/24, cidr: 198.18.1.0/24, action: allow}\n"
+		"  - {name: '198.18.1.0/24', cidr: 198.18.2.0/24, action: deny}\n",
+		"p.yaml:3: rules[1].name: is the CIDR of another prefix "
 		"(198.18.1.0/24)");
+	refused("rules:\n"
+		"  - {name: 198.18.1.0/24, cidr: 198.18.1.0/24, action: allow}\n"
+		"  - {cidr: 198.18.1.0/24, action: deny}\n",
+		"p.yaml:3: rules[1].cidr: duplicate of the rule at line 2 "
+		"(198.18.1.0/24)");
+	refused("rules:\n"
+		"  - {name: 198.18.1.0/24, cidr: 198.18.1.0/24, action: allow}\n"
+		"  - {name: web, cidr: 198.18.2.0/24, action: deny}\n"
+		"  - {cidr: 198.18.3.0/24, name: web, action: deny}\n",
+		"p.yaml:4: rules[2].name: duplicate of the rule at line 3 (web)");
 }
 
 Test(policy_file_rules, bad_name)
 {
 	refused("rules:\n  - {name: '', cidr: 198.18.0.0/24, action: allow}\n",
 		"p.yaml:2: rules[0].name: must be 1 to 63 characters ()");
+	refused("rules:\n  - cidr: 198.18.0.0/24\n    name: "
+		"0123456789012345678901234567890123456789012345678901234567890123\n",
+		"p.yaml:3: rules[0].name: must be 1 to 63 characters "
+		"(012345678901234567890123456789012345678901234567...)");
 	refused("rules:\n  - {name: \"a\\tb\", cidr: 198.18.0.0/24, action: allow}\n",
-		"p.yaml:2: rules[0].name: contains a control character (a\\x09b)");
+		"p.yaml:2: rules[0].name: control characters are not allowed "
+		"(a\\x09b)");
+	/* Rules are found by name or CIDR: a name may not be another's CIDR. */
+	refused("rules:\n  - cidr: 198.18.0.0/24\n    action: allow\n"
+		"    name: 198.18.1.0/24\n",
+		"p.yaml:4: rules[0].name: is the CIDR of another prefix "
+		"(198.18.1.0/24)");
+}
+
+Test(policy_file_rules, name_that_is_its_own_cidr)
+{
+	struct xrl_config config;
+
+	loaded("rules:\n  - {name: 198.18.0.0/24, cidr: 198.18.0.0/24,"
+	       " action: allow}\n", &config);
+	cr_assert_str_eq(config.policy.rules[1].name, "198.18.0.0/24");
+	xrl_config_free(&config);
+}
+
+Test(policy_file_rules, limits_of_allow_and_deny_rules_are_checked_too)
+{
+	refused("rules:\n  - {cidr: 198.18.0.0/24, action: allow, pps: 2000G}\n",
+		"p.yaml:2: rules[0].pps: over the maximum 1000000000000 "
+		"(2000G)");
 }
 
 Test(policy_file_rules, unknown_action)

@@ -256,6 +256,31 @@ void xrl_cidr_format(const struct xrl_lpm_key *key, char *buf, size_t len)
 	snprintf(buf, len, "%s/%u", addr, key->prefixlen);
 }
 
+int xrl_rule_name_check(const char *name, const struct xrl_lpm_key *prefix,
+			char *err, size_t len)
+{
+	struct xrl_lpm_key as_cidr;
+	const unsigned char *c;
+
+	if (!*name || strlen(name) >= XRL_RULE_NAME_MAX) {
+		snprintf(err, len, "name: must be 1 to %d characters",
+			 XRL_RULE_NAME_MAX - 1);
+		return -EINVAL;
+	}
+	for (c = (const unsigned char *)name; *c; c++) {
+		if (*c < 0x20 || *c == 0x7f) {
+			snprintf(err, len, "name: control characters are not "
+				 "allowed");
+			return -EINVAL;
+		}
+	}
+	if (!xrl_cidr_parse(name, &as_cidr) && !same_prefix(&as_cidr, prefix)) {
+		snprintf(err, len, "name: is the CIDR of another prefix");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int xrl_rule_check(const struct xrl_rule_spec *rule, char *err, size_t len)
 {
 	struct xrl_rule compiled;
@@ -264,6 +289,23 @@ int xrl_rule_check(const struct xrl_rule_spec *rule, char *err, size_t len)
 
 	if (rule->action >= XRL_ACTION_COUNT) {
 		snprintf(err, len, "action: unknown action");
+		return -EINVAL;
+	}
+	/* Ranges first, whatever the action: an allow or deny rule keeps
+	 * its numbers (for a switch back to limit) and writes them to YAML,
+	 * which must load again. */
+	if (rule->pps > XRL_RATE_MAX || rule->bps > XRL_RATE_MAX) {
+		snprintf(err, len, "%s: %llu is over the maximum %llu",
+			 rule->pps > XRL_RATE_MAX ? "pps" : "bps",
+			 (unsigned long long)(rule->pps > XRL_RATE_MAX ?
+					      rule->pps : rule->bps),
+			 XRL_RATE_MAX);
+		return -EINVAL;
+	}
+	if (rule->burst > XRL_BURST_MAX || rule->burst_bytes > XRL_BURST_MAX) {
+		snprintf(err, len, "%s: over the maximum %llu",
+			 rule->burst > XRL_BURST_MAX ? "burst" : "burst_bytes",
+			 XRL_BURST_MAX);
 		return -EINVAL;
 	}
 	if (!limited)
@@ -280,22 +322,6 @@ int xrl_rule_check(const struct xrl_rule_spec *rule, char *err, size_t len)
 	if (rule->bps && !rule->burst_bytes) {
 		snprintf(err, len,
 			 "burst_bytes: bps needs a burst_bytes of at least 1");
-		return -EINVAL;
-	}
-	if (rule->pps && (rule->pps > XRL_RATE_MAX)) {
-		snprintf(err, len, "pps: %llu is over the maximum %llu",
-			 (unsigned long long)rule->pps, XRL_RATE_MAX);
-		return -EINVAL;
-	}
-	if (rule->bps && (rule->bps > XRL_RATE_MAX)) {
-		snprintf(err, len, "bps: %llu is over the maximum %llu",
-			 (unsigned long long)rule->bps, XRL_RATE_MAX);
-		return -EINVAL;
-	}
-	if (rule->burst > XRL_BURST_MAX || rule->burst_bytes > XRL_BURST_MAX) {
-		snprintf(err, len, "%s: over the maximum %llu",
-			 rule->burst > XRL_BURST_MAX ? "burst" : "burst_bytes",
-			 XRL_BURST_MAX);
 		return -EINVAL;
 	}
 	return xrl_rule_compile(rule, &compiled);

@@ -62,6 +62,15 @@ int xrl_cidr_parse(const char *text, struct xrl_lpm_key *key);
 void xrl_cidr_format(const struct xrl_lpm_key *key, char *buf, size_t len);
 
 /*
+ * Checks a rule's name: it is shown, logged and written to YAML, so 1 to
+ * XRL_RULE_NAME_MAX - 1 printable bytes, and never the CIDR of a prefix
+ * other than @prefix (names and CIDRs both find rules). On error returns
+ * -EINVAL and writes "name: what is wrong" into @err.
+ */
+int xrl_rule_name_check(const char *name, const struct xrl_lpm_key *prefix,
+			char *err, size_t len);
+
+/*
  * Checks one rule: an action, and for limit/monitor at least one limit
  * with a non-zero burst, each compilable. On error returns -EINVAL and
  * writes "field: what is wrong" into @err.

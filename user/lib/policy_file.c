@@ -46,6 +46,7 @@ struct field {
 struct rule_draft {
 	struct xrl_rule_spec spec;
 	const char *cidr_text;		/* owned by the document */
+	const char *name_text;		/* as written, or NULL */
 };
 
 /* Value nodes met while walking one map, by field index, for the checks
@@ -369,25 +370,13 @@ static const struct field key_fields[] = {
 
 /* ---- a rule (and the default rule) ---------------------------------- */
 
+/* Judged with the CIDR in hand (xrl_rule_name_check), once the map is read. */
 static int parse_name(struct loader *ld, const char *field, yaml_node_t *value,
 		      void *target)
 {
 	struct rule_draft *draft = target;
-	const char *text;
-	size_t i;
-	int ret = scalar(ld, field, value, &text);
 
-	if (ret)
-		return ret;
-	if (!*text || strlen(text) >= sizeof(draft->spec.name))
-		return fail(ld, value, field, value, "must be 1 to %zu characters",
-			    sizeof(draft->spec.name) - 1);
-	for (i = 0; text[i]; i++)
-		if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
-			return fail(ld, value, field, value,
-				    "contains a control character");
-	snprintf(draft->spec.name, sizeof(draft->spec.name), "%s", text);
-	return 0;
+	return scalar(ld, field, value, &draft->name_text);
 }
 
 static int parse_cidr(struct loader *ld, const char *field, yaml_node_t *value,
@@ -478,21 +467,17 @@ static const struct field default_fields[] = {
 	LIMIT_FIELDS,
 };
 
-/* xrl_rule_check() says "field: what is wrong"; the error points at that
- * field's line when the rule has it, else at the rule. */
-static int check_rule(struct loader *ld, const char *path, yaml_node_t *map,
-		      const struct rule_draft *draft,
-		      const struct field *fields, size_t n,
+/* The library's checks say "field: what is wrong"; the error points at
+ * that field's line when the rule has it, else at the rule's. */
+static int rule_error(struct loader *ld, const char *path, yaml_node_t *map,
+		      const char *why, const struct field *fields, size_t n,
 		      const struct seen *seen)
 {
-	char why[128], key[32], field[FIELD_MAX];
-	const char *colon;
+	char key[32], field[FIELD_MAX];
+	const char *colon = strstr(why, ": ");
 	yaml_node_t *at = map, *shown = NULL;
 	int index;
 
-	if (!xrl_rule_check(&draft->spec, why, sizeof(why)))
-		return 0;
-	colon = strstr(why, ": ");
 	if (!colon)
 		return fail(ld, map, path, NULL, "%s", why);
 	snprintf(key, sizeof(key), "%.*s", (int)(colon - why), why);
@@ -501,6 +486,18 @@ static int check_rule(struct loader *ld, const char *path, yaml_node_t *map,
 		at = shown = seen->node[index];
 	field_name(field, path, key);
 	return fail(ld, at, field, shown, "%s", colon + 2);
+}
+
+static int check_rule(struct loader *ld, const char *path, yaml_node_t *map,
+		      const struct rule_draft *draft,
+		      const struct field *fields, size_t n,
+		      const struct seen *seen)
+{
+	char why[128];
+
+	if (xrl_rule_check(&draft->spec, why, sizeof(why)))
+		return rule_error(ld, path, map, why, fields, n, seen);
+	return 0;
 }
 
 static int parse_default(struct loader *ld, const char *field,
@@ -567,7 +564,8 @@ static int parse_rule(struct loader *ld, struct xrl_policy *policy,
 		      const char *path, yaml_node_t *map)
 {
 	struct rule_draft draft = { .spec.action = XRL_ACTION_LIMIT };
-	char field[FIELD_MAX];
+	char field[FIELD_MAX], why[128];
+	const char *name;
 	struct seen seen;
 	int ret;
 
@@ -580,9 +578,11 @@ static int parse_rule(struct loader *ld, struct xrl_policy *policy,
 		return fail(ld, map, field, NULL, "missing (every rule but "
 			    "default: needs one)");
 	}
-	if (!draft.spec.name[0])
-		snprintf(draft.spec.name, sizeof(draft.spec.name), "%s",
-			 draft.cidr_text);
+	name = draft.name_text ? draft.name_text : draft.cidr_text;
+	if (xrl_rule_name_check(name, &draft.spec.prefix, why, sizeof(why)))
+		return rule_error(ld, path, map, why, rule_fields,
+				  ARRAY_SIZE(rule_fields), &seen);
+	snprintf(draft.spec.name, sizeof(draft.spec.name), "%s", name);
 	draft.spec.line = node_line(map);
 	ret = check_rule(ld, path, map, &draft, rule_fields,
 			 ARRAY_SIZE(rule_fields), &seen);
