@@ -78,6 +78,33 @@ test:
 	$(Q)scripts/deps.sh --if-missing
 	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS)
 	$(Q)scripts/run-tests $(TEST_BINS)
+	$(Q)$(MAKE) --no-print-directory fuzz-smoke
+
+# libFuzzer targets: tests/fuzz/fuzz_NAME.c, seeds in tests/fuzz/corpus/NAME/
+# (and tests/fuzz/NAME.dict if any), built with clang against the library
+# under ASan and UBSan. `make fuzz` runs each for FUZZ_SECONDS, `make test`
+# for FUZZ_SMOKE_SECONDS.
+FUZZ_SECONDS       ?= 60
+FUZZ_SMOKE_SECONDS ?= 15
+FUZZ_CFLAGS   := -O1 -g -fno-omit-frame-pointer -fno-sanitize-recover=all \
+		 -fsanitize=fuzzer-no-link,address,undefined
+FUZZ_LIB_OBJS := $(patsubst user/lib/%.c,$(BUILD)/fuzz/lib/%.o,$(LIB_SRCS))
+FUZZ_BINS     := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+
+$(BUILD)/fuzz/lib/%.o: user/lib/%.c $(SKELS) Makefile
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) Makefile
+	$(call msg,FUZZ-LD,$@)
+	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< \
+		$(FUZZ_LIB_OBJS) $(LDLIBS) -o $@
+
+.PHONY: fuzz fuzz-smoke
+fuzz fuzz-smoke: $(SKELS)
+	$(Q)$(MAKE) --no-print-directory $(FUZZ_BINS)
+	$(Q)scripts/fuzz-run $(if $(filter fuzz,$@),$(FUZZ_SECONDS),$(FUZZ_SMOKE_SECONDS)) $(FUZZ_BINS)
 
 bench:
 	$(Q)scripts/deps.sh --if-missing
@@ -103,3 +130,4 @@ $(BUILD) $(BUILD)/lib $(BUILD)/tests $(BUILD)/tests/lib:
 	$(Q)mkdir -p $@
 
 -include $(wildcard $(BUILD)/*.d $(BUILD)/lib/*.d $(BUILD)/tests/lib/*.d)
+-include $(wildcard $(BUILD)/fuzz/lib/*.d)

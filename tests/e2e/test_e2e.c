@@ -417,3 +417,19 @@ Test(e2e, attaching_again_applies_a_new_policy_file)
 	cr_assert_eq(counter(stats, "deny"), 50);
 	json_decref(stats);
 }
+
+Test(e2e, an_interface_deleted_under_the_program_is_reported_and_detachable)
+{
+	json_t *status, *iface;
+
+	attach_with_policy(limited_policy, "");
+	cr_assert_eq(topo_sh("ip -n %s link del %s", topo.ns_rx, topo.if_rx), 0);
+	status = cli_json("status");
+	iface = json_array_get(json_object_get(status, "interfaces"), 0);
+	cr_assert_str_eq(json_string_value(json_object_get(iface, "mode")),
+			 "gone");
+	json_decref(status);
+	cr_assert_eq(topo_cli(&topo, out, sizeof(out), err, sizeof(err),
+			      "detach %s", topo.if_rx), 0, "detach: %s", err);
+	cr_assert_not(exists(topo.pin_dir), "the last detach removes the pins");
+}

@@ -288,18 +288,55 @@ Test(policy_file_rules, duplicate_name)
 		"p.yaml:2: rules[0].name: the default rule's name (default)");
 	/* A name left out is the CIDR text, so it can clash too. */
 	refused("rules:\n"
-		"  - {name: 198.18.1.0/24, cidr: 198.18.0.0/24, action: allow}\n"
-		"  - {cidr: 198.18.1.0/24, action: allow}\n",
-		"p.yaml:3: rules[1].name: duplicate of the rule at line 2 "
+		"  - {name: 198.18.1.0/24, cidr: 198.18.1.0/24, action: allow}\n"
+		"  - {name: '198.18.1.0/24', cidr: 198.18.2.0/24, action: deny}\n",
+		"p.yaml:3: rules[1].name: is the CIDR of another prefix "
 		"(198.18.1.0/24)");
+	refused("rules:\n"
+		"  - {name: 198.18.1.0/24, cidr: 198.18.1.0/24, action: allow}\n"
+		"  - {cidr: 198.18.1.0/24, action: deny}\n",
+		"p.yaml:3: rules[1].cidr: duplicate of the rule at line 2 "
+		"(198.18.1.0/24)");
+	refused("rules:\n"
+		"  - {name: 198.18.1.0/24, cidr: 198.18.1.0/24, action: allow}\n"
+		"  - {name: web, cidr: 198.18.2.0/24, action: deny}\n"
+		"  - {cidr: 198.18.3.0/24, name: web, action: deny}\n",
+		"p.yaml:4: rules[2].name: duplicate of the rule at line 3 (web)");
 }
 
 Test(policy_file_rules, bad_name)
 {
 	refused("rules:\n  - {name: '', cidr: 198.18.0.0/24, action: allow}\n",
 		"p.yaml:2: rules[0].name: must be 1 to 63 characters ()");
+	refused("rules:\n  - cidr: 198.18.0.0/24\n    name: "
+		"0123456789012345678901234567890123456789012345678901234567890123\n",
+		"p.yaml:3: rules[0].name: must be 1 to 63 characters "
+		"(012345678901234567890123456789012345678901234567...)");
 	refused("rules:\n  - {name: \"a\\tb\", cidr: 198.18.0.0/24, action: allow}\n",
-		"p.yaml:2: rules[0].name: contains a control character (a\\x09b)");
+		"p.yaml:2: rules[0].name: control characters are not allowed "
+		"(a\\x09b)");
+	/* Rules are found by name or CIDR: a name may not be another's CIDR. */
+	refused("rules:\n  - cidr: 198.18.0.0/24\n    action: allow\n"
+		"    name: 198.18.1.0/24\n",
+		"p.yaml:4: rules[0].name: is the CIDR of another prefix "
+		"(198.18.1.0/24)");
+}
+
+Test(policy_file_rules, name_that_is_its_own_cidr)
+{
+	struct xrl_config config;
+
+	loaded("rules:\n  - {name: 198.18.0.0/24, cidr: 198.18.0.0/24,"
+	       " action: allow}\n", &config);
+	cr_assert_str_eq(config.policy.rules[1].name, "198.18.0.0/24");
+	xrl_config_free(&config);
+}
+
+Test(policy_file_rules, limits_of_allow_and_deny_rules_are_checked_too)
+{
+	refused("rules:\n  - {cidr: 198.18.0.0/24, action: allow, pps: 2000G}\n",
+		"p.yaml:2: rules[0].pps: over the maximum 1000000000000 "
+		"(2000G)");
 }
 
 Test(policy_file_rules, unknown_action)
@@ -737,5 +774,73 @@ Test(policy_write, policy_of_only_a_default_round_trips)
 			 "  action: allow\n"
 			 "rules: []\n");
 	free(text);
+	xrl_policy_free(&policy);
+}
+
+/* ---- adding a file's rules at once ---------------------------------- */
+
+TestSuite(policy_add_many);
+
+static struct xrl_rule_spec spec_for(const char *cidr)
+{
+	struct xrl_rule_spec rule = { .action = XRL_ACTION_ALLOW };
+
+	cr_assert_eq(xrl_cidr_parse(cidr, &rule.prefix), 0);
+	snprintf(rule.name, sizeof(rule.name), "%s", cidr);
+	return rule;
+}
+
+Test(policy_add_many, same_rules_and_ids_as_one_by_one)
+{
+	static const char *const cidrs[] = {
+		"198.18.0.0/24", "fd00::/8", "198.18.0.0/25", "198.19.0.1",
+	};
+	struct xrl_rule_spec rules[4];
+	struct xrl_policy one, many;
+	size_t i, clash = 99;
+
+	cr_assert_eq(xrl_policy_init(&one), 0);
+	cr_assert_eq(xrl_policy_init(&many), 0);
+	/* Start from a policy with a hole in its ids, as after a delete. */
+	for (i = 0; i < 2; i++) {
+		rules[i] = spec_for(cidrs[i]);
+		cr_assert_eq(xrl_policy_add(&one, &rules[i]), 0);
+		cr_assert_eq(xrl_policy_add(&many, &rules[i]), 0);
+	}
+	cr_assert_eq(xrl_policy_del(&one, "198.18.0.0/24"), 0);
+	cr_assert_eq(xrl_policy_del(&many, "198.18.0.0/24"), 0);
+	for (i = 0; i < 4; i++)
+		rules[i] = spec_for(cidrs[i]);
+	for (i = 0; i < 4; i++)
+		if (i != 1)
+			cr_assert_eq(xrl_policy_add(&one, &rules[i]), 0);
+	rules[1] = rules[2];
+	rules[2] = rules[3];
+	cr_assert_eq(xrl_policy_add_many(&many, rules, 3, &clash), 0);
+	cr_assert_eq(one.n_rules, 5);
+	cr_assert_eq(many.n_rules, one.n_rules);
+	cr_assert(!memcmp(one.rules, many.rules, one.n_rules * sizeof(*one.rules)));
+	xrl_policy_free(&one);
+	xrl_policy_free(&many);
+}
+
+Test(policy_add_many, all_or_nothing_naming_the_first_duplicate)
+{
+	struct xrl_rule_spec rules[4] = {
+		spec_for("198.18.0.0/24"), spec_for("fd00::/8"),
+		spec_for("fd00::/8"), spec_for("198.18.0.0/24"),
+	};
+	struct xrl_policy policy;
+	size_t clash = 99;
+
+	cr_assert_eq(xrl_policy_init(&policy), 0);
+	cr_assert_eq(xrl_policy_add_many(&policy, rules, 4, &clash), -EEXIST);
+	cr_assert_eq(clash, 2);
+	cr_assert_eq(policy.n_rules, 1);
+	/* Against a rule already held. */
+	cr_assert_eq(xrl_policy_add(&policy, &rules[3]), 0);
+	cr_assert_eq(xrl_policy_add_many(&policy, rules, 2, &clash), -EEXIST);
+	cr_assert_eq(clash, 0);
+	cr_assert_eq(policy.n_rules, 2);
 	xrl_policy_free(&policy);
 }

@@ -277,36 +277,6 @@ json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
 	return obj;
 }
 
-/* A name is shown, logged and written to YAML: printable, and never the
- * CIDR of another rule (names and CIDRs both find rules). */
-static int check_rule_name(const char *name, const struct xrl_lpm_key *prefix,
-			   char *err, size_t len)
-{
-	struct xrl_lpm_key as_cidr;
-	const unsigned char *c;
-
-	if (!*name || strlen(name) >= XRL_RULE_NAME_MAX) {
-		snprintf(err, len, "name: must be 1 to %d characters",
-			 XRL_RULE_NAME_MAX - 1);
-		return -EINVAL;
-	}
-	for (c = (const unsigned char *)name; *c; c++) {
-		if (*c < 0x20 || *c == 0x7f) {
-			snprintf(err, len, "name: control characters are not "
-				 "allowed");
-			return -EINVAL;
-		}
-	}
-	if (!xrl_cidr_parse(name, &as_cidr) &&
-	    (as_cidr.prefixlen != prefix->prefixlen ||
-	     memcmp(as_cidr.addr, prefix->addr, sizeof(as_cidr.addr)))) {
-		snprintf(err, len, "name: \"%s\" is the CIDR of another "
-			 "prefix", name);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 int xrl_control_cidr(const char *text, struct xrl_lpm_key *key, char *err,
 		     size_t len)
 {
@@ -338,7 +308,7 @@ static int parse_rule(json_t *req, struct xrl_rule_spec *rule, char *err,
 	if (!ret)
 		ret = xrl_control_string(req, "name", false, &name, err, len);
 	if (!ret && name)
-		ret = check_rule_name(name, &rule->prefix, err, len);
+		ret = xrl_rule_name_check(name, &rule->prefix, err, len);
 	if (ret)
 		return ret;
 	if (name)

@@ -45,6 +45,16 @@ void xrl_policy_free(struct xrl_policy *policy);
  * already in the policy, -ENOSPC past XRL_MAX_RULES. */
 int xrl_policy_add(struct xrl_policy *policy, const struct xrl_rule_spec *rule);
 
+/*
+ * Appends @n rules as n calls of xrl_policy_add would (same ids), in
+ * O(n log n) rather than O(n^2), for whole files. All or nothing: -EEXIST
+ * with *@clash the index of the first rule whose prefix an earlier rule
+ * (of the policy or of @rules) has, -ENOSPC past XRL_MAX_RULES.
+ */
+int xrl_policy_add_many(struct xrl_policy *policy,
+			const struct xrl_rule_spec *rules, size_t n,
+			size_t *clash);
+
 /* Removes the rule of that name or CIDR text. -ENOENT when none. */
 int xrl_policy_del(struct xrl_policy *policy, const char *name_or_cidr);
 
@@ -60,6 +70,15 @@ struct xrl_rule_spec *xrl_policy_find(struct xrl_policy *policy,
 int xrl_cidr_parse(const char *text, struct xrl_lpm_key *key);
 /* Writes a key back as CIDR text ("0.0.0.0/0" style for the default). */
 void xrl_cidr_format(const struct xrl_lpm_key *key, char *buf, size_t len);
+
+/*
+ * Checks a rule's name: it is shown, logged and written to YAML, so 1 to
+ * XRL_RULE_NAME_MAX - 1 printable bytes, and never the CIDR of a prefix
+ * other than @prefix (names and CIDRs both find rules). On error returns
+ * -EINVAL and writes "name: what is wrong" into @err.
+ */
+int xrl_rule_name_check(const char *name, const struct xrl_lpm_key *prefix,
+			char *err, size_t len);
 
 /*
  * Checks one rule: an action, and for limit/monitor at least one limit

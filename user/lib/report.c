@@ -305,12 +305,21 @@ void xrl_status_report_free(struct xrl_status_report *report)
 	xrl_stats_report_free(&report->stats);
 }
 
+/* "native"..., "gone" when the interface was deleted (its link with it),
+ * "unknown" when it lives in another network namespace. */
+static const char *iface_mode_name(const struct xrl_iface_report *iface)
+{
+	if (iface->found)
+		return xrl_xdp_mode_name(iface->mode);
+	return iface->link.ifindex ? "unknown" : "gone";
+}
+
 static json_t *iface_json(const struct xrl_iface_report *iface)
 {
 	return json_pack("{s:s, s:I, s:s, s:I, s:I}",
 		"name", iface->name,
 		"ifindex", (json_int_t)iface->link.ifindex,
-		"mode", iface->found ? xrl_xdp_mode_name(iface->mode) : "unknown",
+		"mode", iface_mode_name(iface),
 		"link_id", (json_int_t)iface->link.link_id,
 		"prog_id", (json_int_t)iface->link.prog_id);
 }
@@ -368,7 +377,7 @@ void xrl_status_print(FILE *out, const struct xrl_status_report *report)
 
 		fprintf(out, "  %-16s ifindex %-4u %-8s link %u, prog %u\n",
 			iface->name, iface->link.ifindex,
-			iface->found ? xrl_xdp_mode_name(iface->mode) : "unknown",
+			iface_mode_name(iface),
 			iface->link.link_id, iface->link.prog_id);
 	}
 	fprintf(out, "maps:\n");
