@@ -109,8 +109,15 @@ static __always_inline __u64 limit_admit(__u64 word, const struct xrl_limit *lim
 	return tat_pack(to_units(now_ns, lim->shift) + debt, lim->shift);
 }
 
-/* Takes @cost back from a limit whose CAS succeeded but whose packet was
- * refused by the other limit, so a refusing limit consumes nothing. */
+/*
+ * Takes @cost back from a limit whose CAS succeeded but whose packet was
+ * refused by the other limit, so a refusing limit consumes nothing.
+ * Exact when nothing, or only packets judged before our TAT, came in
+ * between (always so at one instant). A CPU whose clock had already
+ * passed our TAT built on "now" instead, and the refund then credits it
+ * one cost it never owed: at most one interval per lost race on bytes,
+ * and only where CPU clocks differ by more than an interval.
+ */
 static __always_inline void limit_refund(__u64 *word, __u64 taken, __u64 cost)
 {
 	__s32 shift = tat_shift(taken);
