@@ -15,6 +15,9 @@ static const struct xrl_cmd *const commands[] = {
 	&xrl_cmd_detach,
 	&xrl_cmd_status,
 	&xrl_cmd_stats,
+	&xrl_cmd_rule,
+	&xrl_cmd_reload,
+	&xrl_cmd_top,
 	NULL
 };
 

@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
+#include "clock.h"
 #include "control.h"
 #include "micro.h"
+#include "veth.h"
 
 struct command {
 	const char *name;
@@ -20,6 +22,9 @@ struct command {
 static const struct command commands[] = {
 	{ "micro", bench_micro, "BPF_PROG_TEST_RUN: limiter vs reference" },
 	{ "control", bench_control, "policy swap times" },
+	{ "clock", bench_clock, "coarse clock accuracy, simulated" },
+	{ "attach", bench_attach, "veth: attach a program to the receiver" },
+	{ "gen", bench_gen, "veth: flood the receiver for a fixed time" },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -777,3 +777,71 @@ Test(policy_write, policy_of_only_a_default_round_trips)
 	free(text);
 	xrl_policy_free(&policy);
 }
+
+/* ---- adding a file's rules at once ---------------------------------- */
+
+TestSuite(policy_add_many);
+
+static struct xrl_rule_spec spec_for(const char *cidr)
+{
+	struct xrl_rule_spec rule = { .action = XRL_ACTION_ALLOW };
+
+	cr_assert_eq(xrl_cidr_parse(cidr, &rule.prefix), 0);
+	snprintf(rule.name, sizeof(rule.name), "%s", cidr);
+	return rule;
+}
+
+Test(policy_add_many, same_rules_and_ids_as_one_by_one)
+{
+	static const char *const cidrs[] = {
+		"198.18.0.0/24", "fd00::/8", "198.18.0.0/25", "198.19.0.1",
+	};
+	struct xrl_rule_spec rules[4];
+	struct xrl_policy one, many;
+	size_t i, clash = 99;
+
+	cr_assert_eq(xrl_policy_init(&one), 0);
+	cr_assert_eq(xrl_policy_init(&many), 0);
+	/* Start from a policy with a hole in its ids, as after a delete. */
+	for (i = 0; i < 2; i++) {
+		rules[i] = spec_for(cidrs[i]);
+		cr_assert_eq(xrl_policy_add(&one, &rules[i]), 0);
+		cr_assert_eq(xrl_policy_add(&many, &rules[i]), 0);
+	}
+	cr_assert_eq(xrl_policy_del(&one, "198.18.0.0/24"), 0);
+	cr_assert_eq(xrl_policy_del(&many, "198.18.0.0/24"), 0);
+	for (i = 0; i < 4; i++)
+		rules[i] = spec_for(cidrs[i]);
+	for (i = 0; i < 4; i++)
+		if (i != 1)
+			cr_assert_eq(xrl_policy_add(&one, &rules[i]), 0);
+	rules[1] = rules[2];
+	rules[2] = rules[3];
+	cr_assert_eq(xrl_policy_add_many(&many, rules, 3, &clash), 0);
+	cr_assert_eq(one.n_rules, 5);
+	cr_assert_eq(many.n_rules, one.n_rules);
+	cr_assert(!memcmp(one.rules, many.rules, one.n_rules * sizeof(*one.rules)));
+	xrl_policy_free(&one);
+	xrl_policy_free(&many);
+}
+
+Test(policy_add_many, all_or_nothing_naming_the_first_duplicate)
+{
+	struct xrl_rule_spec rules[4] = {
+		spec_for("198.18.0.0/24"), spec_for("fd00::/8"),
+		spec_for("fd00::/8"), spec_for("198.18.0.0/24"),
+	};
+	struct xrl_policy policy;
+	size_t clash = 99;
+
+	cr_assert_eq(xrl_policy_init(&policy), 0);
+	cr_assert_eq(xrl_policy_add_many(&policy, rules, 4, &clash), -EEXIST);
+	cr_assert_eq(clash, 2);
+	cr_assert_eq(policy.n_rules, 1);
+	/* Against a rule already held. */
+	cr_assert_eq(xrl_policy_add(&policy, &rules[3]), 0);
+	cr_assert_eq(xrl_policy_add_many(&policy, rules, 2, &clash), -EEXIST);
+	cr_assert_eq(clash, 0);
+	cr_assert_eq(policy.n_rules, 2);
+	xrl_policy_free(&policy);
+}

@@ -72,5 +72,8 @@ extern const struct xrl_cmd xrl_cmd_attach;
 extern const struct xrl_cmd xrl_cmd_detach;
 extern const struct xrl_cmd xrl_cmd_status;
 extern const struct xrl_cmd xrl_cmd_stats;
+extern const struct xrl_cmd xrl_cmd_rule;
+extern const struct xrl_cmd xrl_cmd_reload;
+extern const struct xrl_cmd xrl_cmd_top;
 
 #endif

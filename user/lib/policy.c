@@ -111,35 +111,138 @@ static uint32_t lowest_free_id(const struct xrl_policy *policy)
 	return id;
 }
 
-int xrl_policy_add(struct xrl_policy *policy, const struct xrl_rule_spec *rule)
+/* Room for @more rules past the ones held. */
+static int reserve_rules(struct xrl_policy *policy, size_t more)
 {
+	size_t cap = policy->cap_rules ? policy->cap_rules : 16;
 	struct xrl_rule_spec *grown;
+
+	while (cap < policy->n_rules + more)
+		cap *= 2;
+	if (cap == policy->cap_rules)
+		return 0;
+	grown = reallocarray(policy->rules, cap, sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	policy->rules = grown;
+	policy->cap_rules = cap;
+	return 0;
+}
+
+static uint32_t max_rule_id(const struct xrl_policy *policy)
+{
 	uint32_t max_id = 0;
 	size_t i;
 
-	for (i = 0; i < policy->n_rules; i++) {
-		if (same_prefix(&policy->rules[i].prefix, &rule->prefix))
-			return -EEXIST;
+	for (i = 0; i < policy->n_rules; i++)
 		if (policy->rules[i].id > max_id)
 			max_id = policy->rules[i].id;
-	}
-	if (policy->n_rules >= XRL_MAX_RULES)
-		return -ENOSPC;
-	if (policy->n_rules == policy->cap_rules) {
-		grown = reallocarray(policy->rules, policy->cap_rules * 2,
-				     sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		policy->rules = grown;
-		policy->cap_rules *= 2;
-	}
-	policy->rules[policy->n_rules] = *rule;
+	return max_id;
+}
+
+/* Appends into reserved room, with no look for duplicates; @max_id is the
+ * largest id held, kept up to date. */
+static void append_rule(struct xrl_policy *policy,
+			const struct xrl_rule_spec *rule, uint32_t *max_id)
+{
+	struct xrl_rule_spec *added = &policy->rules[policy->n_rules];
+
+	*added = *rule;
 	/* A fresh id, never one a rule of this policy holds: ids of removed
 	 * rules are taken last, so their counters are not inherited. */
-	policy->rules[policy->n_rules].id = policy->n_rules == 0 ? 0 :
-		max_id + 1 < XRL_MAX_RULES ? max_id + 1 :
+	added->id = policy->n_rules == 0 ? 0 :
+		*max_id + 1 < XRL_MAX_RULES ? *max_id + 1 :
 		lowest_free_id(policy);
+	if (added->id > *max_id)
+		*max_id = added->id;
 	policy->n_rules++;
+}
+
+int xrl_policy_add(struct xrl_policy *policy, const struct xrl_rule_spec *rule)
+{
+	uint32_t max_id;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < policy->n_rules; i++)
+		if (same_prefix(&policy->rules[i].prefix, &rule->prefix))
+			return -EEXIST;
+	if (policy->n_rules >= XRL_MAX_RULES)
+		return -ENOSPC;
+	ret = reserve_rules(policy, 1);
+	if (ret)
+		return ret;
+	max_id = max_rule_id(policy);
+	append_rule(policy, rule, &max_id);
+	return 0;
+}
+
+struct keyed_rule {
+	const struct xrl_lpm_key *prefix;
+	size_t order;		/* policy rules first, then the new ones */
+};
+
+static int compare_keyed(const void *a, const void *b)
+{
+	const struct keyed_rule *x = a, *y = b;
+	int order;
+
+	if (x->prefix->prefixlen != y->prefix->prefixlen)
+		return x->prefix->prefixlen < y->prefix->prefixlen ? -1 : 1;
+	order = memcmp(x->prefix->addr, y->prefix->addr, sizeof(x->prefix->addr));
+	if (order)
+		return order;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Sorted by prefix, rules sharing one sit side by side: the first new
+ * rule (in order) whose prefix an earlier rule has, or @n when none. */
+static int first_duplicate(const struct xrl_policy *policy,
+			   const struct xrl_rule_spec *rules, size_t n,
+			   size_t *clash)
+{
+	size_t total = policy->n_rules + n, i;
+	struct keyed_rule *keyed = calloc(total ? total : 1, sizeof(*keyed));
+
+	if (!keyed)
+		return -ENOMEM;
+	for (i = 0; i < total; i++) {
+		keyed[i].order = i;
+		keyed[i].prefix = i < policy->n_rules ? &policy->rules[i].prefix :
+			&rules[i - policy->n_rules].prefix;
+	}
+	qsort(keyed, total, sizeof(*keyed), compare_keyed);
+	*clash = n;
+	for (i = 1; i < total; i++)
+		if (same_prefix(keyed[i - 1].prefix, keyed[i].prefix) &&
+		    keyed[i].order >= policy->n_rules &&
+		    keyed[i].order - policy->n_rules < *clash)
+			*clash = keyed[i].order - policy->n_rules;
+	free(keyed);
+	return 0;
+}
+
+int xrl_policy_add_many(struct xrl_policy *policy,
+			const struct xrl_rule_spec *rules, size_t n,
+			size_t *clash)
+{
+	uint32_t max_id;
+	size_t i;
+	int ret;
+
+	if (n > XRL_MAX_RULES - policy->n_rules)
+		return -ENOSPC;
+	ret = first_duplicate(policy, rules, n, clash);
+	if (ret)
+		return ret;
+	if (*clash < n)
+		return -EEXIST;
+	ret = reserve_rules(policy, n);
+	if (ret)
+		return ret;
+	max_id = max_rule_id(policy);
+	for (i = 0; i < n; i++)
+		append_rule(policy, &rules[i], &max_id);
 	return 0;
 }
 

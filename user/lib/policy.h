@@ -51,6 +51,16 @@ void xrl_policy_free(struct xrl_policy *policy);
  * already in the policy, -ENOSPC past XRL_MAX_RULES. */
 int xrl_policy_add(struct xrl_policy *policy, const struct xrl_rule_spec *rule);
 
+/*
+ * Appends @n rules as n calls of xrl_policy_add would (same ids), in
+ * O(n log n) rather than O(n^2), for whole files. All or nothing: -EEXIST
+ * with *@clash the index of the first rule whose prefix an earlier rule
+ * (of the policy or of @rules) has, -ENOSPC past XRL_MAX_RULES.
+ */
+int xrl_policy_add_many(struct xrl_policy *policy,
+			const struct xrl_rule_spec *rules, size_t n,
+			size_t *clash);
+
 /* Removes the rule of that name or CIDR text. -ENOENT when none. */
 int xrl_policy_del(struct xrl_policy *policy, const char *name_or_cidr);
 

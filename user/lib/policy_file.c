@@ -522,46 +522,9 @@ static int parse_default(struct loader *ld, const char *field,
 	return ret;
 }
 
-static const struct xrl_rule_spec *rule_by_prefix(const struct xrl_policy *p,
-						  const struct xrl_lpm_key *key)
-{
-	size_t i;
-
-	for (i = 0; i < p->n_rules; i++)
-		if (p->rules[i].prefix.prefixlen == key->prefixlen &&
-		    !memcmp(p->rules[i].prefix.addr, key->addr, sizeof(key->addr)))
-			return &p->rules[i];
-	return NULL;
-}
-
-static int add_rule(struct loader *ld, struct xrl_policy *policy,
-		    const char *path, yaml_node_t *map, struct rule_draft *draft,
-		    const struct seen *seen)
-{
-	yaml_node_t *cidr = seen->node[find_field(rule_fields,
-						  ARRAY_SIZE(rule_fields),
-						  "cidr")];
-	const struct xrl_rule_spec *other;
-	char field[FIELD_MAX];
-	int ret;
-
-	field_name(field, path, "cidr");
-	ret = xrl_policy_add(policy, &draft->spec);
-	if (ret == -EEXIST) {
-		other = rule_by_prefix(policy, &draft->spec.prefix);
-		if (other == &policy->rules[0])
-			return fail(ld, cidr, field, cidr,
-				    "covers every source: set it as default:");
-		return fail(ld, cidr, field, cidr,
-			    "duplicate of the rule at line %d", other->line);
-	}
-	if (ret)
-		return fail(ld, map, path, NULL, "%s", strerror(-ret));
-	return 0;
-}
-
-static int parse_rule(struct loader *ld, struct xrl_policy *policy,
-		      const char *path, yaml_node_t *map)
+/* One rule's map into @spec; duplicates are looked for across all. */
+static int parse_rule(struct loader *ld, const char *path, yaml_node_t *map,
+		      struct xrl_rule_spec *spec)
 {
 	struct rule_draft draft = { .spec.action = XRL_ACTION_LIMIT };
 	char field[FIELD_MAX], why[128];
@@ -586,9 +549,9 @@ static int parse_rule(struct loader *ld, struct xrl_policy *policy,
 	draft.spec.line = node_line(map);
 	ret = check_rule(ld, path, map, &draft, rule_fields,
 			 ARRAY_SIZE(rule_fields), &seen);
-	if (ret)
-		return ret;
-	return add_rule(ld, policy, path, map, &draft, &seen);
+	if (!ret)
+		*spec = draft.spec;
+	return ret;
 }
 
 static yaml_node_t *map_value(struct loader *ld, yaml_node_t *map,
@@ -653,14 +616,44 @@ static int check_names_unique(struct loader *ld, const struct xrl_policy *p,
 	return ret;
 }
 
+static yaml_node_t *rule_item(struct loader *ld, yaml_node_t *rules,
+			      size_t index)
+{
+	return yaml_document_get_node(ld->doc,
+				      rules->data.sequence.items.start[index]);
+}
+
+/* Rule @clash has the prefix of an earlier one: name both lines. */
+static int duplicate_cidr(struct loader *ld, const struct xrl_rule_spec *specs,
+			  size_t clash, yaml_node_t *rules)
+{
+	const struct xrl_lpm_key *prefix = &specs[clash].prefix;
+	yaml_node_t *cidr = map_value(ld, rule_item(ld, rules, clash), "cidr");
+	char field[FIELD_MAX];
+	size_t i;
+	int line = 0;
+
+	snprintf(field, sizeof(field), "rules[%zu].cidr", clash);
+	if (prefix->prefixlen == 0)
+		return fail(ld, cidr, field, cidr,
+			    "covers every source: set it as default:");
+	for (i = 0; i < clash && !line; i++)
+		if (specs[i].prefix.prefixlen == prefix->prefixlen &&
+		    !memcmp(specs[i].prefix.addr, prefix->addr,
+			    sizeof(prefix->addr)))
+			line = specs[i].line;
+	return fail(ld, cidr, field, cidr, "duplicate of the rule at line %d",
+		    line);
+}
+
 static int parse_rules(struct loader *ld, const char *field,
 		       yaml_node_t *value, void *target)
 {
 	struct xrl_config *config = target;
+	struct xrl_rule_spec *specs;
 	char path[FIELD_MAX];
-	yaml_node_item_t *item;
-	size_t count;
-	int ret;
+	size_t count, i, clash;
+	int ret = 0;
 
 	ret = expect_type(ld, field, value, YAML_SEQUENCE_NODE);
 	if (ret)
@@ -670,16 +663,20 @@ static int parse_rules(struct loader *ld, const char *field,
 		return fail(ld, value, field, NULL,
 			    "%zu rules, more than the maximum %d", count,
 			    XRL_MAX_RULES - 1);
-	for (item = value->data.sequence.items.start;
-	     item < value->data.sequence.items.top; item++) {
-		snprintf(path, sizeof(path), "%s[%td]", field,
-			 item - value->data.sequence.items.start);
-		ret = parse_rule(ld, &config->policy, path,
-				 yaml_document_get_node(ld->doc, *item));
-		if (ret)
-			return ret;
+	specs = calloc(count ? count : 1, sizeof(*specs));
+	if (!specs)
+		return -ENOMEM;
+	for (i = 0; i < count && !ret; i++) {
+		snprintf(path, sizeof(path), "%s[%zu]", field, i);
+		ret = parse_rule(ld, path, rule_item(ld, value, i), &specs[i]);
 	}
-	return check_names_unique(ld, &config->policy, value);
+	/* All at once: one sort finds duplicates, not a scan per rule. */
+	if (!ret)
+		ret = xrl_policy_add_many(&config->policy, specs, count, &clash);
+	if (ret == -EEXIST)
+		ret = duplicate_cidr(ld, specs, clash, value);
+	free(specs);
+	return ret ? ret : check_names_unique(ld, &config->policy, value);
 }
 
 /* ---- the top level -------------------------------------------------- */

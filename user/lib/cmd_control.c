@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * xdp-ratelimit rule add|del|list, reload [FILE], top: requests to
+ * xdp-ratelimitd over its control socket (docs/PROTOCOL.md). The daemon
+ * owns the policy; these commands only ask it.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+#include "client.h"
+#include "cmd.h"
+#include "report.h"
+#include "server.h"
+
+#define SOCKET_HELP \
+	"  -S, --socket PATH   control socket (default " XRL_SOCKET_PATH ")\n"
+
+enum {
+	OPT_SOCKET = 'S',
+	OPT_JSON = 'j',
+	OPT_NAME = 256,
+	OPT_ACTION,
+	OPT_PPS,
+	OPT_BURST,
+	OPT_BPS,
+	OPT_BURST_BYTES,
+	OPT_REPLACE,
+	OPT_TOP_N = 'n',
+};
+
+struct control_args {
+	const char *socket;
+	bool json;
+	int n_args;		/* positional arguments left */
+	char **args;
+	json_t *request;	/* fields added by options */
+};
+
+/*
+ * Sends @args->request and prints the failure, if any, as one line.
+ * Returns the response (json_decref it) or NULL.
+ */
+static json_t *call_daemon(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
+			   struct control_args *args)
+{
+	json_t *response;
+	char err[1024];
+	int ret;
+
+	ret = xrl_client_call(args->socket, args->request, &response, err,
+			      sizeof(err));
+	if (ret) {
+		xrl_cmd_error(cli, cmd, "%s", err);
+		json_decref(response);
+		return NULL;
+	}
+	return response;
+}
+
+/* Options of every control command, and the rule fields of "rule add". */
+static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
+		      int argc, char **argv, struct control_args *args)
+{
+	static const struct option longopts[] = {
+		{ "socket", required_argument, NULL, OPT_SOCKET },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "name", required_argument, NULL, OPT_NAME },
+		{ "action", required_argument, NULL, OPT_ACTION },
+		{ "pps", required_argument, NULL, OPT_PPS },
+		{ "burst", required_argument, NULL, OPT_BURST },
+		{ "bps", required_argument, NULL, OPT_BPS },
+		{ "burst-bytes", required_argument, NULL, OPT_BURST_BYTES },
+		{ "replace", no_argument, NULL, OPT_REPLACE },
+		{ "count", required_argument, NULL, OPT_TOP_N },
+		XRL_CMD_COMMON_LONGOPTS,
+		{}
+	};
+	static const char *const fields[] = {
+		[OPT_NAME - OPT_NAME] = "name",
+		[OPT_ACTION - OPT_NAME] = "action",
+		[OPT_PPS - OPT_NAME] = "pps",
+		[OPT_BURST - OPT_NAME] = "burst",
+		[OPT_BPS - OPT_NAME] = "bps",
+		[OPT_BURST_BYTES - OPT_NAME] = "burst_bytes",
+	};
+	int opt, exit_code = -1;
+	char *end;
+	long n;
+
+	args->socket = XRL_SOCKET_PATH;
+	args->request = json_object();
+	while ((opt = getopt_long(argc, argv, "S:jn:" XRL_CMD_COMMON_SHORTOPTS,
+				  longopts, NULL)) != -1) {
+		if (xrl_cmd_common_opt(cmd, cli, opt, &exit_code)) {
+			if (exit_code >= 0)
+				return exit_code;
+			continue;
+		}
+		switch (opt) {
+		case OPT_SOCKET:
+			args->socket = optarg;
+			break;
+		case OPT_JSON:
+			args->json = true;
+			break;
+		case OPT_REPLACE:
+			json_object_set_new(args->request, "replace",
+					    json_true());
+			break;
+		case OPT_TOP_N:
+			n = strtol(optarg, &end, 10);
+			if (*end || n < 1 || n > 100000) {
+				xrl_cmd_error(cli, cmd, "-n: '%s' is not a "
+					      "count", optarg);
+				return EXIT_FAILURE;
+			}
+			json_object_set_new(args->request, "n",
+					    json_integer(n));
+			break;
+		default:
+			if (opt < OPT_NAME || opt > OPT_BURST_BYTES)
+				break;
+			/* Quantities go as text: the daemon parses "10k". */
+			json_object_set_new(args->request,
+					    fields[opt - OPT_NAME],
+					    json_string(optarg));
+		}
+	}
+	args->n_args = argc - optind;
+	args->args = argv + optind;
+	return -1;
+}
+
+static void print_limit(const char *what, json_t *rule, const char *rate,
+			const char *burst)
+{
+	if (json_object_get(rule, rate))
+		printf(" %s %lld/s burst %lld", what,
+		       (long long)json_integer_value(json_object_get(rule, rate)),
+		       (long long)json_integer_value(json_object_get(rule,
+								     burst)));
+}
+
+static void print_rule(json_t *rule)
+{
+	json_t *passed = json_object_get(rule, "passed");
+	json_t *dropped = json_object_get(rule, "dropped");
+
+	printf("%5lld  %-20s %-22s %-8s",
+	       (long long)json_integer_value(json_object_get(rule, "id")),
+	       json_string_value(json_object_get(rule, "name")),
+	       json_string_value(json_object_get(rule, "cidr")),
+	       json_string_value(json_object_get(rule, "action")));
+	print_limit("pps", rule, "pps", "burst");
+	print_limit("bps", rule, "bps", "burst_bytes");
+	if (passed && dropped)
+		printf("  (passed %lld, dropped %lld)",
+		       (long long)json_integer_value(json_object_get(passed,
+								     "packets")),
+		       (long long)json_integer_value(json_object_get(dropped,
+								     "packets")));
+	printf("\n");
+}
+
+static int print_response(const struct control_args *args, json_t *response,
+			  void (*print_text)(json_t *response))
+{
+	int ret = 0;
+
+	if (args->json)
+		ret = xrl_json_print(stdout, json_incref(response), true);
+	else
+		print_text(response);
+	json_decref(response);
+	return ret ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+static void print_added(json_t *response)
+{
+	printf("added: ");
+	print_rule(json_object_get(response, "rule"));
+}
+
+static void print_deleted(json_t *response)
+{
+	printf("deleted: ");
+	print_rule(json_object_get(response, "deleted"));
+}
+
+static void print_list(json_t *response)
+{
+	json_t *rule;
+	size_t i;
+
+	printf("source keys /%lld (IPv4), /%lld (IPv6); malformed: %s\n",
+	       (long long)json_integer_value(json_object_get(response,
+							     "v4_prefix")),
+	       (long long)json_integer_value(json_object_get(response,
+							     "v6_prefix")),
+	       json_string_value(json_object_get(response, "malformed")));
+	printf("%5s  %-20s %-22s %-8s limits\n", "id", "name", "cidr",
+	       "action");
+	json_array_foreach(json_object_get(response, "rules"), i, rule)
+		print_rule(rule);
+}
+
+static int run_rule(const struct xrl_cmd *cmd, struct xrl_cli *cli, int argc,
+		    char **argv)
+{
+	struct control_args args = {};
+	void (*print_text)(json_t *response);
+	const char *verb;
+	json_t *response;
+	int ret;
+
+	ret = parse_args(cmd, cli, argc, argv, &args);
+	if (ret >= 0)
+		goto put_request;
+	ret = EXIT_FAILURE;
+	verb = args.n_args ? args.args[0] : "";
+	if (!strcmp(verb, "add") && args.n_args == 2) {
+		json_object_set_new(args.request, "cidr",
+				    json_string(args.args[1]));
+		json_object_set_new(args.request, "cmd", json_string("rule.add"));
+		print_text = print_added;
+	} else if (!strcmp(verb, "del") && args.n_args == 2 &&
+		   json_object_size(args.request) == 0) {
+		json_object_set_new(args.request, "rule",
+				    json_string(args.args[1]));
+		json_object_set_new(args.request, "cmd", json_string("rule.del"));
+		print_text = print_deleted;
+	} else if (!strcmp(verb, "list") && args.n_args == 1 &&
+		   json_object_size(args.request) == 0) {
+		json_object_set_new(args.request, "cmd",
+				    json_string("rule.list"));
+		print_text = print_list;
+	} else {
+		xrl_cmd_error(cli, cmd, "expected 'add CIDR [OPTIONS]', 'del "
+			      "NAME|CIDR' or 'list' (see --help)");
+		goto put_request;
+	}
+	response = call_daemon(cmd, cli, &args);
+	if (response)
+		ret = print_response(&args, response, print_text);
+put_request:
+	json_decref(args.request);
+	return ret;
+}
+
+static void print_reloaded(json_t *response)
+{
+	printf("reloaded %s: %lld rules\n",
+	       json_string_value(json_object_get(response, "path")),
+	       (long long)json_integer_value(json_object_get(response,
+							     "rules")));
+}
+
+static int run_reload(const struct xrl_cmd *cmd, struct xrl_cli *cli,
+		      int argc, char **argv)
+{
+	struct control_args args = {};
+	char path[PATH_MAX];
+	json_t *response;
+	int ret;
+
+	ret = parse_args(cmd, cli, argc, argv, &args);
+	if (ret >= 0)
+		goto put_request;
+	ret = EXIT_FAILURE;
+	if (args.n_args > 1 || json_object_size(args.request)) {
+		xrl_cmd_error(cli, cmd, "expected at most one FILE");
+		goto put_request;
+	}
+	if (args.n_args == 1) {
+		/* The daemon has its own working directory. */
+		if (!realpath(args.args[0], path)) {
+			xrl_cmd_error(cli, cmd, "%s: %s", args.args[0],
+				      strerror(errno));
+			goto put_request;
+		}
+		json_object_set_new(args.request, "path", json_string(path));
+	}
+	json_object_set_new(args.request, "cmd", json_string("reload"));
+	response = call_daemon(cmd, cli, &args);
+	if (response)
+		ret = print_response(&args, response, print_reloaded);
+put_request:
+	json_decref(args.request);
+	return ret;
+}
+
+static void print_top(json_t *response)
+{
+	json_t *entry;
+	size_t i;
+
+	printf("%-28s %-20s %12s %12s\n", "source", "rule", "dropped",
+	       "passed");
+	json_array_foreach(json_object_get(response, "top"), i, entry)
+		printf("%-28s %-20s %12lld %12lld\n",
+		       json_string_value(json_object_get(entry, "source")),
+		       json_string_value(json_object_get(entry, "rule")) ?: "?",
+		       (long long)json_integer_value(json_object_get(entry,
+								     "dropped")),
+		       (long long)json_integer_value(json_object_get(entry,
+								     "passed")));
+}
+
+static int run_top(const struct xrl_cmd *cmd, struct xrl_cli *cli, int argc,
+		   char **argv)
+{
+	struct control_args args = {};
+	json_t *response;
+	int ret;
+
+	ret = parse_args(cmd, cli, argc, argv, &args);
+	if (ret >= 0)
+		goto put_request;
+	ret = EXIT_FAILURE;
+	if (args.n_args || json_object_size(args.request) >
+			   (size_t)!!json_object_get(args.request, "n")) {
+		xrl_cmd_error(cli, cmd, "expected only -n N and --json");
+		goto put_request;
+	}
+	json_object_set_new(args.request, "cmd", json_string("top"));
+	response = call_daemon(cmd, cli, &args);
+	if (response)
+		ret = print_response(&args, response, print_top);
+put_request:
+	json_decref(args.request);
+	return ret;
+}
+
+const struct xrl_cmd xrl_cmd_rule = {
+	.name = "rule",
+	.synopsis = "add CIDR [OPTIONS] | del NAME|CIDR | list [--json]",
+	.summary = "Change or list the daemon's rules (through its socket).",
+	.options =
+	"      --name NAME     rule name (default: the CIDR)\n"
+	"      --action A      limit (default), monitor, allow or deny\n"
+	"      --pps R --burst B         packets per second, burst in packets\n"
+	"      --bps R --burst-bytes B   bits per second, burst in bytes\n"
+	"                      (R and B take k/M/G suffixes)\n"
+	"      --replace       change the rule of that CIDR (keeps its id)\n"
+	"  -j, --json          the daemon's JSON response\n"
+	SOCKET_HELP,
+	.run = run_rule,
+};
+
+const struct xrl_cmd xrl_cmd_reload = {
+	.name = "reload",
+	.synopsis = "[FILE] [--json]",
+	.summary = "Have the daemon apply its policy file (or FILE) whole.",
+	.options = "  -j, --json          the daemon's JSON response\n"
+		   SOCKET_HELP,
+	.run = run_reload,
+};
+
+const struct xrl_cmd xrl_cmd_top = {
+	.name = "top",
+	.synopsis = "[-n N] [--json]",
+	.summary = "Sources with the most dropped packets (from the daemon).",
+	.options = "  -n, --count N       how many (default 10)\n"
+		   "  -j, --json          the daemon's JSON response\n"
+		   SOCKET_HELP,
+	.run = run_top,
+};
