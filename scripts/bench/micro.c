@@ -158,6 +158,16 @@ static int side_by_side(struct micro *m, enum traffic t, struct side *sides,
 	return 0;
 }
 
+static void bench_row_ns(const char *bench, const char *name, double ns,
+			 double ref_ns)
+{
+	char value[32], ratio[32];
+
+	snprintf(value, sizeof(value), "%.1f ns", ns);
+	snprintf(ratio, sizeof(ratio), "%.2f", ns / ref_ns);
+	bench_row(bench, name, value, ratio, "", "");
+}
+
 static void row_ns(const char *name, double ns, double ref_ns,
 		   const char *target, double limit)
 {
@@ -449,13 +459,17 @@ static int measure_variants(struct micro *m, size_t n_rules)
 		if (ret)
 			break;
 		snprintf(name, sizeof(name), "reference, %s", traffics[t].name);
-		row_ns(name, sides[0].ns, sides[0].ns, "", 0);
+		bench_row_ns("elimination, ns/packet", name, sides[0].ns,
+			     sides[0].ns);
 		for (i = 0; i < m->n_variants; i++) {
 			base = strrchr(m->variant_path[i], '/');
-			snprintf(name, sizeof(name), "%s, %zu rules, %s",
-				 base ? base + 1 : m->variant_path[i], n_rules,
+			base = base ? base + 1 : m->variant_path[i];
+			snprintf(name, sizeof(name), "limiter variant %.*s, %zu "
+				 "rule%s, %s", (int)strcspn(base, "."), base,
+				 n_rules, n_rules > 1 ? "s" : "",
 				 traffics[t].name);
-			row_ns(name, sides[i + 1].ns, sides[0].ns, "", 0);
+			bench_row_ns("elimination, ns/packet", name,
+				     sides[i + 1].ns, sides[0].ns);
 		}
 	}
 	return ret;
