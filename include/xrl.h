@@ -204,7 +204,8 @@ struct xrl_bucket_key {
  * so the clock may wrap; packing the shift in the same word lets a policy
  * change rescale the state with the one compare-and-swap that updates it.
  * last_seen_ns tells a time so old that it wrapped from a recent one: a
- * bucket idle for 2^56 units or more is treated as full.
+ * bucket idle for 2^56 units or more whose word reads as owing more than
+ * the tolerance is treated as full (bpf/gcra.h, limit_debt()).
  */
 #define XRL_TAT_TIME_BITS	58
 #define XRL_TAT_SHIFT_BIAS	32
