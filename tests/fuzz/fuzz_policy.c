@@ -17,7 +17,10 @@ static void same_policy_or_abort(const struct xrl_policy *a,
 	size_t i;
 
 	if (a->v4_prefix != b->v4_prefix || a->v6_prefix != b->v6_prefix ||
-	    a->malformed != b->malformed || a->n_rules != b->n_rules)
+	    a->malformed != b->malformed || a->n_rules != b->n_rules ||
+	    a->new_pps != b->new_pps || a->new_burst != b->new_burst ||
+	    a->new_sources_off != b->new_sources_off ||
+	    a->unknown != b->unknown)
 		abort();
 	for (i = 0; i < a->n_rules; i++) {
 		struct xrl_rule_spec x = a->rules[i], y = b->rules[i];
