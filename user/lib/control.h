@@ -24,6 +24,7 @@
 #define XRL_TOP_DEFAULT		10
 #define XRL_TOP_MAX		10000
 
+struct xrl_budgets;
 struct xrl_datapath;
 struct xrl_daemon_state;
 
@@ -44,6 +45,7 @@ struct xrl_daemon_state {
 	time_t started;
 	uint64_t n_changes;		/* policies applied since start */
 	uint64_t n_refused;		/* changes refused since start */
+	struct xrl_budgets *budgets;	/* aggregate sync engine, or NULL */
 };
 
 /*
