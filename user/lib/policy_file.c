@@ -11,7 +11,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <net/if.h>
 #include <stdarg.h>
 #include <stdbool.h>
