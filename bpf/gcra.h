@@ -61,28 +61,37 @@ static __always_inline bool tat_is_stale(__s32 shift, __s64 idle_ns)
 /*
  * How far ahead of now the word's TAT lies, in the units of @lim (the
  * rule in force, whose shift may differ from the one the word was
- * written with after a policy change): 0 when the bucket is full.
+ * written with after a policy change): 0 when the bucket is full, past
+ * the tolerance when it must refuse.
+ *
+ * A debt within the tolerance is believed even when last_seen_ns says
+ * the bucket idled past the wrap horizon: that is how a word just
+ * written by another CPU looks until that CPU stores last_seen_ns, and
+ * taking it for a wrapped one would refill the burst. A word that did
+ * wrap lands there with a chance of tolerance / 2^58 and then holds the
+ * source back for at most one burst's time.
  */
 static __always_inline __u64 limit_debt(__u64 word, const struct xrl_limit *lim,
 					__u64 now_ns, __s64 idle_ns)
 {
 	__s32 shift = tat_shift(word);
+	__s32 grow = lim->shift - shift;
 	__s64 ahead;
-	__s32 grow;
 
-	if (word == 0 || tat_is_stale(shift, idle_ns))
+	if (word == 0)
 		return 0;
 	ahead = (__s64)((word - to_units(now_ns, shift)) << TAT_SIGN_SHIFT) >>
 		TAT_SIGN_SHIFT;
 	if (ahead <= 0)
 		return 0;
-	/* Past the tolerance, only "refuse" matters: saturate, so that
-	 * rescaling to a finer unit cannot overflow. */
-	grow = lim->shift - shift;
-	if (grow >= 0)
-		return ahead > (lim->tolerance >> grow) ?
-			lim->tolerance + 1 : (__u64)ahead << grow;
-	return (__u64)ahead >> -grow;
+	/* Compared before rescaling, so a finer unit cannot overflow. */
+	if (grow >= 0 && ahead <= (lim->tolerance >> grow))
+		return (__u64)ahead << grow;
+	if (grow < 0 && ((__u64)ahead >> -grow) <= lim->tolerance)
+		return (__u64)ahead >> -grow;
+	/* Past the tolerance: a debt from before a policy change, or a
+	 * clock that wrapped while the bucket idled. */
+	return tat_is_stale(shift, idle_ns) ? 0 : lim->tolerance + 1;
 }
 
 /*
@@ -100,16 +109,15 @@ static __always_inline __u64 limit_admit(__u64 word, const struct xrl_limit *lim
 	return tat_pack(to_units(now_ns, lim->shift) + debt, lim->shift);
 }
 
-static __always_inline __u64 limit_cost(const struct xrl_limit *lim,
-					enum xrl_limit_kind kind,
-					__u64 frame_len)
-{
-	return kind == XRL_LIMIT_BYTES ? lim->interval * frame_len :
-					 lim->interval;
-}
-
-/* Takes @cost back from a limit whose CAS succeeded but whose packet was
- * refused by the other limit, so a refusing limit consumes nothing. */
+/*
+ * Takes @cost back from a limit whose CAS succeeded but whose packet was
+ * refused by the other limit, so a refusing limit consumes nothing.
+ * Exact when nothing, or only packets judged before our TAT, came in
+ * between (always so at one instant). A CPU whose clock had already
+ * passed our TAT built on "now" instead, and the refund then credits it
+ * one cost it never owed: at most one interval per lost race on bytes,
+ * and only where CPU clocks differ by more than an interval.
+ */
 static __always_inline void limit_refund(__u64 *word, __u64 taken, __u64 cost)
 {
 	__s32 shift = tat_shift(taken);

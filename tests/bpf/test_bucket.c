@@ -2,6 +2,8 @@
 /* Token-bucket behaviour of the data path, driven by the test clock. */
 #include <stdio.h>
 #include <criterion/criterion.h>
+#include <string.h>
+#include <bpf/bpf.h>
 #include <linux/bpf.h>
 #include "fixture.h"
 
@@ -102,9 +104,11 @@ Test(bucket, clock_read_before_the_last_admission_does_not_refill)
 
 /*
  * A bucket counts time modulo 2^58 of its units: 2^49 ns at 100 Mpps
- * (shift 9), 2^40 ns at 400 Gbit/s (shift 18). After exactly one wrap the
- * state would read as it did when it was drained; an idle bucket must
- * read as full instead.
+ * (shift 9), 2^40 ns at 400 Gbit/s (shift 18). A microsecond short of a
+ * wrap, a bucket drained back then reads as owing its whole tolerance
+ * and a microsecond more; it idled, so it must read as full. (Exactly a
+ * wrap later it would read as owing just the tolerance, which the
+ * program believes: see limit_debt() in bpf/gcra.h.)
  */
 Test(bucket, idle_past_the_wrap_horizon_refills_the_bucket)
 {
@@ -130,7 +134,7 @@ Test(bucket, idle_past_the_wrap_horizon_refills_the_bucket)
 		cr_assert_eq(fixture_run_many(&dp, &pkt, 30),
 			     cases[k].admitted, "case %d", k);
 		for (wraps = 1; wraps <= 3; wraps++) {
-			now += cases[k].wrap_ns;
+			now += cases[k].wrap_ns - 1000;
 			xrl_datapath_set_time(&dp, now);
 			cr_assert_eq(fixture_run_many(&dp, &pkt, 30),
 				     cases[k].admitted, "case %d wrap %d", k,
@@ -269,4 +273,36 @@ Test(bucket, limit_set_again_after_a_wrap_starts_full)
 	fixture_apply(&dp, &policy);
 	xrl_datapath_set_time(&dp, NS_PER_S + wrap_ns);
 	cr_assert_eq(fixture_run_many(&dp, &pkt, 30), 10);
+}
+
+/*
+ * A CPU stores last_seen_ns just after its compare-and-swap; another CPU
+ * in between sees a word written now beside a last_seen_ns from before a
+ * long idle. That word is current and must be believed, not taken for
+ * one whose clock wrapped (which would refill the burst). The state is
+ * written here as that CPU would see it.
+ */
+Test(bucket, a_fresh_word_beside_a_stale_last_seen_is_believed)
+{
+	const uint64_t long_ago = 1ULL << 50;	/* past every horizon */
+	const uint64_t t1 = long_ago + NS_PER_S;
+	struct xrl_bucket_key key = { .rule_id = 0 };
+	struct xrl_bucket bucket;
+	struct packet pkt;
+
+	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, 100000000, 10, 0, 0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(packet_from(&pkt, "198.18.0.1"), 0);
+	xrl_datapath_set_time(&dp, t1);
+	cr_assert_eq(fixture_run_many(&dp, &pkt, 30), 10);
+
+	cr_assert_eq(fixture_bucket(&dp, "198.18.0.1", 0, &bucket), 0);
+	bucket.last_seen_ns = t1 - long_ago;
+	memcpy(key.addr, "\0\0\0\0\0\0\0\0\0\0\xff\xff\xc6\x12\x00\x01", 16);
+	cr_assert_eq(bpf_map_update_elem(dp.buckets_fd, &key, &bucket,
+					 BPF_EXIST), 0);
+	cr_assert_eq(fixture_run_many(&dp, &pkt, 30), 0);
+	/* And it drains at the rate: one per 10 ns. */
+	xrl_datapath_set_time(&dp, t1 + 50);
+	cr_assert_eq(fixture_run_many(&dp, &pkt, 30), 5);
 }
