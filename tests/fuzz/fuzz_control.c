@@ -3,8 +3,9 @@
  * libFuzzer target for the control protocol (user/lib/control.c): each
  * line of the input is one request to a daemon state with no data path
  * (policies are "applied" by a hook that keeps most of them). Besides
- * what the sanitizers catch, it checks on every request that the response is one
- * JSON object with "ok" (and an "error" sentence when false), that a
+ * what the sanitizers catch, it checks on every request that the
+ * response is one JSON object with "ok" (and an "error" sentence when
+ * false), that a
  * refused request left the policy in force exactly as it was, and that
  * the policy in force always holds: the default rule first with id 0,
  * distinct prefixes, distinct ids, every rule passing xrl_rule_check.
