@@ -149,8 +149,8 @@ Test(concurrency, a_new_source_admits_exactly_burst_across_cpus)
 		cr_assert_eq(packet_from(&pkt, src), 0);
 		both += run_round(&pkt);
 		cr_assert_eq(fixture_bucket(&dp, src, 0, &bucket), 0);
-		cr_assert_eq(bucket.passed, BURST, "round %d: %lu passed", round,
-			     bucket.passed);
+		cr_assert_eq(bucket.passed, BURST, "round %d: %lu passed",
+			     round, bucket.passed);
 		cr_assert_eq(bucket.dropped, N_WORKERS * PER_THREAD - BURST,
 			     "round %d", round);
 	}
@@ -173,7 +173,8 @@ Test(concurrency, a_refilled_source_admits_exactly_burst_across_cpus)
 		both += run_round(&pkt);
 		cr_assert_eq(fixture_bucket(&dp, "198.18.0.1", 0, &bucket), 0);
 		cr_assert_eq(bucket.passed, (round + 1) * (uint64_t)BURST,
-			     "round %d: %lu passed in all", round, bucket.passed);
+			     "round %d: %lu passed in all", round,
+			     bucket.passed);
 	}
 	log_overlap(both);
 }
