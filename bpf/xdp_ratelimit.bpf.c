@@ -8,6 +8,7 @@
 #include "xrl.h"
 #include "parse.h"
 #include "gcra.h"
+#include "floods.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -120,17 +121,18 @@ static __always_inline const struct xrl_rule *find_rule(const __u32 src[4])
 	return bpf_map_lookup_elem(rules, &key);
 }
 
-/* The bucket of (source, rule), created empty-handed on first sight. */
-static __always_inline struct xrl_bucket *
-find_bucket(const __u32 src[4], bool ipv4, const struct xrl_settings *settings,
-	    __u32 rule_id)
+/* The key of (source, rule): the source masked to the configured prefix. */
+static __always_inline void bucket_key(struct xrl_bucket_key *key,
+				       const __u32 src[4], bool ipv4,
+				       const struct xrl_settings *settings,
+				       __u32 rule_id)
 {
-	struct xrl_bucket_key key = { .rule_id = rule_id };
-	struct xrl_bucket fresh = {};
-	__u32 *addr = (__u32 *)key.addr;
-	struct xrl_bucket *bucket;
+	__u32 *addr = (__u32 *)key->addr;
 
+	key->rule_id = rule_id;
 	if (ipv4) {
+		addr[0] = 0;
+		addr[1] = 0;
 		addr[2] = src[2];
 		addr[3] = src[3] & settings->v4_mask;
 	} else {
@@ -139,28 +141,17 @@ find_bucket(const __u32 src[4], bool ipv4, const struct xrl_settings *settings,
 		addr[2] = src[2] & settings->v6_mask[2];
 		addr[3] = src[3] & settings->v6_mask[3];
 	}
-	bucket = bpf_map_lookup_elem(&xrl_buckets, &key);
-	if (bucket)
-		return bucket;
-	/* Two CPUs racing on a new source share the entry one of them made. */
-	bpf_map_update_elem(&xrl_buckets, &key, &fresh, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&xrl_buckets, &key);
 }
 
-/* Judges a packet of a limit or monitor rule; returns the XDP verdict. */
-static __always_inline int judge_limited(const struct xrl_rule *rule,
-					 struct xrl_bucket *bucket,
-					 __u64 frame_len)
+/* Counts and returns the verdict of a limit or monitor rule's packet. */
+static __always_inline int judge_outcome(const struct xrl_rule *rule,
+					 bool admitted, __u64 frame_len)
 {
-	bool admitted = bucket_take(bucket, rule, now_ns(), frame_len);
-
 	if (admitted) {
-		__sync_fetch_and_add(&bucket->passed, 1);
 		count_rule(rule->id, XRL_RULE_PASSED, frame_len);
 		count_verdict(XRL_VERDICT_PASS, frame_len);
 		return XDP_PASS;
 	}
-	__sync_fetch_and_add(&bucket->dropped, 1);
 	count_rule(rule->id, XRL_RULE_DROPPED, frame_len);
 	if (rule->action == XRL_ACTION_MONITOR) {
 		count_verdict(XRL_VERDICT_MONITOR, frame_len);
@@ -170,11 +161,69 @@ static __always_inline int judge_limited(const struct xrl_rule *rule,
 	return XDP_DROP;
 }
 
+/* Judges a packet of a limit or monitor rule; returns the XDP verdict. */
+static __always_inline int judge_limited(const struct xrl_rule *rule,
+					 struct xrl_bucket *bucket,
+					 __u64 frame_len)
+{
+	bool admitted = bucket_take(bucket, rule, now_ns(), frame_len);
+
+	__sync_fetch_and_add(admitted ? &bucket->passed : &bucket->dropped, 1);
+	return judge_outcome(rule, admitted, frame_len);
+}
+
+/*
+ * A source without a bucket. Given one when the new-source budget has an
+ * insert left (two CPUs racing on the source share the entry one of them
+ * made); else judged by the unknown_sources fallback, which inserts
+ * nothing, so a flood of new sources evicts no more live buckets than
+ * the budget allows.
+ */
+static __noinline int judge_new_source(const struct xrl_bucket_key *key,
+				       bool ipv4,
+				       const struct xrl_settings *settings,
+				       const struct xrl_rule *rule,
+				       __u64 frame_len)
+{
+	struct xrl_bucket fresh = {}, *bucket;
+	bool admitted;
+
+	if (new_source_admitted(settings, now_ns())) {
+		if (!bpf_map_update_elem(&xrl_buckets, key, &fresh, BPF_NOEXIST))
+			count_table(XRL_TABLE_INSERT);
+		bucket = bpf_map_lookup_elem(&xrl_buckets, key);
+		if (bucket)
+			return judge_limited(rule, bucket, frame_len);
+		/* Only when the kernel cannot allocate: fail open, counted. */
+		count_table(XRL_TABLE_INSERT_FAILED);
+		count_verdict(XRL_VERDICT_ALLOW, frame_len);
+		return XDP_PASS;
+	}
+	count_table(XRL_TABLE_REFUSED);
+	switch (settings->unknown_verdict) {
+	case XRL_UNKNOWN_PASS:
+		admitted = true;
+		break;
+	case XRL_UNKNOWN_DROP:
+		admitted = false;
+		break;
+	default:
+		bucket = prefix_bucket(key, ipv4);
+		admitted = bucket && bucket_take(bucket, rule, now_ns(),
+						 frame_len);
+		break;
+	}
+	count_table(admitted ? XRL_TABLE_FALLBACK_PASS :
+			       XRL_TABLE_FALLBACK_DROP);
+	return judge_outcome(rule, admitted, frame_len);
+}
+
 SEC("xdp")
 int xdp_ratelimit(struct xdp_md *ctx)
 {
 	__u64 frame_len = ctx->data_end - ctx->data;
 	const struct xrl_settings *settings;
+	struct xrl_bucket_key key;
 	const struct xrl_rule *rule;
 	struct xrl_bucket *bucket;
 	enum parse_result parsed;
@@ -209,11 +258,10 @@ int xdp_ratelimit(struct xdp_md *ctx)
 		return XDP_DROP;
 	}
 
-	bucket = find_bucket(src, parsed == PARSE_IPV4, settings, rule->id);
-	if (!bucket) {
-		/* Only when the kernel cannot allocate: fail open, counted. */
-		count_verdict(XRL_VERDICT_ALLOW, frame_len);
-		return XDP_PASS;
-	}
+	bucket_key(&key, src, parsed == PARSE_IPV4, settings, rule->id);
+	bucket = bpf_map_lookup_elem(&xrl_buckets, &key);
+	if (!bucket)
+		return judge_new_source(&key, parsed == PARSE_IPV4, settings,
+					rule, frame_len);
 	return judge_limited(rule, bucket, frame_len);
 }

@@ -21,12 +21,40 @@
 #define XRL_MAP_STATS		"xrl_stats"
 #define XRL_MAP_RULE_STATS	"xrl_rule_stats"
 #define XRL_MAP_SETTINGS	"xrl_settings"
+#define XRL_MAP_TABLE_STATS	"xrl_table_stats"
 /* Not a map of the program: the inner LPM map in force, pinned for bpftool. */
 #define XRL_PIN_RULES		"xrl_rules"
 #define XRL_PIN_DIR		"/sys/fs/bpf/xdp-ratelimit"
 
 #define XRL_MAX_RULES		131072	/* rule ids are below this */
 #define XRL_DEFAULT_SOURCES	1048576	/* bucket map size unless told */
+
+/*
+ * Spoofed-source floods (docs: README "Under a spoofed flood").
+ *
+ * Giving a bucket to a source not yet in xrl_buckets is itself rate
+ * limited by a new-source budget: a GCRA per CPU (no shared cache line),
+ * each CPU holding 1/ncpus of the rate and of the burst, so that all
+ * CPUs together never insert more than rate * t + burst. Unless the
+ * policy sets it, the budget is derived from the table size N: rate
+ * N / XRL_TURNOVER_S (the whole table may turn over at most once every
+ * five minutes) and burst N / XRL_BURST_DIVISOR (a flood evicts at most
+ * 1/16 of the table at once; a quiet table refills its burst in 19 s).
+ *
+ * A new source refused by the budget is judged without an insert, by the
+ * unknown_sources fallback: pass, drop, or (default) prefix: a per-CPU
+ * direct-mapped table of XRL_PREFIX_SLOTS GCRA buckets indexed by a
+ * seeded hash of (source /24 or /48, rule id), each judged with the
+ * rule's own limits, so a /24 of unknown sources shares one source's
+ * budget and colliding prefixes share theirs (collisions only ever make
+ * the fallback stricter, never reset a bucket).
+ */
+#define XRL_TURNOVER_S		300
+#define XRL_BURST_DIVISOR	16
+#define XRL_PREFIX_SLOT_BITS	12
+#define XRL_PREFIX_SLOTS	(1U << XRL_PREFIX_SLOT_BITS)	/* per CPU */
+#define XRL_UNKNOWN_V4_PREFIX	24
+#define XRL_UNKNOWN_V6_PREFIX	48
 
 enum xrl_action {
 	XRL_ACTION_LIMIT = 0,	/* drop what is over the limit */
@@ -46,6 +74,42 @@ enum xrl_verdict {
 	XRL_VERDICT_MALFORMED,	/* truncated or inconsistent IP header */
 	XRL_VERDICT_NONIP,	/* neither IPv4 nor IPv6: passed untouched */
 	XRL_VERDICT_COUNT,
+};
+
+/* What happens to a source the new-source budget refuses a bucket. */
+enum xrl_unknown_verdict {
+	XRL_UNKNOWN_PREFIX = 0,	/* judged by its prefix's fallback bucket */
+	XRL_UNKNOWN_PASS,	/* passed unjudged */
+	XRL_UNKNOWN_DROP,	/* dropped */
+	XRL_UNKNOWN_COUNT,
+};
+
+/*
+ * Table pressure, counted per CPU (xrl_table_stats, one entry). Every
+ * packet of a limit or monitor rule whose source has no bucket is either
+ * given one (INSERT, or INSERT_FAILED when the kernel made none: passed,
+ * counted as allow) or refused by the budget (REFUSED), and then judged
+ * by the fallback: FALLBACK_PASS + FALLBACK_DROP = REFUSED. The kernel
+ * counts no LRU evictions; userspace derives them as inserts minus the
+ * entries in the table (nothing else deletes buckets).
+ */
+enum xrl_table_event {
+	XRL_TABLE_INSERT = 0,
+	XRL_TABLE_INSERT_FAILED,
+	XRL_TABLE_REFUSED,
+	XRL_TABLE_FALLBACK_PASS,
+	XRL_TABLE_FALLBACK_DROP,	/* monitor rules: passed, would drop */
+	XRL_TABLE_EVENTS,
+};
+
+struct xrl_table_counters {
+	__u64 events[XRL_TABLE_EVENTS];
+};
+
+/* Per-CPU state of the new-source budget (a GCRA word, as in a bucket). */
+struct xrl_new_source_budget {
+	__u64 tat;
+	__u64 last_seen_ns;
 };
 
 struct xrl_counter {
@@ -169,6 +233,13 @@ struct xrl_settings {
 	__u32 malformed_verdict;	/* enum xrl_malformed_verdict */
 	__u32 v4_prefix;	/* what the masks were made from, for display */
 	__u32 v6_prefix;
+	__u32 unknown_verdict;	/* enum xrl_unknown_verdict */
+	__u32 new_sources_set;	/* 1: budget from the policy, 0: derived */
+	/* One CPU's share of the new-source budget; interval 0: no budget. */
+	struct xrl_limit new_sources;
+	/* The whole budget, as configured or derived, for display. */
+	__u64 new_sources_pps;
+	__u64 new_sources_burst;
 };
 
 _Static_assert(sizeof(struct xrl_counter) == 16, "xrl_counter layout");
@@ -178,6 +249,8 @@ _Static_assert(sizeof(struct xrl_rule) == 56, "xrl_rule layout");
 _Static_assert(sizeof(struct xrl_lpm_key) == 20, "xrl_lpm_key layout");
 _Static_assert(sizeof(struct xrl_bucket_key) == 20, "bucket key layout");
 _Static_assert(sizeof(struct xrl_bucket) == 40, "xrl_bucket layout");
-_Static_assert(sizeof(struct xrl_settings) == 32, "xrl_settings layout");
+_Static_assert(sizeof(struct xrl_settings) == 80, "xrl_settings layout");
+_Static_assert(sizeof(struct xrl_table_counters) == 40, "table counters layout");
+_Static_assert(sizeof(struct xrl_new_source_budget) == 16, "budget layout");
 
 #endif /* XRL_H */

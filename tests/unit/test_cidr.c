@@ -149,7 +149,7 @@ static struct xrl_settings settings_of(uint32_t v4_prefix, uint32_t v6_prefix)
 	policy.v4_prefix = v4_prefix;
 	policy.v6_prefix = v6_prefix;
 	policy.malformed = XRL_MALFORMED_DROP;
-	xrl_policy_settings(&policy, &out);
+	xrl_policy_settings(&policy, XRL_DEFAULT_SOURCES, 1, &out);
 	xrl_policy_free(&policy);
 	return out;
 }
@@ -160,7 +160,7 @@ Test(settings, default_masks_key_ipv4_by_address_and_ipv6_by_64)
 	struct xrl_settings out;
 
 	cr_assert_eq(xrl_policy_init(&policy), 0);
-	xrl_policy_settings(&policy, &out);
+	xrl_policy_settings(&policy, XRL_DEFAULT_SOURCES, 1, &out);
 	xrl_policy_free(&policy);
 	cr_assert_eq(out.v4_mask, 0xffffffffu);
 	cr_assert_eq(out.v6_mask[0], 0xffffffffu);

@@ -2,7 +2,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -17,6 +19,7 @@ static void reset_fds(struct xrl_datapath *dp)
 {
 	dp->prog_fd = dp->policy_fd = dp->buckets_fd = -1;
 	dp->stats_fd = dp->rule_stats_fd = dp->settings_fd = -1;
+	dp->table_stats_fd = -1;
 }
 
 static __u32 map_btf_id(int map_fd)
@@ -27,6 +30,33 @@ static __u32 map_btf_id(int map_fd)
 	if (bpf_obj_get_info_by_fd(map_fd, &info, &len))
 		return 0;
 	return info.btf_id;
+}
+
+/* Any value will do; one an attacker cannot guess is better. */
+static __u64 random_seed(void)
+{
+	__u64 seed = 0;
+
+	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+		seed = (__u64)time(NULL) * 0x9e3779b97f4a7c15ULL ^ getpid();
+	return seed | 1;
+}
+
+__u32 xrl_datapath_max_sources(const struct xrl_datapath *dp)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(dp->buckets_fd, &info, &len))
+		return 0;
+	return info.max_entries;
+}
+
+unsigned xrl_datapath_cpus(void)
+{
+	int n = libbpf_num_possible_cpus();
+
+	return n > 0 ? (unsigned)n : 1;
 }
 
 static int install_default_policy(struct xrl_datapath *dp)
@@ -54,6 +84,8 @@ int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 	if (!skel)
 		return -errno;
 	skel->rodata->use_test_clock = opts && opts->test_clock;
+	skel->rodata->prefix_hash_seed = opts && opts->hash_seed ?
+					 opts->hash_seed : random_seed();
 	ret = bpf_map__set_max_entries(skel->maps.xrl_buckets,
 				       opts && opts->max_sources ?
 				       opts->max_sources : XRL_DEFAULT_SOURCES);
@@ -70,6 +102,7 @@ int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 	dp->stats_fd = bpf_map__fd(skel->maps.xrl_stats);
 	dp->rule_stats_fd = bpf_map__fd(skel->maps.xrl_rule_stats);
 	dp->settings_fd = bpf_map__fd(skel->maps.xrl_settings);
+	dp->table_stats_fd = bpf_map__fd(skel->maps.xrl_table_stats);
 	dp->btf_id = map_btf_id(dp->buckets_fd);
 	ret = install_default_policy(dp);
 	if (ret)
@@ -101,6 +134,7 @@ static const struct pinned_object pinned_objects[] = {
 	{ XRL_MAP_STATS, offsetof(struct xrl_datapath, stats_fd) },
 	{ XRL_MAP_RULE_STATS, offsetof(struct xrl_datapath, rule_stats_fd) },
 	{ XRL_MAP_SETTINGS, offsetof(struct xrl_datapath, settings_fd) },
+	{ XRL_MAP_TABLE_STATS, offsetof(struct xrl_datapath, table_stats_fd) },
 };
 
 #define N_PINNED (sizeof(pinned_objects) / sizeof(pinned_objects[0]))

@@ -20,6 +20,7 @@ struct xrl_datapath {
 	int stats_fd;
 	int rule_stats_fd;
 	int settings_fd;
+	int table_stats_fd;
 	__u32 btf_id;		/* BTF of the program, for inner maps */
 	char pin_dir[PATH_MAX];	/* empty when not pinned */
 };
@@ -27,6 +28,7 @@ struct xrl_datapath {
 struct xrl_load_opts {
 	__u32 max_sources;	/* bucket map size; 0: XRL_DEFAULT_SOURCES */
 	bool test_clock;	/* time from test_clock_ns (tests only) */
+	__u64 hash_seed;	/* of the prefix fallback; 0: random */
 };
 
 /*
@@ -49,6 +51,12 @@ void xrl_datapath_close(struct xrl_datapath *dp);
 
 /* A new fd of the rules (LPM) map in force, or -errno. */
 int xrl_datapath_rules_fd(const struct xrl_datapath *dp);
+
+/* Size of the bucket table (max_entries of xrl_buckets), or 0. */
+__u32 xrl_datapath_max_sources(const struct xrl_datapath *dp);
+
+/* CPUs the per-CPU budgets are split over: the possible CPUs (at least 1). */
+unsigned xrl_datapath_cpus(void);
 
 /* Sets the test clock (only when loaded with test_clock). */
 void xrl_datapath_set_time(struct xrl_datapath *dp, __u64 now_ns);

@@ -56,6 +56,19 @@ int xrl_limit_compile_pps(uint64_t pps, uint64_t burst, struct xrl_limit *limit)
 	return compile(NS_PER_S, pps, burst, limit);
 }
 
+int xrl_limit_compile_pps_share(uint64_t pps, uint64_t burst, unsigned shares,
+				struct xrl_limit *limit)
+{
+	uint64_t burst_share;
+
+	if (!shares)
+		return -EINVAL;
+	burst_share = burst / shares ? burst / shares : 1;
+	/* 1e9 / (pps / shares) ns per packet: exact, whatever the split. */
+	return compile(NS_PER_S * shares, pps, burst && pps ? burst_share : 0,
+		       limit);
+}
+
 int xrl_limit_compile_bps(uint64_t bps, uint64_t burst_bytes,
 			  struct xrl_limit *limit)
 {

@@ -17,6 +17,13 @@
  */
 int xrl_limit_compile_pps(uint64_t pps, uint64_t burst,
 			  struct xrl_limit *limit);
+/*
+ * One of @shares equal shares of a pps limit: rate pps / shares, burst
+ * burst / shares (at least 1), so that @shares such limits together admit
+ * at most pps * t + max(burst, shares). Used for per-CPU budgets.
+ */
+int xrl_limit_compile_pps_share(uint64_t pps, uint64_t burst, unsigned shares,
+				struct xrl_limit *limit);
 int xrl_limit_compile_bps(uint64_t bps, uint64_t burst_bytes,
 			  struct xrl_limit *limit);
 

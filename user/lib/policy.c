@@ -459,15 +459,64 @@ static void prefix_mask(unsigned prefixlen, __u32 *words, unsigned n_words)
 	}
 }
 
-void xrl_policy_settings(const struct xrl_policy *policy,
-			 struct xrl_settings *out)
+static const char *const unknown_names[XRL_UNKNOWN_COUNT] = {
+	[XRL_UNKNOWN_PREFIX] = "prefix",
+	[XRL_UNKNOWN_PASS] = "pass",
+	[XRL_UNKNOWN_DROP] = "drop",
+};
+
+const char *xrl_unknown_name(enum xrl_unknown_verdict verdict)
 {
+	return verdict < XRL_UNKNOWN_COUNT ? unknown_names[verdict] : "?";
+}
+
+int xrl_unknown_parse(const char *text, enum xrl_unknown_verdict *verdict)
+{
+	int i;
+
+	for (i = 0; i < XRL_UNKNOWN_COUNT; i++) {
+		if (!strcmp(text, unknown_names[i])) {
+			*verdict = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+void xrl_new_sources_budget(const struct xrl_policy *policy,
+			    __u32 max_sources, uint64_t *pps, uint64_t *burst)
+{
+	if (policy->new_sources_off) {
+		*pps = *burst = 0;
+	} else if (policy->new_pps) {
+		*pps = policy->new_pps;
+		*burst = policy->new_burst;
+	} else {
+		*pps = max_sources / XRL_TURNOVER_S ?: 1;
+		*burst = max_sources / XRL_BURST_DIVISOR ?: 1;
+	}
+}
+
+void xrl_policy_settings(const struct xrl_policy *policy, __u32 max_sources,
+			 unsigned n_cpus, struct xrl_settings *out)
+{
+	uint64_t pps, burst;
+
 	memset(out, 0, sizeof(*out));
 	prefix_mask(policy->v4_prefix, &out->v4_mask, 1);
 	prefix_mask(policy->v6_prefix, out->v6_mask, 4);
 	out->malformed_verdict = policy->malformed;
 	out->v4_prefix = policy->v4_prefix;
 	out->v6_prefix = policy->v6_prefix;
+	out->unknown_verdict = policy->unknown;
+	out->new_sources_set = policy->new_sources_off || policy->new_pps;
+	xrl_new_sources_budget(policy, max_sources, &pps, &burst);
+	/* Checked by the parsers; a failure leaves the budget off. */
+	if (pps && !xrl_limit_compile_pps_share(pps, burst, n_cpus ?: 1,
+						&out->new_sources)) {
+		out->new_sources_pps = pps;
+		out->new_sources_burst = burst;
+	}
 }
 
 /* A new, empty LPM map with the program's BTF, so bpftool names fields. */
@@ -565,7 +614,8 @@ int xrl_policy_apply(struct xrl_datapath *dp, const struct xrl_policy *policy,
 		snprintf(err, len, "swapping in the rules map: %s", strerror(-ret));
 		goto close_map;
 	}
-	xrl_policy_settings(policy, &settings);
+	xrl_policy_settings(policy, xrl_datapath_max_sources(dp),
+			    xrl_datapath_cpus(), &settings);
 	if (bpf_map_update_elem(dp->settings_fd, &zero, &settings, 0)) {
 		ret = -errno;
 		snprintf(err, len, "writing settings: %s", strerror(-ret));

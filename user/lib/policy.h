@@ -9,6 +9,7 @@
 #ifndef XRL_POLICY_H
 #define XRL_POLICY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "xrl.h"
@@ -32,6 +33,11 @@ struct xrl_policy {
 	uint32_t v4_prefix;		/* source key prefix for IPv4: 1..32 */
 	uint32_t v6_prefix;		/* and for IPv6: 1..128 */
 	enum xrl_malformed_verdict malformed;
+	/* New-source budget (new_sources:): both 0 for the default derived
+	 * from the table size, or off for no budget at all. */
+	uint64_t new_pps, new_burst;
+	bool new_sources_off;
+	enum xrl_unknown_verdict unknown;	/* unknown_sources: */
 	struct xrl_rule_spec *rules;	/* rules[0] is the default rule */
 	size_t n_rules;
 	size_t cap_rules;
@@ -90,9 +96,20 @@ int xrl_rule_check(const struct xrl_rule_spec *rule, char *err, size_t len);
 /* Compiles a checked rule into the map value. */
 int xrl_rule_compile(const struct xrl_rule_spec *rule, struct xrl_rule *out);
 
-/* Builds the settings map value of a policy. */
-void xrl_policy_settings(const struct xrl_policy *policy,
-			 struct xrl_settings *out);
+/* Builds the settings map value of a policy for a data path whose bucket
+ * table holds @max_sources, on @n_cpus CPUs (the budget is split). */
+void xrl_policy_settings(const struct xrl_policy *policy, __u32 max_sources,
+			 unsigned n_cpus, struct xrl_settings *out);
+
+/* The new-source budget a policy gets on a table of @max_sources: its
+ * own, or the default (XRL_TURNOVER_S, XRL_BURST_DIVISOR in xrl.h).
+ * Both 0 when it is off. */
+void xrl_new_sources_budget(const struct xrl_policy *policy,
+			    __u32 max_sources, uint64_t *pps, uint64_t *burst);
+
+/* "prefix", "pass", "drop"; parse returns -EINVAL for other text. */
+const char *xrl_unknown_name(enum xrl_unknown_verdict verdict);
+int xrl_unknown_parse(const char *text, enum xrl_unknown_verdict *verdict);
 
 /*
  * Makes @policy the data path's in one step. Nothing changes when it

@@ -11,7 +11,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <net/if.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -758,9 +757,81 @@ static int parse_interfaces(struct loader *ld, const char *field,
 	return 0;
 }
 
+/* ---- new_sources: and unknown_sources: ------------------------------ */
+
+static int parse_new_pps(struct loader *ld, const char *field,
+			 yaml_node_t *value, void *target)
+{
+	struct xrl_policy *policy = target;
+
+	return parse_amount(ld, field, value, XRL_RATE_MAX, &policy->new_pps);
+}
+
+static int parse_new_burst(struct loader *ld, const char *field,
+			   yaml_node_t *value, void *target)
+{
+	struct xrl_policy *policy = target;
+
+	return parse_amount(ld, field, value, XRL_BURST_MAX,
+			    &policy->new_burst);
+}
+
+static const struct field new_sources_fields[] = {
+	{ "pps", parse_new_pps },
+	{ "burst", parse_new_burst },
+};
+
+/* {pps: N, burst: M}, both needed, or "off" for no budget at all. */
+static int parse_new_sources(struct loader *ld, const char *field,
+			     yaml_node_t *value, void *target)
+{
+	struct xrl_config *config = target;
+	struct xrl_policy *policy = &config->policy;
+	char missing[FIELD_MAX];
+	struct seen seen;
+	size_t i;
+	int ret;
+
+	if (value->type == YAML_SCALAR_NODE) {
+		if (strcmp((const char *)value->data.scalar.value, "off"))
+			return fail(ld, value, field, value,
+				    "must be off or a map of pps and burst");
+		policy->new_sources_off = true;
+		return 0;
+	}
+	ret = walk_map(ld, field, value, new_sources_fields,
+		       ARRAY_SIZE(new_sources_fields), policy, &seen);
+	if (ret)
+		return ret;
+	for (i = 0; i < ARRAY_SIZE(new_sources_fields); i++) {
+		if (seen.node[i])
+			continue;
+		field_name(missing, field, new_sources_fields[i].key);
+		return fail(ld, value, missing, NULL, "missing");
+	}
+	return 0;
+}
+
+static int parse_unknown_sources(struct loader *ld, const char *field,
+				 yaml_node_t *value, void *target)
+{
+	struct xrl_config *config = target;
+	const char *text;
+	int ret = scalar(ld, field, value, &text);
+
+	if (ret)
+		return ret;
+	if (xrl_unknown_parse(text, &config->policy.unknown))
+		return fail(ld, value, field, value,
+			    "must be pass, drop or prefix");
+	return 0;
+}
+
 static const struct field top_fields[] = {
 	{ "keys", parse_keys },
 	{ "malformed", parse_malformed },
+	{ "new_sources", parse_new_sources },
+	{ "unknown_sources", parse_unknown_sources },
 	{ "interfaces", parse_interfaces },
 	{ "default", parse_default },
 	{ "rules", parse_rules },
@@ -769,6 +840,7 @@ static const struct field top_fields[] = {
 _Static_assert(ARRAY_SIZE(top_fields) <= MAX_FIELDS, "top_fields");
 _Static_assert(ARRAY_SIZE(key_fields) <= MAX_FIELDS, "key_fields");
 _Static_assert(ARRAY_SIZE(rule_fields) <= MAX_FIELDS, "rule_fields");
+_Static_assert(ARRAY_SIZE(new_sources_fields) <= MAX_FIELDS, "new_sources");
 
 /* ---- loading -------------------------------------------------------- */
 
@@ -1033,6 +1105,26 @@ static int emit_rule(yaml_emitter_t *emitter, const struct xrl_rule_spec *rule)
 	return ret ? ret : emit_map_end(emitter);
 }
 
+/* Only when not the default, so that a file without it stays so. */
+static int emit_new_sources(yaml_emitter_t *emitter,
+			    const struct xrl_policy *policy)
+{
+	int ret;
+
+	if (policy->new_sources_off)
+		return emit_pair(emitter, "new_sources", "off");
+	if (!policy->new_pps)
+		return 0;
+	ret = emit_scalar(emitter, "new_sources");
+	if (!ret)
+		ret = emit_map_start(emitter, true);
+	if (!ret)
+		ret = emit_quantity(emitter, "pps", policy->new_pps);
+	if (!ret)
+		ret = emit_quantity(emitter, "burst", policy->new_burst);
+	return ret ? ret : emit_map_end(emitter);
+}
+
 static int emit_policy(yaml_emitter_t *emitter, const struct xrl_policy *policy)
 {
 	yaml_event_t event;
@@ -1057,6 +1149,11 @@ static int emit_policy(yaml_emitter_t *emitter, const struct xrl_policy *policy)
 		ret = emit_pair(emitter, "malformed",
 				policy->malformed == XRL_MALFORMED_DROP ?
 				"drop" : "pass");
+	if (!ret)
+		ret = emit_new_sources(emitter, policy);
+	if (!ret && policy->unknown != XRL_UNKNOWN_PREFIX)
+		ret = emit_pair(emitter, "unknown_sources",
+				xrl_unknown_name(policy->unknown));
 	if (!ret && policy->n_rules) {
 		ret = emit_scalar(emitter, "default");
 		if (!ret)

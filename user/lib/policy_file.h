@@ -20,10 +20,11 @@ struct xrl_config {
 };
 
 /*
- * Parses a policy file. On success returns 0 with @config filled (free it
- * with xrl_config_free). On error returns -errno, writes one line
- * "FILE:LINE: FIELD: what is wrong (value)" into @err, and @config holds
- * nothing to free.
+ * Parses a policy file (docs/POLICY.md). On success returns 0 with @config
+ * filled (free it with xrl_config_free). On error @config holds nothing to
+ * free and @err one line: -EINVAL with "FILE:LINE: FIELD: what is wrong
+ * (value)" for a bad policy, -errno with "FILE: cannot read: REASON" for a
+ * file that cannot be read.
  */
 int xrl_config_load_file(const char *path, struct xrl_config *config,
 			 char *err, size_t len);
@@ -34,11 +35,14 @@ int xrl_config_load_string(const char *text, size_t text_len, const char *name,
 
 void xrl_config_free(struct xrl_config *config);
 
-/* "10k", "2.5M", "1G", "1500": k/M/G are 10^3/10^6/10^9. 0 or -EINVAL
- * (not a number, bad suffix) or -ERANGE (over 2^64). */
+/* "10k", "2.5M", "1G", "1500": k/M/G (or K) are 10^3/10^6/10^9. 0, or
+ * -EINVAL (not a number: a sign, spaces, an exponent, another suffix),
+ * -EDOM (a decimal that is no whole number: "1.5") or -ERANGE (over
+ * UINT64_MAX). @value is written only on success. */
 int xrl_parse_quantity(const char *text, uint64_t *value);
 
-/* Writes @policy back as a policy file (rules in order). */
+/* Writes @policy back as a policy file (rules in order); loading it gives
+ * the same policy, line numbers aside. 0 or -EIO/-ENOMEM. */
 int xrl_policy_write_yaml(FILE *out, const struct xrl_policy *policy);
 
 #endif

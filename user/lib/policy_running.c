@@ -226,6 +226,12 @@ int xrl_policy_read_ids(const struct xrl_datapath *dp, struct xrl_policy *out)
 	out->v4_prefix = settings.v4_prefix;
 	out->v6_prefix = settings.v6_prefix;
 	out->malformed = settings.malformed_verdict;
+	out->unknown = settings.unknown_verdict;
+	if (settings.new_sources_set) {
+		out->new_pps = settings.new_sources_pps;
+		out->new_burst = settings.new_sources_burst;
+		out->new_sources_off = !settings.new_sources.interval;
+	}
 	return 0;
 }
 
@@ -259,7 +265,8 @@ int xrl_policy_matches_map(const struct xrl_datapath *dp,
 	ret = read_settings(dp, &in_force);
 	if (ret)
 		return ret;
-	xrl_policy_settings(policy, &wanted);
+	xrl_policy_settings(policy, xrl_datapath_max_sources(dp),
+			    xrl_datapath_cpus(), &wanted);
 	if (memcmp(&in_force, &wanted, sizeof(wanted)))
 		return -ESTALE;
 	match.sorted = sorted_rules(policy);

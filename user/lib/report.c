@@ -38,6 +38,35 @@ static int by_rule_id(const void *a, const void *b)
 	return (ra->rule.id > rb->rule.id) - (ra->rule.id < rb->rule.id);
 }
 
+/*
+ * The kernel counts no LRU evictions. Every bucket ever inserted is
+ * either still in the table or was evicted (no one else deletes them), so
+ * evictions = inserts - occupancy, up to what changed between the two
+ * reads.
+ */
+static int collect_table(const struct xrl_datapath *dp,
+			 struct xrl_table_report *table)
+{
+	__u64 inserts;
+	__u32 zero = 0;
+	int ret;
+
+	ret = xrl_table_stats_read(dp, &table->counters);
+	if (ret)
+		return ret;
+	if (bpf_map_lookup_elem(dp->settings_fd, &zero, &table->settings))
+		return -errno;
+	table->max_sources = xrl_datapath_max_sources(dp);
+	table->occupancy = xrl_map_count(dp->buckets_fd,
+					 sizeof(struct xrl_bucket_key));
+	if (table->occupancy < 0)
+		return table->occupancy;
+	inserts = table->counters.events[XRL_TABLE_INSERT];
+	table->evictions = inserts > (__u64)table->occupancy ?
+			   inserts - table->occupancy : 0;
+	return 0;
+}
+
 int xrl_stats_collect(const struct xrl_datapath *dp,
 		      struct xrl_stats_report *report)
 {
@@ -46,6 +75,9 @@ int xrl_stats_collect(const struct xrl_datapath *dp,
 
 	memset(report, 0, sizeof(*report));
 	ret = xrl_stats_read(dp, report->totals);
+	if (ret)
+		return ret;
+	ret = collect_table(dp, &report->table);
 	if (ret)
 		return ret;
 	rules_fd = xrl_datapath_rules_fd(dp);
@@ -119,6 +151,33 @@ static json_t *rule_json(const struct xrl_rule_report *r)
 		"dropped", counter_json(&r->counters.outcome[XRL_RULE_DROPPED]));
 }
 
+static json_t *budget_json(const struct xrl_settings *settings)
+{
+	if (!settings->new_sources.interval)
+		return json_null();	/* off */
+	return json_pack("{s:I, s:I, s:b}",
+		"pps", (json_int_t)settings->new_sources_pps,
+		"burst", (json_int_t)settings->new_sources_burst,
+		"default", !settings->new_sources_set);
+}
+
+static json_t *table_json(const struct xrl_table_report *table)
+{
+	json_t *obj = json_pack("{s:I, s:I, s:I, s:o, s:s}",
+		"max_sources", (json_int_t)table->max_sources,
+		"occupancy", (json_int_t)table->occupancy,
+		"evictions", (json_int_t)table->evictions,
+		"new_sources", budget_json(&table->settings),
+		"unknown_sources",
+		xrl_unknown_name(table->settings.unknown_verdict));
+	int e;
+
+	for (e = 0; obj && e < XRL_TABLE_EVENTS; e++)
+		json_object_set_new(obj, xrl_table_event_name(e),
+				    json_integer(table->counters.events[e]));
+	return obj;
+}
+
 json_t *xrl_stats_json(const struct xrl_stats_report *report)
 {
 	json_t *rules = json_array();
@@ -126,8 +185,35 @@ json_t *xrl_stats_json(const struct xrl_stats_report *report)
 
 	for (i = 0; i < report->n_rules; i++)
 		json_array_append_new(rules, rule_json(&report->rules[i]));
-	return json_pack("{s:o, s:o}", "counters", totals_json(report->totals),
-			 "rules", rules);
+	return json_pack("{s:o, s:o, s:o}", "counters",
+			 totals_json(report->totals),
+			 "table", table_json(&report->table), "rules", rules);
+}
+
+static void print_table(FILE *out, const struct xrl_table_report *table)
+{
+	const struct xrl_settings *s = &table->settings;
+	const __u64 *e = table->counters.events;
+	char budget[64];
+
+	if (!s->new_sources.interval)
+		snprintf(budget, sizeof(budget), "off");
+	else
+		snprintf(budget, sizeof(budget), "%llu/s, burst %llu%s",
+			 (unsigned long long)s->new_sources_pps,
+			 (unsigned long long)s->new_sources_burst,
+			 s->new_sources_set ? "" : " (default)");
+	fprintf(out, "table:      %ld of %u sources, %" PRIu64 " inserts, "
+		"%" PRIu64 " evictions, %" PRIu64 " insert failures\n",
+		table->occupancy, table->max_sources,
+		(uint64_t)e[XRL_TABLE_INSERT], (uint64_t)table->evictions,
+		(uint64_t)e[XRL_TABLE_INSERT_FAILED]);
+	fprintf(out, "new sources: budget %s; %" PRIu64 " refused, judged by "
+		"unknown_sources %s: %" PRIu64 " passed, %" PRIu64 " dropped\n",
+		budget, (uint64_t)e[XRL_TABLE_REFUSED],
+		xrl_unknown_name(s->unknown_verdict),
+		(uint64_t)e[XRL_TABLE_FALLBACK_PASS],
+		(uint64_t)e[XRL_TABLE_FALLBACK_DROP]);
 }
 
 static void print_totals(FILE *out,
@@ -180,6 +266,8 @@ void xrl_stats_print(FILE *out, const struct xrl_stats_report *report)
 {
 	print_totals(out, report->totals);
 	fprintf(out, "\n");
+	print_table(out, &report->table);
+	fprintf(out, "\n");
 	print_rules(out, report);
 }
 
@@ -208,6 +296,7 @@ static void collect_maps(const struct xrl_datapath *dp,
 	map_info(dp->stats_fd, XRL_MAP_STATS, &report->maps[3]);
 	map_info(dp->rule_stats_fd, XRL_MAP_RULE_STATS, &report->maps[4]);
 	map_info(dp->settings_fd, XRL_MAP_SETTINGS, &report->maps[5]);
+	map_info(dp->table_stats_fd, XRL_MAP_TABLE_STATS, &report->maps[6]);
 	if (rules_fd >= 0)
 		close(rules_fd);
 	report->max_sources = report->maps[2].max_entries;
@@ -281,15 +370,10 @@ int xrl_status_collect(const struct xrl_datapath *dp,
 		goto free_report;
 	qsort(report->ifaces, report->n_ifaces, sizeof(*report->ifaces),
 	      by_iface_name);
-	report->tracked_sources = xrl_map_count(dp->buckets_fd,
-						sizeof(struct xrl_bucket_key));
-	if (report->tracked_sources < 0) {
-		ret = report->tracked_sources;
-		goto free_report;
-	}
 	ret = xrl_stats_collect(dp, &report->stats);
 	if (ret)
 		goto free_report;
+	report->tracked_sources = report->stats.table.occupancy;
 	return 0;
 
 free_report:
@@ -350,7 +434,7 @@ json_t *xrl_status_json(const struct xrl_status_report *report)
 	for (i = 0; i < report->n_ifaces; i++)
 		json_array_append_new(ifaces, iface_json(&report->ifaces[i]));
 	return json_pack("{s:s, s:{s:I, s:s}, s:o, s:o, s:I, s:I, s:I, "
-			 "s:{s:I, s:I}, s:o}",
+			 "s:{s:I, s:I}, s:o, s:o}",
 		"pin_dir", report->pin_dir,
 		"program", "id", (json_int_t)report->prog_id,
 			   "name", report->prog_name,
@@ -361,7 +445,8 @@ json_t *xrl_status_json(const struct xrl_status_report *report)
 		"max_sources", (json_int_t)report->max_sources,
 		"source_prefix", "ipv4", (json_int_t)report->settings.v4_prefix,
 				 "ipv6", (json_int_t)report->settings.v6_prefix,
-		"counters", totals_json(report->stats.totals));
+		"counters", totals_json(report->stats.totals),
+		"table", table_json(&report->stats.table));
 }
 
 void xrl_status_print(FILE *out, const struct xrl_status_report *report)
@@ -390,6 +475,7 @@ void xrl_status_print(FILE *out, const struct xrl_status_report *report)
 	fprintf(out, "sources:    %ld tracked of %u (keys /%u IPv4, /%u IPv6)\n",
 		report->tracked_sources, report->max_sources,
 		report->settings.v4_prefix, report->settings.v6_prefix);
+	print_table(out, &report->stats.table);
 	fprintf(out, "\n");
 	print_totals(out, report->stats.totals);
 }

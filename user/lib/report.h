@@ -21,8 +21,18 @@ struct xrl_rule_report {
 	struct xrl_rule_counters counters;
 };
 
+/* The bucket table under pressure: new-source budget and fallback. */
+struct xrl_table_report {
+	struct xrl_table_counters counters;
+	long occupancy;		/* entries of xrl_buckets, counted */
+	__u64 evictions;	/* inserts - occupancy: nothing else deletes */
+	__u32 max_sources;
+	struct xrl_settings settings;	/* budget and unknown_sources */
+};
+
 struct xrl_stats_report {
 	struct xrl_counter totals[XRL_VERDICT_COUNT];
+	struct xrl_table_report table;
 	struct xrl_rule_report *rules;	/* sorted by rule id */
 	size_t n_rules;
 };
@@ -48,7 +58,7 @@ struct xrl_map_report {
 	__u32 max_entries;
 };
 
-#define XRL_REPORT_MAPS 6
+#define XRL_REPORT_MAPS 7
 
 struct xrl_status_report {
 	char pin_dir[PATH_MAX];

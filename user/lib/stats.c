@@ -73,3 +73,23 @@ int xrl_rule_stats_read(const struct xrl_datapath *dp, __u32 rule_id,
 	return sum_percpu(dp->rule_stats_fd, rule_id, (__u64 *)totals,
 			  sizeof(*totals) / sizeof(__u64));
 }
+
+static const char *const table_event_names[XRL_TABLE_EVENTS] = {
+	[XRL_TABLE_INSERT] = "inserts",
+	[XRL_TABLE_INSERT_FAILED] = "insert_failures",
+	[XRL_TABLE_REFUSED] = "refused",
+	[XRL_TABLE_FALLBACK_PASS] = "fallback_pass",
+	[XRL_TABLE_FALLBACK_DROP] = "fallback_drop",
+};
+
+const char *xrl_table_event_name(enum xrl_table_event event)
+{
+	return event < XRL_TABLE_EVENTS ? table_event_names[event] : "?";
+}
+
+int xrl_table_stats_read(const struct xrl_datapath *dp,
+			 struct xrl_table_counters *totals)
+{
+	return sum_percpu(dp->table_stats_fd, 0, totals->events,
+			  XRL_TABLE_EVENTS);
+}

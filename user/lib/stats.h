@@ -20,4 +20,13 @@ int xrl_rule_stats_read(const struct xrl_datapath *dp, __u32 rule_id,
 /* "pass", "drop", "monitor", "allow", "deny", "malformed", "nonip". */
 const char *xrl_verdict_name(enum xrl_verdict verdict);
 
+/* Sums the table pressure counters (new-source budget, fallback) of
+ * every CPU. 0 or -errno. */
+int xrl_table_stats_read(const struct xrl_datapath *dp,
+			 struct xrl_table_counters *totals);
+
+/* "inserts", "insert_failures", "refused", "fallback_pass",
+ * "fallback_drop". */
+const char *xrl_table_event_name(enum xrl_table_event event);
+
 #endif
