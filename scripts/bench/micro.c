@@ -549,6 +549,10 @@ static int load_variant(const char *path, struct bpf_object **objp,
 	dp->policy_fd = bpf_object__find_map_fd_by_name(obj, XRL_MAP_POLICY);
 	dp->buckets_fd = bpf_object__find_map_fd_by_name(obj, XRL_MAP_BUCKETS);
 	dp->stats_fd = bpf_object__find_map_fd_by_name(obj, XRL_MAP_STATS);
+	dp->rule_stats_fd = bpf_object__find_map_fd_by_name(obj,
+							     XRL_MAP_RULE_STATS);
+	dp->table_stats_fd = bpf_object__find_map_fd_by_name(obj,
+							      XRL_MAP_TABLE_STATS);
 	dp->settings_fd = bpf_object__find_map_fd_by_name(obj,
 							   XRL_MAP_SETTINGS);
 	if (!bpf_obj_get_info_by_fd(dp->buckets_fd, &info, &len))
