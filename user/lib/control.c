@@ -67,6 +67,9 @@ int xrl_daemon_change(struct xrl_daemon_state *state, struct xrl_policy *next,
 	state->policy = *next;
 	memset(next, 0, sizeof(*next));
 	state->n_changes++;
+	state->changed_at = time(NULL);
+	if (state->changed)
+		state->changed(state);
 	ret = xrl_daemon_save_state(state);
 	if (ret)
 		pr_warn("keeping a copy of the policy in %s: %s",
