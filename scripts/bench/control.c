@@ -72,7 +72,7 @@ static int measure_apply(struct xrl_datapath *dp, size_t n_rules)
 	struct span s;
 	int ret;
 
-	ret = bench_build_policy(&policy, n_rules);
+	ret = bench_build_policy(&policy, n_rules, false);
 	if (!ret)
 		ret = time_apply(dp, &policy, &s);
 	xrl_policy_free(&policy);
@@ -139,7 +139,7 @@ static int measure_batch(size_t n_rules)
 	char value[96];
 	int ret;
 
-	ret = bench_build_policy(&policy, n_rules);
+	ret = bench_build_policy(&policy, n_rules, false);
 	if (ret)
 		return ret;
 	ret = fill_batch(&policy, &s);
@@ -177,7 +177,7 @@ static int measure_hash_batch(size_t n_rules)
 	size_t i;
 	int fd, ret;
 
-	ret = bench_build_policy(&policy, n_rules);
+	ret = bench_build_policy(&policy, n_rules, false);
 	if (ret)
 		return ret;
 	keys = calloc(n_rules, sizeof(*keys));
@@ -223,7 +223,7 @@ static int measure_policy_add(size_t n_rules)
 	size_t i;
 	int ret;
 
-	ret = bench_build_policy(&source, n_rules);
+	ret = bench_build_policy(&source, n_rules, false);
 	if (ret)
 		return ret;
 	ret = xrl_policy_init(&built);

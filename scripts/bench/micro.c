@@ -15,10 +15,12 @@
 #include "bench.h"
 #include "common.h"
 #include "datapath.h"
+#include "mapwalk.h"
 #include "micro.h"
 #include "packet.h"
 #include "policy.h"
 #include "ref.skel.h"
+#include "report.h"
 #include "rules.h"
 #include "verdict.skel.h"
 #include "wrap.skel.h"
@@ -214,7 +216,7 @@ static int measure_rules(struct micro *m, size_t n_rules)
 	char name[128];
 	int t, ret;
 
-	ret = bench_apply_rules(&m->dp, n_rules);
+	ret = bench_apply_rules(&m->dp, n_rules, false);
 	for (t = 0; !ret && t < TRAFFICS; t++) {
 		if (m->only && strcmp(m->only, traffic_keys[t]))
 			continue;
@@ -233,6 +235,35 @@ static int measure_rules(struct micro *m, size_t n_rules)
 		row_ns(name, sides[1].ns, sides[0].ns, targets[t], limits[t]);
 	}
 	return ret;
+}
+
+/*
+ * Always-new sources under the product's default new-source budget: past
+ * the budget's burst, a new source gets no bucket but is judged by its
+ * /48's fallback bucket (include/xrl.h). Measured after the hit-path
+ * rows, with the table full.
+ */
+static int measure_budget(struct micro *m)
+{
+	struct side sides[2] = {
+		{ .prog_fd = bpf_program__fd(m->ref->progs.bench_ref) },
+		{ .prog_fd = m->dp.prog_fd },
+	};
+	int ret;
+
+	ret = bench_apply_rules(&m->dp, 1, true);
+	if (!ret)
+		ret = warm(m, TRAFFIC_NEW, sides[1].prog_fd);
+	if (!ret)
+		ret = side_by_side(m, TRAFFIC_NEW, sides, 2);
+	if (ret)
+		return ret;
+	row_ns("reference, always-new sources, table full", sides[0].ns,
+	       sides[0].ns, "", 0);
+	row_ns("limiter, 1 rule, always-new sources, default new-source "
+	       "budget (refused: /48 fallback bucket)", sides[1].ns,
+	       sides[0].ns, "", 0);
+	return 0;
 }
 
 /* Kernel memory of a map, as the kernel accounts it (fdinfo memlock). */
@@ -287,6 +318,95 @@ static int measure_memory(struct micro *m)
 	return 0;
 }
 
+static int count_entry(const void *key, const void *value, void *ctx)
+{
+	(*(long *)ctx)++;
+	return 0;
+}
+
+/* Reads every bucket with BPF_MAP_LOOKUP_BATCH; returns how many. */
+static long read_batched(int fd)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	struct xrl_bucket_key *keys;
+	struct xrl_bucket *values;
+	__u32 batch_key, count;
+	const __u32 chunk = 8192;
+	bool first = true;
+	long total = 0;
+	int ret;
+
+	keys = calloc(chunk, sizeof(*keys));
+	values = calloc(chunk, sizeof(*values));
+	if (!keys || !values) {
+		total = -ENOMEM;
+		goto free_arrays;
+	}
+	for (;;) {
+		count = chunk;
+		ret = bpf_map_lookup_batch(fd, first ? NULL : &batch_key,
+					   &batch_key, keys, values, &count,
+					   &opts);
+		if (ret && errno != ENOENT) {
+			total = -errno;
+			break;
+		}
+		total += count;
+		first = false;
+		if (ret)
+			break;	/* ENOENT: that was the last batch */
+	}
+free_arrays:
+	free(values);
+	free(keys);
+	return total;
+}
+
+/*
+ * What the daemon's `stats` and `top` cost with the table full of the
+ * 1,000,000 rotating sources, timed at the library calls they make (the
+ * daemon adds a JSON encoding and a socket round trip), and a batched
+ * read of the same table for comparison.
+ */
+static int measure_readout(struct micro *m)
+{
+	struct xrl_stats_report report;
+	char value[96];
+	uint64_t start;
+	long walked = 0, batched;
+	int ret;
+
+	start = bench_now_ns();
+	ret = xrl_stats_collect(&m->dp, &report);
+	if (ret)
+		return ret;
+	snprintf(value, sizeof(value), "%.0f ms (%ld tracked sources)",
+		 (bench_now_ns() - start) / 1e6, report.table.occupancy);
+	xrl_stats_report_free(&report);
+	bench_row("control plane", "stats: xrl_stats_collect, full table",
+		  value, "", "", "");
+
+	start = bench_now_ns();
+	ret = xrl_map_walk(m->dp.buckets_fd, sizeof(struct xrl_bucket_key),
+			   sizeof(struct xrl_bucket), count_entry, &walked);
+	if (ret)
+		return ret;
+	snprintf(value, sizeof(value), "%.0f ms (%ld buckets)",
+		 (bench_now_ns() - start) / 1e6, walked);
+	bench_row("control plane", "top: xrl_map_walk of the buckets with "
+		  "values, full table", value, "", "", "");
+
+	start = bench_now_ns();
+	batched = read_batched(m->dp.buckets_fd);
+	if (batched < 0)
+		return batched;
+	snprintf(value, sizeof(value), "%.0f ms (%ld buckets)",
+		 (bench_now_ns() - start) / 1e6, batched);
+	bench_row("control plane", "for comparison: the same read with "
+		  "bpf_map_lookup_batch", value, "", "", "");
+	return 0;
+}
+
 /* The clock's share: each program with the precise clock, the coarse
  * clock, and (the limiter) no clock read at all. */
 static int measure_clocks(struct micro *m)
@@ -299,9 +419,9 @@ static int measure_clocks(struct micro *m)
 	};
 	int ret;
 
-	ret = bench_apply_rules(&m->dp, 1);
+	ret = bench_apply_rules(&m->dp, 1, false);
 	if (!ret)
-		ret = bench_apply_rules(&m->dp_clockless, 1);
+		ret = bench_apply_rules(&m->dp_clockless, 1, false);
 	if (!ret)
 		ret = side_by_side(m, TRAFFIC_HOT, sides, 4);
 	if (ret)
@@ -429,6 +549,10 @@ static int load_variant(const char *path, struct bpf_object **objp,
 	dp->policy_fd = bpf_object__find_map_fd_by_name(obj, XRL_MAP_POLICY);
 	dp->buckets_fd = bpf_object__find_map_fd_by_name(obj, XRL_MAP_BUCKETS);
 	dp->stats_fd = bpf_object__find_map_fd_by_name(obj, XRL_MAP_STATS);
+	dp->rule_stats_fd = bpf_object__find_map_fd_by_name(obj,
+							     XRL_MAP_RULE_STATS);
+	dp->table_stats_fd = bpf_object__find_map_fd_by_name(obj,
+							      XRL_MAP_TABLE_STATS);
 	dp->settings_fd = bpf_object__find_map_fd_by_name(obj,
 							   XRL_MAP_SETTINGS);
 	if (!bpf_obj_get_info_by_fd(dp->buckets_fd, &info, &len))
@@ -447,7 +571,7 @@ static int measure_variants(struct micro *m, size_t n_rules)
 	sides[0].prog_fd = bpf_program__fd(m->ref->progs.bench_ref);
 	for (i = 0; !ret && i < m->n_variants; i++) {
 		sides[i + 1].prog_fd = m->variant_dp[i].prog_fd;
-		ret = bench_apply_rules(&m->variant_dp[i], n_rules);
+		ret = bench_apply_rules(&m->variant_dp[i], n_rules, false);
 	}
 	for (t = 0; !ret && t < TRAFFICS; t++) {
 		if (m->only && strcmp(m->only, traffic_keys[t]))
@@ -541,6 +665,10 @@ int bench_micro(int argc, char **argv)
 		ret = measure_rules(&m, rule_counts[i]);
 	if (!ret)
 		ret = measure_memory(&m);
+	if (!ret)
+		ret = measure_readout(&m);
+	if (!ret)
+		ret = measure_budget(&m);
 	if (!ret)
 		ret = measure_clocks(&m);
 unload:

@@ -16,7 +16,7 @@
  * set directly rather than by xrl_policy_add(), whose duplicate check is
  * a linear scan (quadratic for 100,000 rules).
  */
-int bench_build_policy(struct xrl_policy *policy, size_t n_rules)
+int bench_build_policy(struct xrl_policy *policy, size_t n_rules, bool budget)
 {
 	struct xrl_rule_spec *rule;
 	__u32 k, word;
@@ -31,6 +31,7 @@ int bench_build_policy(struct xrl_policy *policy, size_t n_rules)
 		return -ENOMEM;
 	policy->rules = rule;
 	policy->cap_rules = n_rules;
+	policy->new_sources_off = !budget;
 	policy->rules[0].action = XRL_ACTION_LIMIT;
 	policy->rules[0].pps = BENCH_PPS;
 	policy->rules[0].burst = BENCH_BURST;
@@ -58,13 +59,13 @@ int bench_build_policy(struct xrl_policy *policy, size_t n_rules)
 	return 0;
 }
 
-int bench_apply_rules(struct xrl_datapath *dp, size_t n_rules)
+int bench_apply_rules(struct xrl_datapath *dp, size_t n_rules, bool budget)
 {
 	struct xrl_policy policy;
 	char err[256] = "";
 	int ret;
 
-	ret = bench_build_policy(&policy, n_rules);
+	ret = bench_build_policy(&policy, n_rules, budget);
 	if (!ret)
 		ret = xrl_policy_apply(dp, &policy, err, sizeof(err));
 	if (ret)

@@ -6,6 +6,7 @@
 #ifndef XRL_BENCH_RULES_H
 #define XRL_BENCH_RULES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include "policy.h"
 
@@ -13,10 +14,14 @@
 #define BENCH_PPS		1000
 #define BENCH_BURST		100
 
-/* Builds a policy of @n_rules limit rules (see rules.c). 0 or -errno. */
-int bench_build_policy(struct xrl_policy *policy, size_t n_rules);
+/*
+ * Builds a policy of @n_rules limit rules (see rules.c), with no
+ * new-source budget (every new source gets a bucket, as in the
+ * reference) unless @budget: then the default one. 0 or -errno.
+ */
+int bench_build_policy(struct xrl_policy *policy, size_t n_rules, bool budget);
 
 /* Builds and applies such a policy. 0 or -errno (logged). */
-int bench_apply_rules(struct xrl_datapath *dp, size_t n_rules);
+int bench_apply_rules(struct xrl_datapath *dp, size_t n_rules, bool budget);
 
 #endif

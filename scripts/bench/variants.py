@@ -39,26 +39,36 @@ def no_counters(files):
     files[MAIN] = t
 
 
-def no_bucket_counters(files):
+# The locked add to the bucket's passed/dropped counter, in either of the
+# forms the data path has had.
+BUCKET_ADDS = [
+    ("\t__sync_fetch_and_add(admitted ? &bucket->passed : &bucket->dropped, 1);\n",
+     "\t*(admitted ? &bucket->passed : &bucket->dropped) += 1;\n"),
+    ("\t__sync_fetch_and_add(&bucket->passed, 1);\n", "\tbucket->passed++;\n"),
+    ("\t__sync_fetch_and_add(&bucket->dropped, 1);\n", "\tbucket->dropped++;\n"),
+]
+
+
+def edit_bucket_adds(files, plain):
     t = files[MAIN]
-    for field in ("passed", "dropped"):
-        line = "\t__sync_fetch_and_add(&bucket->%s, 1);\n" % field
-        if line not in t:
-            raise ValueError(line.strip())
-        t = t.replace(line, "")
+    found = False
+    for locked, unlocked in BUCKET_ADDS:
+        if locked in t:
+            t = t.replace(locked, unlocked if plain else "")
+            found = True
+    if not found:
+        raise ValueError("the bucket counters' locked add")
     files[MAIN] = t
+
+
+def no_bucket_counters(files):
+    edit_bucket_adds(files, plain=False)
 
 
 def plain_bucket_counters(files):
-    # The per-bucket counters as plain increments (may lose counts when
-    # two CPUs judge one source at once) instead of locked adds.
-    t = files[MAIN]
-    for field in ("passed", "dropped"):
-        line = "\t__sync_fetch_and_add(&bucket->%s, 1);\n" % field
-        if line not in t:
-            raise ValueError(line.strip())
-        t = t.replace(line, "\tbucket->%s++;\n" % field)
-    files[MAIN] = t
+    # Plain increments (may lose counts when two CPUs judge one source at
+    # once) instead of locked adds.
+    edit_bucket_adds(files, plain=True)
 
 
 def no_lpm(files):

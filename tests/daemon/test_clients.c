@@ -9,7 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <criterion/criterion.h>
 #include "control.h"
@@ -192,4 +197,69 @@ Test(clients, misbehaving_clients_are_answered_or_dropped_alone)
 	cr_assert(log_contains(&env, "line too long"));
 	close(silent);
 	close(good);
+}
+
+/* Connects as uid/gid nobody (in a child) and returns the first response
+ * line to a version request, or "" when the connection gave none. */
+static const char *ask_as_nobody(void)
+{
+	static char answer[512];
+	int fds[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	cr_assert_eq(pipe(fds), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		/* No criterion here: a failure is an exit code. */
+		struct sockaddr_un addr = { .sun_family = AF_UNIX };
+		const char *req = "{\"cmd\":\"version\"}\n";
+		char buf[512] = "";
+		int fd;
+
+		alarm(10);
+		close(fds[0]);
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(2);
+		strcpy(addr.sun_path, env.socket);
+		fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (fd < 0 || connect(fd, (struct sockaddr *)&addr,
+				      sizeof(addr)))
+			_exit(3);
+		/* Refused clients are closed at once: the send may fail. */
+		send(fd, req, strlen(req), MSG_NOSIGNAL);
+		raw_read_line(fd, buf, sizeof(buf), 5000);
+		if (write(fds[1], buf, strlen(buf)) < 0)
+			_exit(4);
+		_exit(0);
+	}
+	close(fds[1]);
+	n = read(fds[0], answer, sizeof(answer) - 1);
+	answer[n > 0 ? n : 0] = '\0';
+	close(fds[0]);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "the unprivileged client failed (%d)", status);
+	return answer;
+}
+
+Test(clients, only_root_or_the_socket_group_gets_in)
+{
+	struct stat st;
+
+	/* The socket's directory must be reachable to try at all. */
+	cr_assert_eq(chmod(env.dir, 0755), 0);
+	daemon_start(&env, NULL);
+	cr_assert_eq(chmod(env.socket, 0666), 0, "past the file mode...");
+	cr_assert(strstr(ask_as_nobody(), "permission denied"),
+		  "...SO_PEERCRED still refuses");
+	cr_assert(log_contains(&env, "uid 65534: not allowed"));
+	daemon_stop(&env, SIGTERM);
+
+	daemon_start(&env, "--socket-group", "nogroup", NULL);
+	cr_assert_eq(stat(env.socket, &st), 0);
+	cr_assert_eq(st.st_mode & 0777, 0660);
+	cr_assert_eq(st.st_gid, 65534);
+	cr_assert(strstr(ask_as_nobody(), "\"ok\":true"), "%s", line);
 }

@@ -14,6 +14,7 @@ void fixture_load(struct xrl_datapath *dp, uint32_t max_sources)
 	struct xrl_load_opts opts = {
 		.max_sources = max_sources,
 		.test_clock = true,
+		.hash_seed = FIXTURE_HASH_SEED,
 	};
 	int ret = xrl_datapath_load(dp, &opts);
 
