@@ -69,7 +69,7 @@ struct micro {
 	struct bpf_object *variant[MAX_VARIANTS];
 	struct xrl_datapath variant_dp[MAX_VARIANTS];
 	int n_variants;
-	const char *only;		/* --only: hot, rotate or new */
+	const char *only;		/* --only: some of hot,rotate,new */
 	size_t rules;			/* --rules: only this many */
 };
 
@@ -218,7 +218,7 @@ static int measure_rules(struct micro *m, size_t n_rules)
 
 	ret = bench_apply_rules(&m->dp, n_rules, false);
 	for (t = 0; !ret && t < TRAFFICS; t++) {
-		if (m->only && strcmp(m->only, traffic_keys[t]))
+		if (m->only && !strstr(m->only, traffic_keys[t]))
 			continue;
 		bench_log("micro: %zu rules, %s", n_rules, traffics[t].name);
 		ret = warm(m, t, sides[0].prog_fd);
@@ -440,7 +440,7 @@ static int measure_clocks(struct micro *m)
 static void usage(void)
 {
 	fprintf(stderr, "usage: xrl-bench micro [--runs N] [--quick] "
-		"[--only hot|rotate|new] [--rules N] [--variant FILE]...\n");
+		"[--only hot,rotate,new] [--rules N] [--variant FILE]...\n");
 }
 
 static int parse_args(struct micro *m, int argc, char **argv)
@@ -574,7 +574,7 @@ static int measure_variants(struct micro *m, size_t n_rules)
 		ret = bench_apply_rules(&m->variant_dp[i], n_rules, false);
 	}
 	for (t = 0; !ret && t < TRAFFICS; t++) {
-		if (m->only && strcmp(m->only, traffic_keys[t]))
+		if (m->only && !strstr(m->only, traffic_keys[t]))
 			continue;
 		for (i = 0; !ret && i <= m->n_variants; i++)
 			ret = warm(m, t, sides[i].prog_fd);

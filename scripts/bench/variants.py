@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# variants.py SRC_BPF_DIR OUT_DIR: writes OUT_DIR/<variant>/ copies of the
+# variants.py SRC_BPF_DIR OUT_DIR [--clockless] [--keep=a,b]: writes OUT_DIR/<variant>/ copies of the
 # data path sources, each with one step of the packet path removed, for
 # scripts/bench/eliminate. A variant whose text no longer matches the
 # sources is skipped with a message, never built wrong.
@@ -12,6 +12,11 @@ src, out = sys.argv[1], sys.argv[2]
 # --clockless: every variant reads the test clock (a plain load) instead
 # of bpf_ktime_get_ns(), whose cost and jitter hide small steps.
 clockless = "--clockless" in sys.argv[3:]
+# --keep a,b: only those variants.
+keep = None
+for arg in sys.argv[3:]:
+    if arg.startswith("--keep="):
+        keep = arg[len("--keep="):].split(",")
 MAIN = "xdp_ratelimit.bpf.c"
 
 ELIM_RULE_MAP = """
@@ -126,6 +131,8 @@ for name in os.listdir(src):
         originals[name] = f.read()
 
 for variant, edit in VARIANTS.items():
+    if keep is not None and variant not in keep:
+        continue
     files = dict(originals)
     if clockless:
         old = "const volatile bool use_test_clock = false;"

@@ -98,16 +98,30 @@ void env_write(struct daemon_env *env, const char *path, const char *yaml)
 
 static pid_t spawn(struct daemon_env *env, va_list ap)
 {
-	const char *argv[32] = {
-		DAEMON_BIN, "--config", env->config, "--socket", env->socket,
-		"--pin-dir", env->pin_dir,
-	};
-	size_t argc = 7;
+	const char *argv[34];
+	char netns_arg[64];
+	size_t argc = 0;
 	const char *arg;
+
+	/* nsenter execs the daemon: the pid stays the daemon's, and the
+	 * host's /sys/fs/bpf stays (ip netns exec would remount /sys). */
+	if (env->netns) {
+		snprintf(netns_arg, sizeof(netns_arg), "--net=/run/netns/%s",
+			 env->netns);
+		argv[argc++] = "/usr/bin/nsenter";
+		argv[argc++] = netns_arg;
+	}
+	argv[argc++] = DAEMON_BIN;
+	argv[argc++] = "--config";
+	argv[argc++] = env->config;
+	argv[argc++] = "--socket";
+	argv[argc++] = env->socket;
+	argv[argc++] = "--pin-dir";
+	argv[argc++] = env->pin_dir;
 	pid_t pid;
 	int fd;
 
-	while ((arg = va_arg(ap, const char *)) && argc < 31)
+	while ((arg = va_arg(ap, const char *)) && argc < 33)
 		argv[argc++] = arg;
 	argv[argc] = NULL;
 	pid = fork();
@@ -120,7 +134,7 @@ static pid_t spawn(struct daemon_env *env, va_list ap)
 			dup2(fd, STDOUT_FILENO);
 			dup2(fd, STDERR_FILENO);
 		}
-		execv(DAEMON_BIN, (char *const *)argv);
+		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
 	return pid;

@@ -23,6 +23,7 @@ struct daemon_env {
 	char config[PATH_MAX];
 	char log[PATH_MAX];		/* the daemon's stderr */
 	pid_t pid;			/* the daemon, or 0 */
+	const char *netns;		/* run it in this namespace, or NULL */
 	struct xrl_datapath dp;		/* the test's own handle on it */
 	bool loaded;
 };

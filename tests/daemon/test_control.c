@@ -451,3 +451,48 @@ Test(control, the_client_says_when_no_daemon_runs_and_names_the_socket)
 	cr_assert(strstr(err, env.socket), "%s", err);
 	cr_assert_null(strchr(err, '\n'));
 }
+
+Test(control, a_policy_swapped_in_behind_the_daemon_is_never_undone_silently)
+{
+	struct policy_dump before, after;
+	struct xrl_policy other;
+	json_t *resp, *rule;
+	json_int_t id;
+
+	env_write(&env, NULL, base_policy);
+	daemon_start(&env, NULL);
+	resp = request_ok(&env, "{\"cmd\":\"rule.list\"}");
+	id = int_field(rule_named(resp, "blocked"), "id");
+	json_decref(resp);
+
+	/* As `xdp-ratelimit attach --policy` would: another policy, with
+	 * the blocked rule kept (under the id the daemon gave it). */
+	cr_assert_eq(xrl_policy_init(&other), 0);
+	fixture_rule(&other, "198.18.2.0/24", XRL_ACTION_DENY, 0, 0, 0, 0);
+	other.rules[1].id = id;
+	fixture_rule(&other, "198.18.8.0/24", XRL_ACTION_DENY, 0, 0, 0, 0);
+	fixture_apply(&env.dp, &other);
+	xrl_policy_free(&other);
+
+	dump_policy(&env, &before);
+	cr_assert(strstr(request_fail(&env, "{\"cmd\":\"rule.add\",\"cidr\":"
+				      "\"198.18.9.0/24\",\"action\":\"deny\"}"),
+			 "replaced outside the daemon"));
+	cr_assert(strstr(request_fail(&env, "{\"cmd\":\"rule.del\",\"rule\":"
+				      "\"limited\"}"),
+			 "reload to take it over"));
+	dump_policy(&env, &after);
+	cr_assert(dump_equal(&before, &after));
+	cr_assert_eq(judge("198.18.8.1"), XDP_DROP);
+
+	/* A reload takes over, carrying the ids of what is in force. */
+	json_decref(request_ok(&env, "{\"cmd\":\"reload\"}"));
+	cr_assert(log_contains(&env, "replaced outside the daemon"));
+	resp = request_ok(&env, "{\"cmd\":\"rule.list\"}");
+	rule = rule_named(resp, "blocked");
+	cr_assert_eq(int_field(rule, "id"), id);
+	json_decref(resp);
+	cr_assert_eq(judge("198.18.8.1"), XDP_PASS);
+	json_decref(request_ok(&env, "{\"cmd\":\"rule.del\",\"rule\":"
+			       "\"limited\"}"));
+}

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <jansson.h>
+#include <bpf/bpf.h>
 #include "control.h"
 #include "control_cmds.h"
 #include "datapath.h"
@@ -23,6 +24,49 @@
 #include "policy.h"
 #include "policy_file.h"
 #include "stats.h"
+
+static int rules_map_id(const struct xrl_datapath *dp, __u32 *id)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(dp->policy_fd, &zero, id) ? -errno : 0;
+}
+
+int xrl_daemon_check_in_force(struct xrl_daemon_state *state, char *err,
+			      size_t len)
+{
+	__u32 id;
+
+	if (!state->dp || !state->rules_map_id ||
+	    rules_map_id(state->dp, &id) || id == state->rules_map_id)
+		return 0;
+	snprintf(err, len, "the policy in force was replaced outside the "
+		 "daemon (xdp-ratelimit attach --policy?); reload to take "
+		 "it over");
+	return -ESTALE;
+}
+
+/*
+ * When another policy was swapped in behind the daemon's back, ids are
+ * carried from what is really in force (read back from the map), so its
+ * sources keep their buckets through the reload that takes it over.
+ */
+static int resync_ids(struct xrl_daemon_state *state)
+{
+	struct xrl_policy in_force;
+	char err[256];
+	int ret;
+
+	if (!xrl_daemon_check_in_force(state, err, sizeof(err)))
+		return 0;
+	ret = xrl_policy_read_ids(state->dp, &in_force);
+	if (ret)
+		return ret;
+	pr_warn("%s", err);
+	xrl_policy_free(&state->policy);
+	state->policy = in_force;
+	return 0;
+}
 
 /* The whole of a policy change, common to every command and to SIGHUP. */
 int xrl_daemon_change(struct xrl_daemon_state *state, struct xrl_policy *next,
@@ -32,7 +76,9 @@ int xrl_daemon_change(struct xrl_daemon_state *state, struct xrl_policy *next,
 	size_t i;
 	int ret;
 
-	ret = xrl_policy_carry_ids(next, &state->policy);
+	ret = resync_ids(state);
+	if (!ret)
+		ret = xrl_policy_carry_ids(next, &state->policy);
 	if (ret) {
 		snprintf(err, len, "no free rule id: %s", strerror(-ret));
 		goto refuse;
@@ -67,6 +113,8 @@ int xrl_daemon_change(struct xrl_daemon_state *state, struct xrl_policy *next,
 	state->policy = *next;
 	memset(next, 0, sizeof(*next));
 	state->n_changes++;
+	if (state->dp && rules_map_id(state->dp, &state->rules_map_id))
+		state->rules_map_id = 0;
 	state->changed_at = time(NULL);
 	if (state->changed)
 		state->changed(state);
@@ -176,6 +224,8 @@ int xrl_daemon_adopt_state(struct xrl_daemon_state *state, char *err,
 	xrl_policy_free(&state->policy);
 	state->policy = saved.policy;
 	memset(&saved.policy, 0, sizeof(saved.policy));
+	if (rules_map_id(state->dp, &state->rules_map_id))
+		state->rules_map_id = 0;
 free_saved:
 	xrl_config_free(&saved);
 	return ret;
@@ -385,6 +435,9 @@ static int cmd_rule_add(struct xrl_request *req)
 	}
 	replace = replace_item && json_is_true(replace_item);
 	ret = parse_rule(req->json, &rule, req->err, sizeof(req->err));
+	if (!ret)
+		ret = xrl_daemon_check_in_force(req->state, req->err,
+						sizeof(req->err));
 	if (ret)
 		return ret;
 	ret = xrl_policy_copy(&next, &req->state->policy);
@@ -452,6 +505,9 @@ static int cmd_rule_del(struct xrl_request *req)
 
 	ret = xrl_control_string(req->json, "rule", true, &which, req->err,
 				 sizeof(req->err));
+	if (!ret)
+		ret = xrl_daemon_check_in_force(req->state, req->err,
+						sizeof(req->err));
 	if (ret)
 		return ret;
 	rule = xrl_policy_find(&req->state->policy, which);

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+#include <linux/types.h>
 #include "policy.h"
 
 #define XRL_VERSION		"0.1.0"
@@ -41,6 +42,7 @@ struct xrl_daemon_state {
 	size_t n_interfaces;
 	xrl_apply_fn apply;		/* NULL: xrl_policy_apply on dp */
 	void *apply_ctx;		/* for @apply */
+	__u32 rules_map_id;		/* the rules map it applied; 0: none */
 	time_t started;
 	uint64_t n_changes;		/* policies applied since start */
 	uint64_t n_refused;		/* changes refused since start */
@@ -57,6 +59,15 @@ struct xrl_daemon_state {
  */
 int xrl_daemon_change(struct xrl_daemon_state *state, struct xrl_policy *next,
 		      char *err, size_t len);
+
+/*
+ * 0 when the rules map in force is the one this daemon applied last;
+ * -ESTALE (with @err) when something else (`xdp-ratelimit attach
+ * --policy`) swapped in another since: a change made to the daemon's copy
+ * would silently undo it, so edits are refused until a reload.
+ */
+int xrl_daemon_check_in_force(struct xrl_daemon_state *state, char *err,
+			      size_t len);
 
 /*
  * Reads a policy file (@path, or the config file when NULL) and applies
