@@ -186,9 +186,10 @@ static __noinline int judge_new_source(const struct xrl_bucket_key *key,
 				       __u64 frame_len)
 {
 	struct xrl_bucket fresh = {}, *bucket;
+	__u64 now = now_ns();	/* read once: the clock is most of a miss */
 	bool admitted;
 
-	if (new_source_admitted(settings, now_ns())) {
+	if (new_source_admitted(settings, now)) {
 		if (!bpf_map_update_elem(&xrl_buckets, key, &fresh, BPF_NOEXIST))
 			count_table(XRL_TABLE_INSERT);
 		bucket = bpf_map_lookup_elem(&xrl_buckets, key);
@@ -209,8 +210,7 @@ static __noinline int judge_new_source(const struct xrl_bucket_key *key,
 		break;
 	default:
 		bucket = prefix_bucket(key, ipv4);
-		admitted = bucket && bucket_take(bucket, rule, now_ns(),
-						 frame_len);
+		admitted = bucket && bucket_take(bucket, rule, now, frame_len);
 		break;
 	}
 	count_table(admitted ? XRL_TABLE_FALLBACK_PASS :

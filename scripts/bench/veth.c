@@ -44,6 +44,7 @@ struct veth_opts {
 	const char *dev;
 	const char *prog;	/* attach: drop, pass, ref or limiter */
 	__u64 pps, burst;	/* attach limiter: its default rule */
+	bool no_budget;		/* attach limiter: new_sources: off */
 	const char *dst_mac;	/* gen: the receiving veth's address */
 	__u32 sources;		/* gen: how many source addresses */
 	double seconds;		/* gen: how long */
@@ -139,6 +140,7 @@ static int attach_limiter(const struct veth_opts *o)
 	policy.rules[0].action = XRL_ACTION_LIMIT;
 	policy.rules[0].pps = o->pps;
 	policy.rules[0].burst = o->burst;
+	policy.new_sources_off = o->no_budget;
 	ret = xrl_policy_apply(&dp, &policy, err, sizeof(err));
 	if (ret)
 		bench_log("applying the policy: %s", err);
@@ -259,7 +261,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: xrl-bench attach --netns PATH --dev DEV "
-		"--prog drop|pass|ref|limiter [--pps N --burst N]\n"
+		"--prog drop|pass|ref|limiter [--pps N --burst N] "
+		"[--no-budget]\n"
 		"       xrl-bench gen --netns PATH --dev DEV --dst-mac MAC "
 		"[--sources N] [--seconds S] [--ipv6]\n");
 }
@@ -276,6 +279,7 @@ static int parse_args(struct veth_opts *o, int argc, char **argv)
 		{ "sources", required_argument, NULL, 's' },
 		{ "seconds", required_argument, NULL, 't' },
 		{ "ipv6", no_argument, NULL, '6' },
+		{ "no-budget", no_argument, NULL, 'B' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
@@ -293,6 +297,7 @@ static int parse_args(struct veth_opts *o, int argc, char **argv)
 		case 's': o->sources = strtoul(optarg, NULL, 10); break;
 		case 't': o->seconds = atof(optarg); break;
 		case '6': o->ipv6 = true; break;
+		case 'B': o->no_budget = true; break;
 		default:
 			usage();
 			return -EINVAL;
