@@ -115,6 +115,9 @@ int xrl_daemon_change(struct xrl_daemon_state *state, struct xrl_policy *next,
 	state->n_changes++;
 	if (state->dp && rules_map_id(state->dp, &state->rules_map_id))
 		state->rules_map_id = 0;
+	state->changed_at = time(NULL);
+	if (state->changed)
+		state->changed(state);
 	ret = xrl_daemon_save_state(state);
 	if (ret)
 		pr_warn("keeping a copy of the policy in %s: %s",

@@ -46,6 +46,10 @@ struct xrl_daemon_state {
 	time_t started;
 	uint64_t n_changes;		/* policies applied since start */
 	uint64_t n_refused;		/* changes refused since start */
+	time_t changed_at;		/* when the policy in force came */
+	/* Called after each change, e.g. to hand the names to /metrics. */
+	void (*changed)(struct xrl_daemon_state *state);
+	void *changed_ctx;		/* for @changed */
 };
 
 /*
