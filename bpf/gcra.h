@@ -20,7 +20,8 @@
 
 #define TAT_TIME_MASK	((1ULL << XRL_TAT_TIME_BITS) - 1)
 #define TAT_SIGN_SHIFT	(64 - XRL_TAT_TIME_BITS)
-/* A bucket idle this long (in its units) may have wrapped: it is full. */
+/* A bucket idle this long (in its units) may have wrapped: a debt past
+ * the tolerance is then no debt but a wrapped clock, and it is full. */
 #define TAT_STALE_BITS	(XRL_TAT_TIME_BITS - 2)
 /*
  * Compare-and-swap attempts before a packet is refused. A failed attempt

@@ -46,6 +46,11 @@ Test(bucket, admits_exactly_burst_at_one_instant_then_one_per_interval)
 	}
 }
 
+static void source_name(char *buf, size_t len, int i)
+{
+	snprintf(buf, len, "198.18.%d.%d", i / 100, i % 100 + 1);
+}
+
 Test(bucket, separate_sources_never_share_a_budget)
 {
 	enum { SOURCES = 200, BURST = 4, OFFERED = BURST + 3 };
@@ -58,7 +63,7 @@ Test(bucket, separate_sources_never_share_a_budget)
 	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, 10, BURST, 0, 0);
 	fixture_apply(&dp, &policy);
 	for (i = 0; i < SOURCES; i++) {
-		snprintf(src, sizeof(src), "198.18.%d.%d", i / 100, i % 100 + 1);
+		source_name(src, sizeof(src), i);
 		cr_assert_eq(packet_from(&pkt[i], src), 0);
 	}
 	/* Interleaved, so that a shared budget would show as a source
@@ -67,9 +72,10 @@ Test(bucket, separate_sources_never_share_a_budget)
 		for (i = 0; i < SOURCES; i++)
 			passed[i] += fixture_run(&dp, &pkt[i]) == XDP_PASS;
 	for (i = 0; i < SOURCES; i++) {
-		snprintf(src, sizeof(src), "198.18.%d.%d", i / 100, i % 100 + 1);
+		source_name(src, sizeof(src), i);
 		cr_assert_eq(passed[i], BURST, "source %s", src);
-		cr_assert_eq(fixture_bucket(&dp, src, 0, &bucket), 0, "%s", src);
+		cr_assert_eq(fixture_bucket(&dp, src, 0, &bucket), 0, "%s",
+			     src);
 		cr_assert_eq(bucket.passed, BURST, "source %s", src);
 		cr_assert_eq(bucket.dropped, OFFERED - BURST, "source %s", src);
 	}
@@ -125,7 +131,8 @@ Test(bucket, idle_past_the_wrap_horizon_refills_the_bucket)
 
 	for (k = 0; k < 2; k++) {
 		fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, cases[k].pps,
-			     cases[k].burst, cases[k].bps, cases[k].burst_bytes);
+			     cases[k].burst, cases[k].bps,
+			     cases[k].burst_bytes);
 		fixture_apply(&dp, &policy);
 		cr_assert_eq(packet_from(&pkt, k ? "198.18.0.2" : "198.18.0.1"),
 			     0);

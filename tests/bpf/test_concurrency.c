@@ -16,9 +16,11 @@
 #include "fixture.h"
 #include "limit.h"
 
+/* A burst that takes one CPU a few hundred microseconds to drain, so the
+ * other starts while it lasts (the logged overlap says how often). */
 #define ROUNDS		200
-#define PER_THREAD	2000	/* packets each CPU offers per round */
-#define BURST		500
+#define PER_THREAD	4000	/* packets each CPU offers per round */
+#define BURST		2000
 #define N_WORKERS	2
 
 struct worker {
@@ -149,8 +151,8 @@ Test(concurrency, a_new_source_admits_exactly_burst_across_cpus)
 		cr_assert_eq(packet_from(&pkt, src), 0);
 		both += run_round(&pkt);
 		cr_assert_eq(fixture_bucket(&dp, src, 0, &bucket), 0);
-		cr_assert_eq(bucket.passed, BURST, "round %d: %lu passed", round,
-			     bucket.passed);
+		cr_assert_eq(bucket.passed, BURST, "round %d: %lu passed",
+			     round, bucket.passed);
 		cr_assert_eq(bucket.dropped, N_WORKERS * PER_THREAD - BURST,
 			     "round %d", round);
 	}
@@ -164,7 +166,7 @@ Test(concurrency, a_refilled_source_admits_exactly_burst_across_cpus)
 	struct packet pkt;
 	int round, both = 0;
 
-	/* 1 Mpps: the burst refills in 0.5 ms; each round is 1 s later. */
+	/* 1 Mpps: the burst refills in 2 ms; each round is 1 s later. */
 	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, 1000000, BURST, 0, 0);
 	fixture_apply(&dp, &policy);
 	cr_assert_eq(packet_from(&pkt, "198.18.0.1"), 0);
@@ -173,7 +175,8 @@ Test(concurrency, a_refilled_source_admits_exactly_burst_across_cpus)
 		both += run_round(&pkt);
 		cr_assert_eq(fixture_bucket(&dp, "198.18.0.1", 0, &bucket), 0);
 		cr_assert_eq(bucket.passed, (round + 1) * (uint64_t)BURST,
-			     "round %d: %lu passed in all", round, bucket.passed);
+			     "round %d: %lu passed in all", round,
+			     bucket.passed);
 	}
 	log_overlap(both);
 }
@@ -196,7 +199,7 @@ static uint64_t debt_units(uint64_t word, uint64_t now_ns)
  */
 Test(concurrency, a_lost_race_on_bytes_gives_the_packet_back)
 {
-	const uint64_t frames = 300, frame_len = 100;
+	const uint64_t frames = 1500, frame_len = 100;
 	struct packet_spec spec = { .src = "198.18.0.1",
 				    .frame_len = frame_len };
 	struct xrl_limit pps_limit, bps_limit;

@@ -106,7 +106,8 @@ Test(parse, non_ip_frames_pass_untouched_and_are_counted)
 			spec.qinq = n_vlan == 2;
 			cr_assert_eq(packet_build(&pkt, &spec), 0);
 			cr_assert_eq(fixture_run(&dp, &pkt), XDP_PASS,
-				     "ethertype %#x, %d tags", types[i], n_vlan);
+				     "ethertype %#x, %d tags", types[i],
+				     n_vlan);
 		}
 	}
 	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_NONIP), 9);

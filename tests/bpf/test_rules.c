@@ -48,7 +48,8 @@ static void assert_rule(uint32_t id, uint64_t passed, uint64_t dropped,
 	struct xrl_rule_counters c = fixture_rule_counters(&dp, id);
 
 	cr_assert_eq(c.outcome[XRL_RULE_PASSED].packets, passed,
-		     "rule %u passed %lu", id, c.outcome[XRL_RULE_PASSED].packets);
+		     "rule %u passed %lu", id,
+		     c.outcome[XRL_RULE_PASSED].packets);
 	cr_assert_eq(c.outcome[XRL_RULE_PASSED].bytes, passed * frame_len,
 		     "rule %u passed bytes", id);
 	cr_assert_eq(c.outcome[XRL_RULE_DROPPED].packets, dropped,
@@ -203,9 +204,11 @@ Test(rules, bps_limit_admits_by_frame_size)
 		for (int k = 1; k <= 20; k++) {
 			now = NS_PER_S + (300 * k - 100) * 100000ULL / 3;
 			xrl_datapath_set_time(&dp, now - 20000);
-			cr_assert_eq(fixture_run_many(&dp, &pkt, 3), 0, "k=%d", k);
+			cr_assert_eq(fixture_run_many(&dp, &pkt, 3), 0,
+				     "k=%d", k);
 			xrl_datapath_set_time(&dp, now + k * 10000);
-			cr_assert_eq(fixture_run_many(&dp, &pkt, 3), 1, "k=%d", k);
+			cr_assert_eq(fixture_run_many(&dp, &pkt, 3), 1,
+				     "k=%d", k);
 		}
 	}
 }
@@ -213,7 +216,8 @@ Test(rules, bps_limit_admits_by_frame_size)
 /* 50 ms at 30000 bytes/s is 1500 bytes: 23 frames of 64 bytes. */
 Test(rules, bps_limit_refills_bytes_not_frames)
 {
-	struct packet big = from("198.18.0.1", 1000), small = from("198.18.0.1", 64);
+	struct packet big = from("198.18.0.1", 1000),
+		      small = from("198.18.0.1", 64);
 
 	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, 0, 0, 240000, 2000);
 	fixture_apply(&dp, &policy);
@@ -229,7 +233,8 @@ Test(rules, bps_limit_refills_bytes_not_frames)
  */
 Test(rules, a_limit_that_refuses_does_not_consume_the_other)
 {
-	struct packet big = from("198.18.0.1", 600), small = from("198.18.0.1", 64);
+	struct packet big = from("198.18.0.1", 600),
+		      small = from("198.18.0.1", 64);
 	struct xrl_rule_counters c;
 	uint32_t id;
 
@@ -249,7 +254,8 @@ Test(rules, a_limit_that_refuses_does_not_consume_the_other)
 
 Test(rules, a_packet_refusal_leaves_the_bytes)
 {
-	struct packet small = from("198.18.0.1", 64), mid = from("198.18.0.1", 436);
+	struct packet small = from("198.18.0.1", 64),
+		      mid = from("198.18.0.1", 436);
 
 	/* 1000 pps, burst 2; 1 byte/s (no refill to speak of), 1000 bytes. */
 	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, 1000, 2, 8, 1000);

@@ -18,7 +18,7 @@ struct packet {
 
 struct packet_spec {
 	const char *src;	/* "198.18.0.1" or "fd00::1" */
-	uint16_t ethertype;	/* non-zero: this after the tags, no IP header */
+	uint16_t ethertype;	/* non-zero: this after the tags, no IP */
 	const char *dst;	/* NULL: 198.19.0.1 or fd00::ff */
 	uint16_t vlan_tags[2];	/* non-zero: 802.1Q tag (outer is [0]) */
 	int n_vlan;
