@@ -18,6 +18,7 @@
 #include "control.h"
 #include "datapath.h"
 #include "log.h"
+#include "metrics_http.h"
 #include "pin.h"
 #include "policy_file.h"
 #include "server.h"
@@ -33,6 +34,7 @@ struct daemon_opts {
 	char *ifaces[XRL_MAX_IFACES];
 	size_t n_ifaces;
 	bool detach_on_exit;
+	const char *metrics;	/* ADDR:PORT of /metrics, or NULL: none */
 	struct xrl_server_opts server;
 };
 
@@ -52,6 +54,8 @@ static void usage(FILE *out)
 "                           " STATE_FILE_NAME " beside the socket)\n"
 "      --idle-timeout SECS  drop clients silent this long (default %d)\n"
 "  -f, --foreground         stay in the foreground (the default)\n"
+"      --metrics ADDR:PORT  serve Prometheus metrics on /metrics there\n"
+"                           (127.0.0.1:9101, [::1]:9101; default: off)\n"
 "      --detach-on-exit     detach the interfaces on SIGTERM/SIGINT\n"
 "                           (default: leave the program enforcing)\n"
 "  -v, --verbose            debug log lines\n"
@@ -65,6 +69,7 @@ enum {
 	OPT_IDLE,
 	OPT_DETACH,
 	OPT_VERSION,
+	OPT_METRICS,
 };
 
 static const struct option long_options[] = {
@@ -77,6 +82,7 @@ static const struct option long_options[] = {
 	{ "idle-timeout", required_argument, NULL, OPT_IDLE },
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "detach-on-exit", no_argument, NULL, OPT_DETACH },
+	{ "metrics", required_argument, NULL, OPT_METRICS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -150,6 +156,9 @@ static int parse_options(int argc, char **argv, struct daemon_opts *opts)
 			break;
 		case OPT_DETACH:
 			opts->detach_on_exit = true;
+			break;
+		case OPT_METRICS:
+			opts->metrics = optarg;
 			break;
 		case 'v':
 			xrl_log_set_level(XRL_LOG_DEBUG);
@@ -283,8 +292,41 @@ static int install_policy(struct xrl_daemon_state *state, bool loaded,
 	return 0;
 }
 
+/* Hands the rule names of each new policy to the scrape thread. */
+static void policy_changed(struct xrl_daemon_state *state)
+{
+	if (xrl_metrics_server_policy(state->changed_ctx, &state->policy,
+				      state->n_changes, state->changed_at))
+		pr_warn("/metrics: out of memory: rule names not updated");
+}
+
+static int start_metrics(struct xrl_daemon_state *state,
+			 const struct daemon_opts *opts,
+			 struct xrl_metrics_server **metrics)
+{
+	char err[512];
+
+	*metrics = NULL;
+	if (!opts->metrics)
+		return 0;
+	*metrics = xrl_metrics_server_start(opts->metrics, state->dp, err,
+					    sizeof(err));
+	if (!*metrics) {
+		pr_err("%s", err);
+		return -errno;
+	}
+	if (!state->changed_at)
+		state->changed_at = time(NULL);
+	state->changed = policy_changed;
+	state->changed_ctx = *metrics;
+	policy_changed(state);
+	pr_info("serving metrics on http://%s/metrics", opts->metrics);
+	return 0;
+}
+
 static int run(struct daemon_opts *opts)
 {
+	struct xrl_metrics_server *metrics = NULL;
 	struct xrl_load_opts load_opts = {};
 	struct xrl_daemon_state state = {};
 	struct xrl_config config = {};
@@ -328,6 +370,8 @@ static int run(struct daemon_opts *opts)
 	ret = install_policy(&state, loaded, &config, config_ret, config_err);
 	if (!ret)
 		ret = attach_interfaces(&dp, opts);
+	if (!ret)
+		ret = start_metrics(&state, opts, &metrics);
 	if (ret)
 		goto close_datapath;
 	state.apply = locked_apply;
@@ -345,6 +389,7 @@ static int run(struct daemon_opts *opts)
 		pr_info("exiting; the data path keeps enforcing");
 
 close_datapath:
+	xrl_metrics_server_stop(metrics);
 	xrl_daemon_state_free(&state);
 	xrl_datapath_close(&dp);
 close_dir:

@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "control.h"
 #include "micro.h"
+#include "scrape.h"
 #include "veth.h"
 
 struct command {
@@ -25,6 +26,7 @@ static const struct command commands[] = {
 	{ "clock", bench_clock, "coarse clock accuracy, simulated" },
 	{ "attach", bench_attach, "veth: attach a program to the receiver" },
 	{ "gen", bench_gen, "veth: flood the receiver for a fixed time" },
+	{ "scrape", bench_scrape, "/metrics: collect and format 1000 rules" },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,5 +76,45 @@ long xrl_map_count(int fd, size_t key_size)
 	int ret;
 
 	ret = xrl_map_walk(fd, key_size, 0, count_key, &n);
+	return ret ? ret : n;
+}
+
+/* Entries read per BPF_MAP_LOOKUP_BATCH call when counting. */
+#define COUNT_BATCH	4096
+
+long xrl_map_count_batched(int fd, size_t key_size, size_t value_size)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	void *keys, *values, *cursor;
+	bool first = true, done = false;
+	long n = 0;
+	__u32 got;
+	int ret = 0;
+
+	keys = calloc(COUNT_BATCH, key_size);
+	values = calloc(COUNT_BATCH, value_size);
+	/* The kernel's cursor between calls: a bucket index, key-sized. */
+	cursor = calloc(2, key_size < 8 ? 8 : key_size);
+	if (!keys || !values || !cursor) {
+		ret = -ENOMEM;
+		goto free_buffers;
+	}
+	while (!done) {
+		got = COUNT_BATCH;
+		if (bpf_map_lookup_batch(fd, first ? NULL : cursor, cursor,
+					 keys, values, &got, &opts)) {
+			if (errno != ENOENT) {
+				ret = -errno;
+				break;
+			}
+			done = true;
+		}
+		first = false;
+		n += got;
+	}
+free_buffers:
+	free(cursor);
+	free(values);
+	free(keys);
 	return ret ? ret : n;
 }

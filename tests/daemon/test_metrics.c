@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * /metrics as Prometheus sees it: scraped with curl from a daemon run by
+ * the test while the test judges packets (BPF_PROG_TEST_RUN on the
+ * pinned program), parsed by prometheus_client's strict parser.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <criterion/criterion.h>
+#include <linux/bpf.h>
+#include "daemon.h"
+#include "fixture.h"
+
+#define PARSER "tests/data/parse_metrics.py"
+
+static struct daemon_env env;
+static char listen_at[64];
+static char samples[1 << 18];
+
+static void setup(void)
+{
+	env_setup(&env);
+	/* A port of this test's own: two runs at once never share one. */
+	snprintf(listen_at, sizeof(listen_at), "127.0.0.1:%d",
+		 20000 + getpid() % 30000);
+	env_write(&env, NULL, "default:\n  action: allow\nrules:\n"
+		  "  - name: limited\n    cidr: 198.18.1.0/24\n"
+		  "    action: limit\n    pps: 10\n    burst: 2\n");
+}
+
+static void teardown(void)
+{
+	env_teardown(&env);
+}
+
+TestSuite(metrics, .init = setup, .fini = teardown, .timeout = 120);
+
+/* Scrapes /metrics into samples[] as "name{labels} value" lines, after
+ * the strict parser accepted the whole exposition. */
+static void scrape(void)
+{
+	char command[PATH_MAX * 3];
+	size_t len;
+	FILE *pipe;
+	int status;
+
+	snprintf(command, sizeof(command),
+		 "curl -sS --fail --max-time 10 -o %s/metrics.txt "
+		 "http://%s/metrics && /usr/bin/python3 " PARSER " < %s/metrics.txt 2>&1",
+		 env.dir, listen_at, env.dir);
+	pipe = popen(command, "r");
+	cr_assert_not_null(pipe);
+	len = fread(samples, 1, sizeof(samples) - 1, pipe);
+	samples[len] = '\0';
+	status = pclose(pipe);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "scrape refused: %s", samples);
+}
+
+/* The value of sample @key ("name{a=\"b\"}") in the last scrape. */
+static double sample(const char *key)
+{
+	char line[512];
+	const char *at;
+
+	snprintf(line, sizeof(line), "%s ", key);
+	for (at = samples; (at = strstr(at, line)); at++)
+		if (at == samples || at[-1] == '\n')
+			return strtod(at + strlen(line), NULL);
+	cr_assert_fail("no sample %s in:\n%s", key, samples);
+	return -1;
+}
+
+static bool has_sample(const char *key)
+{
+	return strstr(samples, key) != NULL;
+}
+
+static void send_from(const char *src, int count)
+{
+	struct packet pkt;
+	int i;
+
+	cr_assert_eq(packet_from(&pkt, src), 0);
+	for (i = 0; i < count; i++)
+		fixture_run(&env.dp, &pkt);
+}
+
+Test(metrics, counters_rise_as_packets_are_judged)
+{
+	time_t started = time(NULL);
+
+	daemon_start(&env, "--metrics", listen_at, NULL);
+	scrape();
+	cr_assert_eq(sample("xdp_ratelimit_packets_total{verdict=\"drop\"}"), 0);
+	cr_assert_eq(sample("xdp_ratelimit_policy_generation{}"), 1);
+	cr_assert_geq(sample("xdp_ratelimit_policy_reload_timestamp_seconds{}"),
+		      started - 1);
+	cr_assert_eq(sample("xdp_ratelimit_bucket_map_capacity{}"),
+		     xrl_datapath_max_sources(&env.dp));
+	cr_assert_eq(sample("xdp_ratelimit_tracked_sources{}"), 0);
+
+	/* Burst 2 at one instant: 2 pass, 4 drop; the default allows. */
+	send_from("198.18.1.5", 6);
+	send_from("198.18.9.9", 3);
+	scrape();
+	cr_assert_eq(sample("xdp_ratelimit_packets_total{verdict=\"pass\"}"), 2);
+	cr_assert_eq(sample("xdp_ratelimit_packets_total{verdict=\"drop\"}"), 4);
+	cr_assert_eq(sample("xdp_ratelimit_packets_total{verdict=\"allow\"}"), 3);
+	cr_assert_eq(sample("xdp_ratelimit_bytes_total{verdict=\"drop\"}"),
+		     4 * 64);
+	cr_assert_eq(sample("xdp_ratelimit_rule_packets_total{rule=\"limited\","
+			    "verdict=\"drop\"}"), 4);
+	cr_assert_eq(sample("xdp_ratelimit_rule_packets_total{rule=\"limited\","
+			    "verdict=\"pass\"}"), 2);
+	cr_assert_eq(sample("xdp_ratelimit_rule_bytes_total{rule=\"limited\","
+			    "verdict=\"pass\"}"), 2 * 64);
+	cr_assert_eq(sample("xdp_ratelimit_rule_packets_total{rule=\"default\","
+			    "verdict=\"pass\"}"), 3);
+	cr_assert_eq(sample("xdp_ratelimit_bucket_inserts_total{}"), 1);
+
+	/* 150 ms later, one more token (one per 100 ms): 1 pass, 9 drop. */
+	xrl_datapath_set_time(&env.dp, NS_PER_S + 150000000ULL);
+	send_from("198.18.1.5", 10);
+	scrape();
+	cr_assert_eq(sample("xdp_ratelimit_packets_total{verdict=\"pass\"}"), 3);
+	cr_assert_eq(sample("xdp_ratelimit_packets_total{verdict=\"drop\"}"), 13);
+	cr_assert_eq(sample("xdp_ratelimit_rule_packets_total{rule=\"limited\","
+			    "verdict=\"drop\"}"), 13);
+}
+
+Test(metrics, a_policy_change_renames_rules_and_bumps_the_generation)
+{
+	json_t *response;
+
+	daemon_start(&env, "--metrics", listen_at, NULL);
+	response = request_ok(&env, "{\"cmd\":\"rule.add\",\"cidr\":"
+			      "\"198.18.2.0/24\",\"name\":\"lab\",\"action\":"
+			      "\"deny\"}");
+	json_decref(response);
+	send_from("198.18.2.1", 5);
+	scrape();
+	cr_assert_eq(sample("xdp_ratelimit_policy_generation{}"), 2);
+	cr_assert_eq(sample("xdp_ratelimit_rule_packets_total{rule=\"lab\","
+			    "verdict=\"drop\"}"), 5);
+	cr_assert_eq(sample("xdp_ratelimit_packets_total{verdict=\"deny\"}"), 5);
+
+	json_decref(request_ok(&env, "{\"cmd\":\"rule.del\",\"rule\":\"lab\"}"));
+	scrape();
+	cr_assert_eq(sample("xdp_ratelimit_policy_generation{}"), 3);
+	cr_assert_not(has_sample("rule=\"lab\""), "%s", samples);
+}
+
+Test(metrics, off_unless_asked_and_a_bad_address_is_refused)
+{
+	int status;
+
+	status = daemon_run_to_exit(&env, "--metrics", "localhost", NULL);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_FAILURE);
+	cr_assert(log_contains(&env, "--metrics localhost: expected "
+			       "ADDRESS:PORT"), "%s", daemon_log(&env));
+}
