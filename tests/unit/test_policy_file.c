@@ -54,7 +54,7 @@ Test(policy_file_keys, unknown_top_level_key)
 {
 	refused("malformed: pass\nrule: []\n",
 		"p.yaml:2: rule: unknown key, expected one of: keys, malformed, "
-		"new_sources, unknown_sources, interfaces, default, rules");
+		"new_sources, unknown_sources, events, interfaces, default, rules");
 }
 
 Test(policy_file_keys, unknown_key_in_keys)
@@ -82,7 +82,7 @@ Test(policy_file_keys, unknown_key_with_control_bytes_stays_one_line)
 {
 	refused("\"a\\nb\": 1\n",
 		"p.yaml:1: a\\x0ab: unknown key, expected one of: keys, "
-		"malformed, new_sources, unknown_sources, interfaces, default, "
+		"malformed, new_sources, unknown_sources, events, interfaces, default, "
 		"rules");
 }
 

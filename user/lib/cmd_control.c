@@ -6,8 +6,10 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <jansson.h>
 #include "client.h"
 #include "cmd.h"
@@ -28,11 +30,13 @@ enum {
 	OPT_BURST_BYTES,
 	OPT_REPLACE,
 	OPT_TOP_N = 'n',
+	OPT_FOLLOW = 'f',
 };
 
 struct control_args {
 	const char *socket;
 	bool json;
+	bool follow;
 	int n_args;		/* positional arguments left */
 	char **args;
 	json_t *request;	/* fields added by options */
@@ -74,6 +78,7 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		{ "burst-bytes", required_argument, NULL, OPT_BURST_BYTES },
 		{ "replace", no_argument, NULL, OPT_REPLACE },
 		{ "count", required_argument, NULL, OPT_TOP_N },
+		{ "follow", no_argument, NULL, OPT_FOLLOW },
 		XRL_CMD_COMMON_LONGOPTS,
 		{}
 	};
@@ -91,7 +96,7 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 
 	args->socket = XRL_SOCKET_PATH;
 	args->request = json_object();
-	while ((opt = getopt_long(argc, argv, "S:jn:" XRL_CMD_COMMON_SHORTOPTS,
+	while ((opt = getopt_long(argc, argv, "S:jfn:" XRL_CMD_COMMON_SHORTOPTS,
 				  longopts, NULL)) != -1) {
 		if (xrl_cmd_common_opt(cmd, cli, opt, &exit_code)) {
 			if (exit_code >= 0)
@@ -104,6 +109,9 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 			break;
 		case OPT_JSON:
 			args->json = true;
+			break;
+		case OPT_FOLLOW:
+			args->follow = true;
 			break;
 		case OPT_REPLACE:
 			json_object_set_new(args->request, "replace",
@@ -333,6 +341,81 @@ put_request:
 	return ret;
 }
 
+static void print_events(json_t *response)
+{
+	char stamp[32];
+	json_t *event;
+	struct tm tm;
+	time_t when;
+	size_t i;
+
+	json_array_foreach(json_object_get(response, "events"), i, event) {
+		when = (time_t)json_number_value(json_object_get(event,
+								 "time"));
+		localtime_r(&when, &tm);
+		strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &tm);
+		printf("%s  %s\n", stamp, json_string_value(
+				json_object_get(event, "message")));
+	}
+}
+
+/* With --follow --json: one compact object per event and line. */
+static void print_events_json(json_t *response)
+{
+	json_t *event;
+	size_t i;
+
+	json_array_foreach(json_object_get(response, "events"), i, event)
+		xrl_json_print(stdout, json_incref(event), false);
+}
+
+#define FOLLOW_INTERVAL_MS	1000
+
+static int run_events(const struct xrl_cmd *cmd, struct xrl_cli *cli,
+		      int argc, char **argv)
+{
+	struct control_args args = {};
+	json_t *response;
+	int ret;
+
+	ret = parse_args(cmd, cli, argc, argv, &args);
+	if (ret >= 0)
+		goto put_request;
+	ret = EXIT_FAILURE;
+	if (args.n_args || json_object_size(args.request) >
+			   (size_t)!!json_object_get(args.request, "n")) {
+		xrl_cmd_error(cli, cmd, "expected only -n N, --follow and "
+			      "--json");
+		goto put_request;
+	}
+	json_object_set_new(args.request, "cmd", json_string("events"));
+	if (!args.follow) {
+		response = call_daemon(cmd, cli, &args);
+		if (response)
+			ret = print_response(&args, response, print_events);
+		goto put_request;
+	}
+	/* Asks for what came after the last event seen, until stopped. */
+	for (;;) {
+		response = call_daemon(cmd, cli, &args);
+		if (!response)
+			break;
+		if (args.json)
+			print_events_json(response);
+		else
+			print_events(response);
+		fflush(stdout);
+		json_object_del(args.request, "n");
+		json_object_set(args.request, "since",
+				json_object_get(response, "last_seq"));
+		json_decref(response);
+		poll(NULL, 0, FOLLOW_INTERVAL_MS);
+	}
+put_request:
+	json_decref(args.request);
+	return ret;
+}
+
 const struct xrl_cmd xrl_cmd_rule = {
 	.name = "rule",
 	.synopsis = "add CIDR [OPTIONS] | del NAME|CIDR | list [--json]",
@@ -366,4 +449,16 @@ const struct xrl_cmd xrl_cmd_top = {
 		   "  -j, --json          the daemon's JSON response\n"
 		   SOCKET_HELP,
 	.run = run_top,
+};
+
+const struct xrl_cmd xrl_cmd_events = {
+	.name = "events",
+	.synopsis = "[-n N] [--follow] [--json]",
+	.summary = "Sources that started being limited (from the daemon).",
+	.options = "  -n, --count N       the last N (default: all kept)\n"
+		   "  -f, --follow        keep printing new ones\n"
+		   "  -j, --json          the daemon's JSON response (with\n"
+		   "                      --follow: one event per line)\n"
+		   SOCKET_HELP,
+	.run = run_events,
 };

@@ -10,8 +10,10 @@
 #include <unistd.h>
 #include "control_cmds.h"
 #include "datapath.h"
+#include "events.h"
 #include "mapwalk.h"
 #include "report.h"
+#include "stats.h"
 
 static int need_datapath(struct xrl_request *req)
 {
@@ -222,4 +224,53 @@ int xrl_control_top(struct xrl_request *req)
 free_walk:
 	free(walk.entries);
 	return ret;
+}
+
+/* An optional integer field from @min to @max; absent leaves *@value. */
+static int integer_field(struct xrl_request *req, const char *field,
+			 json_int_t min, json_int_t max, json_int_t *value)
+{
+	json_t *item = json_object_get(req->json, field);
+
+	if (!item)
+		return 0;
+	if (!json_is_integer(item) || json_integer_value(item) < min ||
+	    json_integer_value(item) > max) {
+		snprintf(req->err, sizeof(req->err), "%s: must be an integer "
+			 "from %lld to %lld", field, (long long)min,
+			 (long long)max);
+		return -EINVAL;
+	}
+	*value = json_integer_value(item);
+	return 0;
+}
+
+int xrl_control_events(struct xrl_request *req)
+{
+	const struct xrl_event_log *log = req->state->events;
+	struct xrl_event_state counters;
+	json_int_t n = XRL_EVENTS_KEPT, since = 0;
+	int ret, o;
+
+	ret = integer_field(req, "n", 1, XRL_EVENTS_KEPT, &n);
+	if (!ret)
+		ret = integer_field(req, "since", 0, INT64_MAX, &since);
+	if (ret)
+		return ret;
+	if (!log) {
+		snprintf(req->err, sizeof(req->err), "limit events are not "
+			 "collected by this daemon");
+		return -ENODEV;
+	}
+	json_object_set_new(req->response, "events",
+			    xrl_event_log_json(log, since, n));
+	json_object_set_new(req->response, "last_seq",
+			    json_integer(log->next_seq - 1));
+	if (req->state->dp &&
+	    !xrl_event_stats_read(req->state->dp, &counters))
+		for (o = 0; o < XRL_EVENT_OUTCOMES; o++)
+			json_object_set_new(req->response,
+					    xrl_event_outcome_name(o),
+					    json_integer(counters.count[o]));
+	return 0;
 }

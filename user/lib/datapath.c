@@ -20,6 +20,7 @@ static void reset_fds(struct xrl_datapath *dp)
 	dp->prog_fd = dp->policy_fd = dp->buckets_fd = -1;
 	dp->stats_fd = dp->rule_stats_fd = dp->settings_fd = -1;
 	dp->table_stats_fd = -1;
+	dp->events_fd = dp->event_state_fd = -1;
 }
 
 static __u32 map_btf_id(int map_fd)
@@ -103,6 +104,8 @@ int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 	dp->rule_stats_fd = bpf_map__fd(skel->maps.xrl_rule_stats);
 	dp->settings_fd = bpf_map__fd(skel->maps.xrl_settings);
 	dp->table_stats_fd = bpf_map__fd(skel->maps.xrl_table_stats);
+	dp->events_fd = bpf_map__fd(skel->maps.xrl_events);
+	dp->event_state_fd = bpf_map__fd(skel->maps.xrl_event_state);
 	dp->btf_id = map_btf_id(dp->buckets_fd);
 	ret = install_default_policy(dp);
 	if (ret)
@@ -135,6 +138,8 @@ static const struct pinned_object pinned_objects[] = {
 	{ XRL_MAP_RULE_STATS, offsetof(struct xrl_datapath, rule_stats_fd) },
 	{ XRL_MAP_SETTINGS, offsetof(struct xrl_datapath, settings_fd) },
 	{ XRL_MAP_TABLE_STATS, offsetof(struct xrl_datapath, table_stats_fd) },
+	{ XRL_MAP_EVENTS, offsetof(struct xrl_datapath, events_fd) },
+	{ XRL_MAP_EVENT_STATE, offsetof(struct xrl_datapath, event_state_fd) },
 };
 
 #define N_PINNED (sizeof(pinned_objects) / sizeof(pinned_objects[0]))

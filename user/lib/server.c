@@ -507,11 +507,25 @@ static int add_watch(struct server *srv, int fd, void *tag)
 	return epoll_ctl(srv->epoll_fd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
+static const struct xrl_server_watch *find_watch(const struct server *srv,
+						 const void *ptr)
+{
+	size_t i;
+
+	for (i = 0; i < srv->opts->n_watches; i++)
+		if (ptr == &srv->opts->watches[i])
+			return &srv->opts->watches[i];
+	return NULL;
+}
+
 static void dispatch(struct server *srv, const struct epoll_event *ev)
 {
+	const struct xrl_server_watch *watch = find_watch(srv, ev->data.ptr);
 	struct client *client = ev->data.ptr;
 
-	if (ev->data.ptr == &listen_tag) {
+	if (watch) {
+		watch->ready(watch->ctx);
+	} else if (ev->data.ptr == &listen_tag) {
 		accept_client(srv);
 	} else if (ev->data.ptr == &signal_tag) {
 		handle_signal(srv);
@@ -534,6 +548,7 @@ int xrl_server_run(struct xrl_daemon_state *state,
 	struct epoll_event events[32];
 	sigset_t set = handled_signals();
 	int ret, n, i, timeout;
+	size_t w;
 
 	srv.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	if (srv.epoll_fd < 0) {
@@ -548,6 +563,9 @@ int xrl_server_run(struct xrl_daemon_state *state,
 	ret = add_watch(&srv, listen_fd, &listen_tag);
 	if (!ret)
 		ret = add_watch(&srv, srv.signal_fd, &signal_tag);
+	for (w = 0; !ret && w < opts->n_watches; w++)
+		ret = add_watch(&srv, opts->watches[w].fd,
+				(void *)&opts->watches[w]);
 	if (ret)
 		goto close_signal;
 
@@ -565,6 +583,7 @@ int xrl_server_run(struct xrl_daemon_state *state,
 		for (i = 0; i < n; i++) {
 			if (events[i].data.ptr != &listen_tag &&
 			    events[i].data.ptr != &signal_tag &&
+			    !find_watch(&srv, events[i].data.ptr) &&
 			    !client_listed(&srv, events[i].data.ptr))
 				continue;
 			dispatch(&srv, &events[i]);
