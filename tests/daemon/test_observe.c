@@ -34,15 +34,18 @@ static void teardown(void)
 
 TestSuite(observe, .init = setup, .fini = teardown, .timeout = 120);
 
-static int cli(const char *args)
+/* Runs the CLI with @args (and the socket, when @with_socket); returns
+ * its exit code, its output in out[]. */
+static int cli_run(const char *args, bool with_socket)
 {
 	char command[PATH_MAX * 4];
 	size_t len;
 	FILE *pipe;
 	int status;
 
-	snprintf(command, sizeof(command), "%s -P %s %s -S %s 2>&1", CLI_BIN,
-		 env.pin_dir, args, env.socket);
+	snprintf(command, sizeof(command), "%s -P %s %s %s %s 2>&1", CLI_BIN,
+		 env.pin_dir, args, with_socket ? "-S" : "",
+		 with_socket ? env.socket : "");
 	pipe = popen(command, "r");
 	cr_assert_not_null(pipe);
 	len = fread(out, 1, sizeof(out) - 1, pipe);
@@ -50,6 +53,11 @@ static int cli(const char *args)
 	status = pclose(pipe);
 	cr_assert(WIFEXITED(status), "%s did not exit", command);
 	return WEXITSTATUS(status);
+}
+
+static int cli(const char *args)
+{
+	return cli_run(args, true);
 }
 
 static void send_from(const char *src, int count)
@@ -144,4 +152,30 @@ Test(observe, top_json_lists_the_heaviest_dropped_sources_first)
 	cr_assert_str_eq(json_string_value(json_object_get(entry, "rule")),
 			 "web-default");
 	json_decref(top);
+}
+
+Test(observe, stats_watch_prints_rates_not_totals)
+{
+	char *line, *save;
+	int lines = 0;
+
+	/* 500 packets before the watch starts: totals, not rates. */
+	send_from("198.18.9.9", 500);
+	cr_assert_eq(cli_run("stats --watch --count 2", false), 0, "%s", out);
+	for (line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save), lines++) {
+		if (lines == 0) {
+			cr_assert(strstr(line, "time") &&
+				  strstr(line, "pass/s") &&
+				  strstr(line, "drop/s") &&
+				  strstr(line, "allow/s") &&
+				  strstr(line, "Mbit/s"), "%s", line);
+			continue;
+		}
+		cr_assert_eq(strspn(line + 8, " 0.") , strlen(line + 8),
+			     "not all rates 0: %s", line);
+	}
+	cr_assert_eq(lines, 3);
+	cr_assert_neq(cli_run("stats --count 2", false), 0);
+	cr_assert(strstr(out, "--count goes with --watch"), "%s", out);
 }
