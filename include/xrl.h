@@ -145,7 +145,8 @@ enum xrl_limit_kind {
  *
  * Time is counted in "units" of 2^-shift ns, shift being chosen per limit
  * (negative for slow rates) so that the emission interval of one packet
- * or byte lies in [XRL_INTERVAL_MIN, 2 * XRL_INTERVAL_MIN) units:
+ * or byte lies in [XRL_INTERVAL_MIN, 2 * XRL_INTERVAL_MIN] units (below
+ * the upper end before rounding up):
  *
  *   interval  = ceil(1e9 / rate * 2^shift)   units per packet or byte
  *   tolerance = burst * interval              units
@@ -156,10 +157,10 @@ enum xrl_limit_kind {
  * -17) to 100 Mpps (shift 9), 1 kB/s = 8 kbit/s (shift -7) to 50 GB/s =
  * 400 Gbit/s (shift 18). "now" is truncated to whole units, so a packet
  * is admitted at most one unit (under 0.025% of an interval) after its
- * ideal instant. The tolerance is below 2^32 * 2^13 = 2^45 units for any
+ * ideal instant. The tolerance is at most 2^32 * 2^13 = 2^45 units for any
  * burst up to 2^32, far inside the 2^57 units that a bucket's 58-bit
  * clock can tell apart (see struct xrl_bucket), and a packet's cost
- * (frame length times interval) stays below 2^16 * 2^13 = 2^29.
+ * (frame length times interval) stays within 2^16 * 2^13 = 2^29.
  *
  * interval == 0 means the limit is not set.
  */

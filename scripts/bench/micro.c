@@ -455,7 +455,7 @@ static int parse_args(struct micro *m, int argc, char **argv)
 	};
 	int opt;
 
-	m->runs = 7;
+	m->runs = 5;
 	m->repeat_div = 1;
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		switch (opt) {

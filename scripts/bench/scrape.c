@@ -101,7 +101,7 @@ int bench_scrape(int argc, char **argv)
 		bench_log("scrape: loading: %s", strerror(-ret));
 		return ret;
 	}
-	ret = bench_build_policy(&policy, SCRAPE_RULES);
+	ret = bench_build_policy(&policy, SCRAPE_RULES, false);
 	if (ret)
 		goto close_dp;
 	ret = xrl_policy_apply(&dp, &policy, err, sizeof(err));

@@ -350,3 +350,86 @@ Test(floods, monitor_rule_passes_what_the_fallback_refuses)
 	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_MONITOR) - monitored, 20);
 	cr_assert_eq(table_counters().events[XRL_TABLE_FALLBACK_DROP], 20);
 }
+
+/* ---- what the budget buys ------------------------------------------- */
+
+/*
+ * An abusive source spends its burst, stays quiet while a flood of three
+ * tables' worth of new sources goes by, and comes back 1.5 ms later
+ * (one packet's interval, and a half: the interval is rounded up).
+ * Returns how many of its packets then passed.
+ */
+static uint64_t abuser_after_a_quiet_flood(bool *kept_bucket)
+{
+	struct xrl_bucket bucket;
+	struct packet abuser;
+	struct flood f;
+
+	flood_open(&f);
+	cr_assert_eq(packet_from(&abuser, "198.18.0.1"), 0);
+	cr_assert_eq(fixture_run_many(&dp, &abuser, 2 * RULE_BURST), RULE_BURST);
+	flood_send(&f, 3 * TABLE);
+	xrl_datapath_set_time(&dp, NS_PER_S + 3 * NS_PER_S / RULE_PPS / 2);
+	*kept_bucket = !fixture_bucket(&dp, "198.18.0.1", 0, &bucket);
+	flood_close(&f);
+	return fixture_run_many(&dp, &abuser, 2 * RULE_BURST);
+}
+
+Test(floods, without_the_budget_a_flood_resets_a_limited_source)
+{
+	bool kept;
+
+	policy.new_sources_off = true;
+	fixture_apply(&dp, &policy);
+	/* Evicted, then made again full: a second burst in 1.5 ms. */
+	cr_assert_eq(abuser_after_a_quiet_flood(&kept), RULE_BURST);
+	cr_assert_not(kept);
+}
+
+Test(floods, with_the_budget_a_limited_source_stays_limited)
+{
+	bool kept;
+
+	fixture_apply(&dp, &policy);
+	/* 1.5 ms at 1000 pps: one packet, from the bucket it kept. */
+	cr_assert_eq(abuser_after_a_quiet_flood(&kept), 1);
+	cr_assert(kept);
+}
+
+Test(floods, stats_json_carries_the_table_counters)
+{
+	struct xrl_stats_report report;
+	json_t *json, *table, *budget;
+	struct flood f;
+
+	policy.unknown = XRL_UNKNOWN_DROP;
+	fixture_apply(&dp, &policy);
+	flood_open(&f);
+	flood_send(&f, 10000);
+	flood_close(&f);
+	cr_assert_eq(xrl_stats_collect(&dp, &report), 0);
+	json = xrl_stats_json(&report);
+	table = json_object_get(json, "table");
+	cr_assert_not_null(table);
+#define FIELD(name) json_integer_value(json_object_get(table, name))
+	cr_assert_eq(FIELD("max_sources"), TABLE);
+	cr_assert_eq(FIELD("inserts"), TABLE / XRL_BURST_DIVISOR / n_cpus);
+	cr_assert_eq(FIELD("occupancy"), FIELD("inserts"));
+	cr_assert_eq(FIELD("evictions"), 0);
+	cr_assert_eq(FIELD("insert_failures"), 0);
+	cr_assert_eq(FIELD("refused"), 10000 - FIELD("inserts"));
+	cr_assert_eq(FIELD("fallback_pass"), 0);
+	cr_assert_eq(FIELD("fallback_drop"), FIELD("refused"));
+#undef FIELD
+	cr_assert_str_eq(json_string_value(json_object_get(table,
+							   "unknown_sources")),
+			 "drop");
+	budget = json_object_get(table, "new_sources");
+	cr_assert_eq(json_integer_value(json_object_get(budget, "pps")),
+		     TABLE / XRL_TURNOVER_S);
+	cr_assert_eq(json_integer_value(json_object_get(budget, "burst")),
+		     TABLE / XRL_BURST_DIVISOR);
+	cr_assert(json_is_true(json_object_get(budget, "default")));
+	json_decref(json);
+	xrl_stats_report_free(&report);
+}

@@ -173,8 +173,11 @@ int xrl_client_call(const char *socket_path, json_t *request,
 	}
 	ok = json_object_get(*response, "ok");
 	if (!json_is_true(ok)) {
-		snprintf(err, len, "%s", json_string_value(json_object_get(
-			*response, "error")) ?: "the daemon refused (no error given)");
+		const char *why = json_string_value(json_object_get(*response,
+								    "error"));
+
+		snprintf(err, len, "%s",
+			 why ? why : "the daemon refused (no error given)");
 		return -EPROTO;
 	}
 	return 0;

@@ -143,14 +143,22 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 	return -1;
 }
 
+static long long int_of(json_t *obj, const char *field)
+{
+	return json_integer_value(json_object_get(obj, field));
+}
+
+static const char *str_of(json_t *obj, const char *field)
+{
+	return json_string_value(json_object_get(obj, field));
+}
+
 static void print_limit(const char *what, json_t *rule, const char *rate,
 			const char *burst)
 {
 	if (json_object_get(rule, rate))
-		printf(" %s %lld/s burst %lld", what,
-		       (long long)json_integer_value(json_object_get(rule, rate)),
-		       (long long)json_integer_value(json_object_get(rule,
-								     burst)));
+		printf(" %s %lld/s burst %lld", what, int_of(rule, rate),
+		       int_of(rule, burst));
 }
 
 static void print_rule(json_t *rule)
@@ -158,19 +166,14 @@ static void print_rule(json_t *rule)
 	json_t *passed = json_object_get(rule, "passed");
 	json_t *dropped = json_object_get(rule, "dropped");
 
-	printf("%5lld  %-20s %-22s %-8s",
-	       (long long)json_integer_value(json_object_get(rule, "id")),
-	       json_string_value(json_object_get(rule, "name")),
-	       json_string_value(json_object_get(rule, "cidr")),
-	       json_string_value(json_object_get(rule, "action")));
+	printf("%5lld  %-20s %-22s %-8s", int_of(rule, "id"),
+	       str_of(rule, "name"), str_of(rule, "cidr"),
+	       str_of(rule, "action"));
 	print_limit("pps", rule, "pps", "burst");
 	print_limit("bps", rule, "bps", "burst_bytes");
 	if (passed && dropped)
 		printf("  (passed %lld, dropped %lld)",
-		       (long long)json_integer_value(json_object_get(passed,
-								     "packets")),
-		       (long long)json_integer_value(json_object_get(dropped,
-								     "packets")));
+		       int_of(passed, "packets"), int_of(dropped, "packets"));
 	printf("\n");
 }
 
@@ -205,11 +208,8 @@ static void print_list(json_t *response)
 	size_t i;
 
 	printf("source keys /%lld (IPv4), /%lld (IPv6); malformed: %s\n",
-	       (long long)json_integer_value(json_object_get(response,
-							     "v4_prefix")),
-	       (long long)json_integer_value(json_object_get(response,
-							     "v6_prefix")),
-	       json_string_value(json_object_get(response, "malformed")));
+	       int_of(response, "v4_prefix"), int_of(response, "v6_prefix"),
+	       str_of(response, "malformed"));
 	printf("%5s  %-20s %-22s %-8s limits\n", "id", "name", "cidr",
 	       "action");
 	json_array_foreach(json_object_get(response, "rules"), i, rule)
@@ -233,13 +233,15 @@ static int run_rule(const struct xrl_cmd *cmd, struct xrl_cli *cli, int argc,
 	if (!strcmp(verb, "add") && args.n_args == 2) {
 		json_object_set_new(args.request, "cidr",
 				    json_string(args.args[1]));
-		json_object_set_new(args.request, "cmd", json_string("rule.add"));
+		json_object_set_new(args.request, "cmd",
+				    json_string("rule.add"));
 		print_text = print_added;
 	} else if (!strcmp(verb, "del") && args.n_args == 2 &&
 		   json_object_size(args.request) == 0) {
 		json_object_set_new(args.request, "rule",
 				    json_string(args.args[1]));
-		json_object_set_new(args.request, "cmd", json_string("rule.del"));
+		json_object_set_new(args.request, "cmd",
+				    json_string("rule.del"));
 		print_text = print_deleted;
 	} else if (!strcmp(verb, "list") && args.n_args == 1 &&
 		   json_object_size(args.request) == 0) {
@@ -261,10 +263,8 @@ put_request:
 
 static void print_reloaded(json_t *response)
 {
-	printf("reloaded %s: %lld rules\n",
-	       json_string_value(json_object_get(response, "path")),
-	       (long long)json_integer_value(json_object_get(response,
-							     "rules")));
+	printf("reloaded %s: %lld rules\n", str_of(response, "path"),
+	       int_of(response, "rules"));
 }
 
 static int run_reload(const struct xrl_cmd *cmd, struct xrl_cli *cli,
@@ -309,13 +309,9 @@ static void print_top(json_t *response)
 	printf("%-28s %-20s %12s %12s\n", "source", "rule", "dropped",
 	       "passed");
 	json_array_foreach(json_object_get(response, "top"), i, entry)
-		printf("%-28s %-20s %12lld %12lld\n",
-		       json_string_value(json_object_get(entry, "source")),
-		       json_string_value(json_object_get(entry, "rule")) ?: "?",
-		       (long long)json_integer_value(json_object_get(entry,
-								     "dropped")),
-		       (long long)json_integer_value(json_object_get(entry,
-								     "passed")));
+		printf("%-28s %-20s %12lld %12lld\n", str_of(entry, "source"),
+		       str_of(entry, "rule") ? str_of(entry, "rule") : "?",
+		       int_of(entry, "dropped"), int_of(entry, "passed"));
 }
 
 /* ---- top, live ------------------------------------------------------ */

@@ -383,7 +383,8 @@ static int parse_rule(json_t *req, struct xrl_rule_spec *rule, char *err,
 	}
 	ret = xrl_control_quantity(req, "pps", &rule->pps, err, len);
 	if (!ret)
-		ret = xrl_control_quantity(req, "burst", &rule->burst, err, len);
+		ret = xrl_control_quantity(req, "burst", &rule->burst, err,
+					   len);
 	if (!ret)
 		ret = xrl_control_quantity(req, "bps", &rule->bps, err, len);
 	if (!ret)
@@ -518,7 +519,8 @@ static int cmd_rule_del(struct xrl_request *req)
 	}
 	if (rule->prefix.prefixlen == 0) {
 		snprintf(req->err, sizeof(req->err), "the default rule cannot "
-			 "be removed (change it with rule.add and \"replace\")");
+			 "be removed (change it with rule.add and "
+			 "\"replace\")");
 		return -EPERM;
 	}
 	deleted = xrl_control_rule_json(req->state, rule);
@@ -741,7 +743,8 @@ int xrl_control_handle(struct xrl_daemon_state *state, bool privileged,
 		json_object_set_new(req.response, "error",
 				    ascii_string(req.err));
 	}
-	*response = json_dumps(req.response, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	*response = json_dumps(req.response,
+			       JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(req.response);
 	json_decref(req.json);
 	return *response ? 0 : -ENOMEM;

@@ -21,7 +21,7 @@
 #define XRL_VERSION		"0.1.0"
 #define XRL_PROTOCOL_VERSION	1
 
-#define XRL_CONTROL_LINE_MAX	65536	/* longest request line, bytes */
+#define XRL_CONTROL_LINE_MAX	65536	/* longest request, bytes */
 #define XRL_TOP_DEFAULT		10
 #define XRL_TOP_MAX		10000
 
@@ -37,13 +37,13 @@ struct xrl_daemon_state {
 	struct xrl_datapath *dp;	/* NULL: none (the fuzz target) */
 	struct xrl_policy policy;	/* the policy in force */
 	const char *config_path;	/* what `reload` reads; NULL: none */
-	const char *state_path;		/* copy of the applied policy; NULL */
+	const char *state_path;		/* the applied policy's copy */
 	const char *socket_path;	/* for status */
 	char **interfaces;		/* attached by this daemon */
 	size_t n_interfaces;
 	xrl_apply_fn apply;		/* NULL: xrl_policy_apply on dp */
 	void *apply_ctx;		/* for @apply */
-	__u32 rules_map_id;		/* the rules map it applied; 0: none */
+	__u32 rules_map_id;		/* rules map it applied, or 0 */
 	time_t started;
 	uint64_t n_changes;		/* policies applied since start */
 	uint64_t n_refused;		/* changes refused since start */

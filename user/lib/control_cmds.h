@@ -22,7 +22,7 @@ struct xrl_request {
 
 struct xrl_control_command {
 	const char *name;
-	const char *const *fields;	/* allowed besides "cmd", NULL-ended */
+	const char *const *fields;	/* besides "cmd"; NULL-ended */
 	int (*run)(struct xrl_request *req);	/* 0 or -errno + req->err */
 };
 

@@ -43,7 +43,8 @@ static int compare_rule_prefix(const void *a, const void *b)
 }
 
 /* Pointers to the rules of @policy sorted by prefix, for bsearch. */
-static const struct xrl_rule_spec **sorted_rules(const struct xrl_policy *policy)
+static const struct xrl_rule_spec **
+sorted_rules(const struct xrl_policy *policy)
 {
 	const struct xrl_rule_spec **sorted;
 	size_t i;

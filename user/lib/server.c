@@ -362,7 +362,8 @@ static void read_client(struct server *srv, struct client *client)
 			client->in_len += got;
 			client->last_active_ms = now_ms();
 			/* Serve before reading more than one line ahead. */
-			if (memchr(client->in + client->in_len - got, '\n', got))
+			if (memchr(client->in + client->in_len - got, '\n',
+				   got))
 				break;
 			continue;
 		}
