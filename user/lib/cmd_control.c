@@ -395,7 +395,7 @@ static void print_top_screen(json_t *response, json_t *previous,
 	localtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%H:%M:%S", &tm);
 	/* Home and clear, as top(1) redraws. */
-	printf("\033[H\033[2Jxdp-ratelimit top - %s  %zu sources dropping  "
+	printf("\033[H\033[2Jxdp-ratelimit top - %s  sources dropping: %zu  "
 	       "(sorted by drops/s; q: Ctrl-C)\n\n", stamp, n);
 	printf("%-24s %-16s %10s %10s %12s %12s %5s\n", "SOURCE", "RULE",
 	       "DROP/S", "PASS/S", "DROPPED", "PASSED", "FILL");
