@@ -10,6 +10,7 @@
 #include "gcra.h"
 #include "floods.h"
 #include "aggregate.h"
+#include "events.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -162,14 +163,22 @@ static __always_inline int judge_outcome(const struct xrl_rule *rule,
 	return XDP_DROP;
 }
 
-/* Judges a packet of a limit or monitor rule; returns the XDP verdict. */
-static __always_inline int judge_limited(const struct xrl_rule *rule,
+/*
+ * Judges a packet of a limit or monitor rule; returns the XDP verdict.
+ * Only a drop looks at limit events.
+ */
+static __always_inline int judge_limited(const struct xrl_bucket_key *key,
+					 const struct xrl_settings *settings,
+					 const struct xrl_rule *rule,
 					 struct xrl_bucket *bucket,
 					 __u64 frame_len)
 {
-	bool admitted = bucket_take(bucket, rule, now_ns(), frame_len);
+	__u64 now = now_ns();
+	bool admitted = bucket_take(bucket, rule, now, frame_len);
 
 	__sync_fetch_and_add(admitted ? &bucket->passed : &bucket->dropped, 1);
+	if (!admitted)
+		report_limited(key, bucket, rule, settings, now);
 	return judge_outcome(rule, admitted, frame_len);
 }
 
@@ -191,11 +200,14 @@ static __noinline int judge_new_source(const struct xrl_bucket_key *key,
 	bool admitted;
 
 	if (new_source_admitted(settings, now)) {
+		/* The mark its first event's rate is measured from. */
+		fresh.mark_ns = now;
 		if (!bpf_map_update_elem(&xrl_buckets, key, &fresh, BPF_NOEXIST))
 			count_table(XRL_TABLE_INSERT);
 		bucket = bpf_map_lookup_elem(&xrl_buckets, key);
 		if (bucket)
-			return judge_limited(rule, bucket, frame_len);
+			return judge_limited(key, settings, rule, bucket,
+					     frame_len);
 		/* Only when the kernel cannot allocate: fail open, counted. */
 		count_table(XRL_TABLE_INSERT_FAILED);
 		count_verdict(XRL_VERDICT_ALLOW, frame_len);
@@ -280,5 +292,5 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	if (!bucket)
 		return judge_new_source(&key, parsed == PARSE_IPV4, settings,
 					rule, frame_len);
-	return judge_limited(rule, bucket, frame_len);
+	return judge_limited(&key, settings, rule, bucket, frame_len);
 }

@@ -24,6 +24,8 @@
 #define XRL_MAP_TABLE_STATS	"xrl_table_stats"
 #define XRL_MAP_AGG_SHARES	"xrl_agg_shares"
 #define XRL_MAP_AGG_STATE	"xrl_agg_state"
+#define XRL_MAP_EVENTS		"xrl_events"
+#define XRL_MAP_EVENT_STATE	"xrl_event_state"
 /* Not a map of the program: the inner LPM map in force, pinned for bpftool. */
 #define XRL_PIN_RULES		"xrl_rules"
 #define XRL_PIN_DIR		"/sys/fs/bpf/xdp-ratelimit"
@@ -258,6 +260,16 @@ struct xrl_bucket {
 	__u64 last_seen_ns;
 	__u64 passed;	/* packets admitted (monitor: passed) */
 	__u64 dropped;	/* packets refused (monitor: would have been) */
+	/*
+	 * Limit events (struct xrl_limit_event), touched on drops only:
+	 * the time of the source's last event (0: none yet), and the mark
+	 * its observed rate is measured from: made at the insert, moved at
+	 * each event, with the passed and dropped counts of that moment.
+	 */
+	__u64 event_ns;
+	__u64 mark_ns;
+	__u64 mark_passed;
+	__u64 mark_dropped;
 };
 
 /*
@@ -283,6 +295,51 @@ struct xrl_settings {
 	/* The whole budget, as configured or derived, for display. */
 	__u64 new_sources_pps;
 	__u64 new_sources_burst;
+	/* Limit events: one CPU's share of the global cap (interval 0:
+	 * no events), and the quiet period of one source. */
+	struct xrl_limit events;
+	__u64 event_quiet_ns;
+	__u64 events_per_second;	/* the whole cap, for display */
+};
+
+/*
+ * Limit events (ring buffer xrl_events): the moment a source starts
+ * being limited, that is a drop with at least one pass since the
+ * source's last event, at most one per source per quiet period, and all
+ * sources together at most the global cap per second, kept by a GCRA per
+ * CPU (no shared cache line) each holding 1/ncpus of it, so a spoofed
+ * flood cannot flood the ring. Events over the cap are counted
+ * (suppressed), as are those the full ring refused (lost): never silent.
+ *
+ * The observed rate is the packets of the source since its mark (the
+ * insert, or its previous event) over the time since: packets * 1e9 /
+ * window_ns, divided in userspace.
+ */
+#define XRL_EVENTS_RING_BYTES	(256 * 1024)
+#define XRL_EVENT_QUIET_NS	(10ULL * 1000000000ULL)	/* default */
+#define XRL_EVENTS_PER_SECOND	100			/* default */
+
+struct xrl_limit_event {
+	__u8 addr[16];		/* the source as keyed (masked) */
+	__u32 rule_id;
+	__u32 action;		/* enum xrl_action: limit or monitor */
+	__u64 time_ns;		/* the program's clock (CLOCK_MONOTONIC) */
+	__u64 packets;		/* since the mark */
+	__u64 window_ns;	/* since the mark */
+};
+
+enum xrl_event_outcome {
+	XRL_EVENT_SENT = 0,	/* written to the ring */
+	XRL_EVENT_SUPPRESSED,	/* over the global cap */
+	XRL_EVENT_LOST,		/* the ring was full */
+	XRL_EVENT_OUTCOMES,
+};
+
+/* Per CPU (xrl_event_state, one entry): the cap's GCRA and counters. */
+struct xrl_event_state {
+	__u64 tat;
+	__u64 last_seen_ns;
+	__u64 count[XRL_EVENT_OUTCOMES];
 };
 
 _Static_assert(sizeof(struct xrl_counter) == 16, "xrl_counter layout");
@@ -293,8 +350,10 @@ _Static_assert(sizeof(struct xrl_agg_share) == 48, "agg share layout");
 _Static_assert(sizeof(struct xrl_agg_state) == 40, "agg state layout");
 _Static_assert(sizeof(struct xrl_lpm_key) == 20, "xrl_lpm_key layout");
 _Static_assert(sizeof(struct xrl_bucket_key) == 20, "bucket key layout");
-_Static_assert(sizeof(struct xrl_bucket) == 40, "xrl_bucket layout");
-_Static_assert(sizeof(struct xrl_settings) == 80, "xrl_settings layout");
+_Static_assert(sizeof(struct xrl_bucket) == 72, "xrl_bucket layout");
+_Static_assert(sizeof(struct xrl_settings) == 120, "xrl_settings layout");
+_Static_assert(sizeof(struct xrl_limit_event) == 48, "limit event layout");
+_Static_assert(sizeof(struct xrl_event_state) == 40, "event state layout");
 _Static_assert(sizeof(struct xrl_table_counters) == 40, "table counters layout");
 _Static_assert(sizeof(struct xrl_new_source_budget) == 16, "budget layout");
 

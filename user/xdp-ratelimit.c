@@ -18,6 +18,7 @@ static const struct xrl_cmd *const commands[] = {
 	&xrl_cmd_rule,
 	&xrl_cmd_reload,
 	&xrl_cmd_top,
+	&xrl_cmd_events,
 	NULL
 };
 

@@ -18,6 +18,7 @@
 #include "budget.h"
 #include "control.h"
 #include "datapath.h"
+#include "events.h"
 #include "log.h"
 #include "metrics_http.h"
 #include "pin.h"
@@ -364,9 +365,74 @@ static int start_metrics(struct xrl_daemon_state *state,
 	return 0;
 }
 
+/* Limit events: read from the ring in the event loop, logged, kept. */
+struct event_feed {
+	struct xrl_daemon_state *state;
+	struct xrl_event_log log;
+	struct xrl_event_reader *reader;
+};
+
+static int log_event(const struct xrl_limit_event *raw, void *ctx)
+{
+	struct event_feed *feed = ctx;
+	struct xrl_event_record rec;
+	char line[256];
+
+	xrl_event_describe(raw, &feed->state->policy,
+			   xrl_monotonic_to_wall(raw->time_ns), &rec);
+	xrl_event_log_add(&feed->log, &rec);
+	xrl_event_format(&rec, line, sizeof(line));
+	pr_info("%s", line);
+	return 0;
+}
+
+static void events_ready(void *ctx)
+{
+	struct event_feed *feed = ctx;
+	int ret = xrl_event_reader_drain(feed->reader);
+
+	if (ret < 0)
+		pr_warn("reading limit events: %s", strerror(-ret));
+}
+
+static int start_events(struct xrl_daemon_state *state,
+			struct daemon_opts *opts, struct event_feed *feed)
+{
+	struct xrl_server_watch *watch;
+	int ret;
+
+	feed->state = state;
+	ret = xrl_event_log_init(&feed->log);
+	if (ret)
+		return ret;
+	feed->reader = xrl_event_reader_open(state->dp, log_event, feed);
+	if (!feed->reader) {
+		ret = -errno;
+		pr_err("reading the limit events' ring: %s", strerror(errno));
+		xrl_event_log_free(&feed->log);
+		return ret;
+	}
+	watch = &opts->server.watches[opts->server.n_watches++];
+	watch->fd = xrl_event_reader_fd(feed->reader);
+	watch->ready = events_ready;
+	watch->ctx = feed;
+	state->events = &feed->log;
+	return 0;
+}
+
+static void stop_events(struct event_feed *feed)
+{
+	if (!feed->reader)
+		return;
+	xrl_event_reader_close(feed->reader);
+	xrl_event_log_free(&feed->log);
+	feed->reader = NULL;
+}
+
 static int run(struct daemon_opts *opts)
 {
 	struct xrl_metrics_server *metrics = NULL;
+	struct event_feed feed = {};
 	struct xrl_load_opts load_opts = {};
 	struct xrl_daemon_state state = {};
 	struct xrl_budgets budgets = {};
@@ -420,6 +486,8 @@ static int run(struct daemon_opts *opts)
 		ret = attach_interfaces(&dp, opts);
 	if (!ret)
 		ret = start_metrics(&state, opts, &metrics);
+	if (!ret)
+		ret = start_events(&state, opts, &feed);
 	if (ret)
 		goto close_datapath;
 	state.apply = locked_apply;
@@ -437,6 +505,8 @@ static int run(struct daemon_opts *opts)
 		pr_info("exiting; the data path keeps enforcing");
 
 close_datapath:
+	state.events = NULL;
+	stop_events(&feed);
 	xrl_metrics_server_stop(metrics);
 	xrl_daemon_state_free(&state);
 	xrl_budgets_free(&budgets);

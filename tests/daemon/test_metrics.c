@@ -122,6 +122,11 @@ Test(metrics, counters_rise_as_packets_are_judged)
 	cr_assert_eq(sample("xdp_ratelimit_rule_packets_total{rule=\"default\","
 			    "verdict=\"pass\"}"), 3);
 	cr_assert_eq(sample("xdp_ratelimit_bucket_inserts_total{}"), 1);
+	/* The source started being limited: one event, none lost. */
+	cr_assert_eq(sample("xdp_ratelimit_limit_events_total{outcome="
+			    "\"sent\"}"), 1);
+	cr_assert_eq(sample("xdp_ratelimit_limit_events_total{outcome="
+			    "\"lost\"}"), 0);
 
 	/* 150 ms later, one more token (one per 100 ms): 1 pass, 9 drop. */
 	xrl_datapath_set_time(&env.dp, NS_PER_S + 150000000ULL);

@@ -25,6 +25,7 @@ Test(metrics_text, every_family_has_help_and_type_before_its_samples)
 
 	m.totals[XRL_VERDICT_DROP].packets = 12345678901234ULL;
 	m.totals[XRL_VERDICT_DROP].bytes = 42;
+	m.events.count[XRL_EVENT_LOST] = 3;
 	text = format(&m);
 	cr_assert(strstr(text, "# HELP xdp_ratelimit_packets_total Packets "
 			 "judged, by verdict.\n# TYPE xdp_ratelimit_packets_"
@@ -37,6 +38,10 @@ Test(metrics_text, every_family_has_help_and_type_before_its_samples)
 	cr_assert(strstr(text, "# TYPE xdp_ratelimit_tracked_sources gauge\n"
 			 "xdp_ratelimit_tracked_sources 7\n"), "%s", text);
 	cr_assert(strstr(text, "xdp_ratelimit_bucket_map_capacity 1024\n"));
+	cr_assert(strstr(text, "# TYPE xdp_ratelimit_limit_events_total "
+			 "counter\n"), "%s", text);
+	cr_assert(strstr(text, "xdp_ratelimit_limit_events_total{outcome="
+			 "\"lost\"} 3\n"), "%s", text);
 	/* Unknown without a daemon's policy: absent, not zero. */
 	cr_assert_null(strstr(text, "policy_generation"));
 	free(text);

@@ -54,8 +54,8 @@ Test(policy_file_keys, unknown_top_level_key)
 {
 	refused("malformed: pass\nrule: []\n",
 		"p.yaml:2: rule: unknown key, expected one of: keys, malformed, "
-		"new_sources, unknown_sources, interfaces, default, rules, "
-		"redis, sync_interval");
+		"new_sources, unknown_sources, events, interfaces, default, "
+		"rules, redis, sync_interval");
 }
 
 Test(policy_file_keys, unknown_key_in_keys)
@@ -83,8 +83,8 @@ Test(policy_file_keys, unknown_key_with_control_bytes_stays_one_line)
 {
 	refused("\"a\\nb\": 1\n",
 		"p.yaml:1: a\\x0ab: unknown key, expected one of: keys, "
-		"malformed, new_sources, unknown_sources, interfaces, default, "
-		"rules, redis, sync_interval");
+		"malformed, new_sources, unknown_sources, events, interfaces, "
+		"default, rules, redis, sync_interval");
 }
 
 Test(policy_file_keys, duplicate_key_in_one_map)

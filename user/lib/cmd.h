@@ -75,5 +75,6 @@ extern const struct xrl_cmd xrl_cmd_stats;
 extern const struct xrl_cmd xrl_cmd_rule;
 extern const struct xrl_cmd xrl_cmd_reload;
 extern const struct xrl_cmd xrl_cmd_top;
+extern const struct xrl_cmd xrl_cmd_events;
 
 #endif

@@ -6,8 +6,12 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
 #include <jansson.h>
 #include "client.h"
 #include "cmd.h"
@@ -28,11 +32,13 @@ enum {
 	OPT_BURST_BYTES,
 	OPT_REPLACE,
 	OPT_TOP_N = 'n',
+	OPT_FOLLOW = 'f',
 };
 
 struct control_args {
 	const char *socket;
 	bool json;
+	bool follow;
 	int n_args;		/* positional arguments left */
 	char **args;
 	json_t *request;	/* fields added by options */
@@ -74,6 +80,7 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		{ "burst-bytes", required_argument, NULL, OPT_BURST_BYTES },
 		{ "replace", no_argument, NULL, OPT_REPLACE },
 		{ "count", required_argument, NULL, OPT_TOP_N },
+		{ "follow", no_argument, NULL, OPT_FOLLOW },
 		XRL_CMD_COMMON_LONGOPTS,
 		{}
 	};
@@ -91,7 +98,7 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 
 	args->socket = XRL_SOCKET_PATH;
 	args->request = json_object();
-	while ((opt = getopt_long(argc, argv, "S:jn:" XRL_CMD_COMMON_SHORTOPTS,
+	while ((opt = getopt_long(argc, argv, "S:jfn:" XRL_CMD_COMMON_SHORTOPTS,
 				  longopts, NULL)) != -1) {
 		if (xrl_cmd_common_opt(cmd, cli, opt, &exit_code)) {
 			if (exit_code >= 0)
@@ -104,6 +111,9 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 			break;
 		case OPT_JSON:
 			args->json = true;
+			break;
+		case OPT_FOLLOW:
+			args->follow = true;
 			break;
 		case OPT_REPLACE:
 			json_object_set_new(args->request, "replace",
@@ -304,6 +314,145 @@ static void print_top(json_t *response)
 		       int_of(entry, "dropped"), int_of(entry, "passed"));
 }
 
+/* ---- top, live ------------------------------------------------------ */
+
+#define TOP_LIVE_SOURCES	1000	/* asked for, to rank by rate */
+#define TOP_LIVE_INTERVAL_MS	1000
+
+struct top_row {
+	json_t *entry;
+	double drop_rate, pass_rate;
+};
+
+static json_int_t entry_int(json_t *entry, const char *field)
+{
+	return json_integer_value(json_object_get(entry, field));
+}
+
+/* The same source (and rule) in the previous sample, or NULL. */
+static json_t *previous_entry(json_t *previous, json_t *entry)
+{
+	const char *source = json_string_value(json_object_get(entry,
+								"source"));
+	json_t *old;
+	size_t i;
+
+	json_array_foreach(json_object_get(previous, "top"), i, old)
+		if (!strcmp(json_string_value(json_object_get(old, "source")),
+			    source) &&
+		    entry_int(old, "rule_id") == entry_int(entry, "rule_id"))
+			return old;
+	return NULL;
+}
+
+static int by_drop_rate(const void *a, const void *b)
+{
+	const struct top_row *ra = a, *rb = b;
+
+	if (ra->drop_rate != rb->drop_rate)
+		return ra->drop_rate < rb->drop_rate ? 1 : -1;
+	return (entry_int(rb->entry, "dropped") >
+		entry_int(ra->entry, "dropped")) -
+	       (entry_int(rb->entry, "dropped") <
+		entry_int(ra->entry, "dropped"));
+}
+
+/* Rows the terminal has for sources, under the two header lines. */
+static size_t screen_rows(void)
+{
+	struct winsize ws;
+
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) || ws.ws_row < 6)
+		return 20;
+	return ws.ws_row - 4;
+}
+
+static void print_top_screen(json_t *response, json_t *previous,
+			     double seconds, size_t shown)
+{
+	json_t *entries = json_object_get(response, "top"), *entry, *old;
+	size_t i, n = json_array_size(entries);
+	struct top_row *rows = calloc(n ? n : 1, sizeof(*rows));
+	char stamp[16], fill[16];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (!rows)
+		return;
+	json_array_foreach(entries, i, entry) {
+		rows[i].entry = entry;
+		old = previous ? previous_entry(previous, entry) : NULL;
+		if (old && seconds > 0) {
+			rows[i].drop_rate = (entry_int(entry, "dropped") -
+					     entry_int(old, "dropped")) /
+					    seconds;
+			rows[i].pass_rate = (entry_int(entry, "passed") -
+					     entry_int(old, "passed")) /
+					    seconds;
+		}
+	}
+	qsort(rows, n, sizeof(*rows), by_drop_rate);
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%H:%M:%S", &tm);
+	/* Home and clear, as top(1) redraws. */
+	printf("\033[H\033[2Jxdp-ratelimit top - %s  sources dropping: %zu  "
+	       "(sorted by drops/s; q: Ctrl-C)\n\n", stamp, n);
+	printf("%-24s %-16s %10s %10s %12s %12s %5s\n", "SOURCE", "RULE",
+	       "DROP/S", "PASS/S", "DROPPED", "PASSED", "FILL");
+	for (i = 0; i < n && i < shown; i++) {
+		entry = rows[i].entry;
+		if (json_is_number(json_object_get(entry, "fill")))
+			snprintf(fill, sizeof(fill), "%3.0f%%", 100 *
+				 json_number_value(json_object_get(entry,
+								   "fill")));
+		else
+			snprintf(fill, sizeof(fill), "-");
+		printf("%-24s %-16.16s %10.0f %10.0f %12lld %12lld %5s\n",
+		       json_string_value(json_object_get(entry, "source")),
+		       json_string_value(json_object_get(entry, "rule")) ?: "?",
+		       rows[i].drop_rate, rows[i].pass_rate,
+		       (long long)entry_int(entry, "dropped"),
+		       (long long)entry_int(entry, "passed"), fill);
+	}
+	fflush(stdout);
+	free(rows);
+}
+
+static double monotonic_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Redraws every second until interrupted (or the daemon goes away). */
+static int run_top_live(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
+			struct control_args *args)
+{
+	json_t *n_item = json_object_get(args->request, "n");
+	size_t shown = n_item ? (size_t)json_integer_value(n_item) : 0;
+	json_t *response, *previous = NULL;
+	double at, previous_at = 0;
+
+	json_object_set_new(args->request, "n",
+			    json_integer(TOP_LIVE_SOURCES));
+	for (;;) {
+		response = call_daemon(cmd, cli, args);
+		if (!response)
+			break;
+		at = monotonic_s();
+		print_top_screen(response, previous, at - previous_at,
+				 shown ? shown : screen_rows());
+		json_decref(previous);
+		previous = response;
+		previous_at = at;
+		poll(NULL, 0, TOP_LIVE_INTERVAL_MS);
+	}
+	json_decref(previous);
+	return EXIT_FAILURE;
+}
+
 static int run_top(const struct xrl_cmd *cmd, struct xrl_cli *cli, int argc,
 		   char **argv)
 {
@@ -321,9 +470,88 @@ static int run_top(const struct xrl_cmd *cmd, struct xrl_cli *cli, int argc,
 		goto put_request;
 	}
 	json_object_set_new(args.request, "cmd", json_string("top"));
+	if (!args.json && isatty(STDOUT_FILENO)) {
+		ret = run_top_live(cmd, cli, &args);
+		goto put_request;
+	}
 	response = call_daemon(cmd, cli, &args);
 	if (response)
 		ret = print_response(&args, response, print_top);
+put_request:
+	json_decref(args.request);
+	return ret;
+}
+
+static void print_events(json_t *response)
+{
+	char stamp[32];
+	json_t *event;
+	struct tm tm;
+	time_t when;
+	size_t i;
+
+	json_array_foreach(json_object_get(response, "events"), i, event) {
+		when = (time_t)json_number_value(json_object_get(event,
+								 "time"));
+		localtime_r(&when, &tm);
+		strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &tm);
+		printf("%s  %s\n", stamp, json_string_value(
+				json_object_get(event, "message")));
+	}
+}
+
+/* With --follow --json: one compact object per event and line. */
+static void print_events_json(json_t *response)
+{
+	json_t *event;
+	size_t i;
+
+	json_array_foreach(json_object_get(response, "events"), i, event)
+		xrl_json_print(stdout, json_incref(event), false);
+}
+
+#define FOLLOW_INTERVAL_MS	1000
+
+static int run_events(const struct xrl_cmd *cmd, struct xrl_cli *cli,
+		      int argc, char **argv)
+{
+	struct control_args args = {};
+	json_t *response;
+	int ret;
+
+	ret = parse_args(cmd, cli, argc, argv, &args);
+	if (ret >= 0)
+		goto put_request;
+	ret = EXIT_FAILURE;
+	if (args.n_args || json_object_size(args.request) >
+			   (size_t)!!json_object_get(args.request, "n")) {
+		xrl_cmd_error(cli, cmd, "expected only -n N, --follow and "
+			      "--json");
+		goto put_request;
+	}
+	json_object_set_new(args.request, "cmd", json_string("events"));
+	if (!args.follow) {
+		response = call_daemon(cmd, cli, &args);
+		if (response)
+			ret = print_response(&args, response, print_events);
+		goto put_request;
+	}
+	/* Asks for what came after the last event seen, until stopped. */
+	for (;;) {
+		response = call_daemon(cmd, cli, &args);
+		if (!response)
+			break;
+		if (args.json)
+			print_events_json(response);
+		else
+			print_events(response);
+		fflush(stdout);
+		json_object_del(args.request, "n");
+		json_object_set(args.request, "since",
+				json_object_get(response, "last_seq"));
+		json_decref(response);
+		poll(NULL, 0, FOLLOW_INTERVAL_MS);
+	}
 put_request:
 	json_decref(args.request);
 	return ret;
@@ -357,9 +585,23 @@ const struct xrl_cmd xrl_cmd_reload = {
 const struct xrl_cmd xrl_cmd_top = {
 	.name = "top",
 	.synopsis = "[-n N] [--json]",
-	.summary = "Sources with the most dropped packets (from the daemon).",
-	.options = "  -n, --count N       how many (default 10)\n"
+	.summary = "Sources with the most dropped packets (from the daemon); "
+		   "on a terminal, refreshed every second by drop rate.",
+	.options = "  -n, --count N       how many (default 10; on a terminal,\n"
+		   "                      as many as fit)\n"
 		   "  -j, --json          the daemon's JSON response\n"
 		   SOCKET_HELP,
 	.run = run_top,
+};
+
+const struct xrl_cmd xrl_cmd_events = {
+	.name = "events",
+	.synopsis = "[-n N] [--follow] [--json]",
+	.summary = "Sources that started being limited (from the daemon).",
+	.options = "  -n, --count N       the last N (default: all kept)\n"
+		   "  -f, --follow        keep printing new ones\n"
+		   "  -j, --json          the daemon's JSON response (with\n"
+		   "                      --follow: one event per line)\n"
+		   SOCKET_HELP,
+	.run = run_events,
 };

@@ -1,32 +1,69 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* xdp-ratelimit status|stats [--json]: read straight from the pins. */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "cmd.h"
 #include "datapath.h"
 #include "env.h"
 #include "report.h"
+#include "stats.h"
 
-/* Parses [--json] and the common options; -1 to go on, else an exit code. */
+/* stats --watch [--count N]: lines to print, 0 for no end. */
+struct watch_opts {
+	bool on;
+	long count;
+};
+
+/*
+ * Parses [--json], [--watch [--count N]] (when @watch is not NULL) and the
+ * common options; -1 to go on, else an exit code.
+ */
 static int parse_json_flag(const struct xrl_cmd *cmd, struct xrl_cli *cli,
-			   int argc, char **argv, bool *json)
+			   int argc, char **argv, bool *json,
+			   struct watch_opts *watch)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "watch", no_argument, NULL, 'w' },
+		{ "count", required_argument, NULL, 'c' },
 		XRL_CMD_COMMON_LONGOPTS,
 		{}
 	};
 	int opt, exit_code = -1;
+	char *end;
 
-	while ((opt = getopt_long(argc, argv, "j" XRL_CMD_COMMON_SHORTOPTS,
+	while ((opt = getopt_long(argc, argv, "jwc:" XRL_CMD_COMMON_SHORTOPTS,
 				  longopts, NULL)) != -1) {
 		if (xrl_cmd_common_opt(cmd, cli, opt, &exit_code)) {
 			if (exit_code >= 0)
 				return exit_code;
 		} else if (opt == 'j') {
 			*json = true;
+		} else if ((opt == 'w' || opt == 'c') && !watch) {
+			xrl_cmd_error(cli, cmd, "--watch and --count are "
+				      "options of stats");
+			return EXIT_FAILURE;
+		} else if (opt == 'w') {
+			watch->on = true;
+		} else if (opt == 'c') {
+			watch->count = strtol(optarg, &end, 10);
+			if (*end || watch->count < 1) {
+				xrl_cmd_error(cli, cmd, "--count: '%s' is not "
+					      "a number of lines", optarg);
+				return EXIT_FAILURE;
+			}
 		}
+	}
+	if (watch && watch->count && !watch->on) {
+		xrl_cmd_error(cli, cmd, "--count goes with --watch");
+		return EXIT_FAILURE;
+	}
+	if (watch && watch->on && *json) {
+		xrl_cmd_error(cli, cmd, "--watch prints text lines, not JSON");
+		return EXIT_FAILURE;
 	}
 	if (optind != argc) {
 		xrl_cmd_error(cli, cmd, "unexpected argument '%s'", argv[optind]);
@@ -64,7 +101,7 @@ static int run_status(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 	bool json = false;
 	int ret;
 
-	ret = parse_json_flag(cmd, cli, argc, argv, &json);
+	ret = parse_json_flag(cmd, cli, argc, argv, &json, NULL);
 	if (ret >= 0)
 		return ret;
 	if (open_pins(cmd, cli, &dp))
@@ -84,19 +121,65 @@ static int run_status(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 	return ret ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
+#define WATCH_INTERVAL_MS	1000
+#define WATCH_HEADER_EVERY	20	/* lines, as vmstat repeats its own */
+
+static double monotonic_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* One line of per-second rates every second, @count lines (0: for ever). */
+static int watch_stats(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
+		       const struct xrl_datapath *dp, long count)
+{
+	struct xrl_counter before[XRL_VERDICT_COUNT], after[XRL_VERDICT_COUNT];
+	double at, before_at;
+	long line;
+	int ret;
+
+	ret = xrl_stats_read(dp, before);
+	before_at = monotonic_s();
+	for (line = 0; !ret && (!count || line < count); line++) {
+		poll(NULL, 0, WATCH_INTERVAL_MS);
+		ret = xrl_stats_read(dp, after);
+		if (ret)
+			break;
+		at = monotonic_s();
+		xrl_stats_rates_print(stdout, before, after, at - before_at,
+				      line % WATCH_HEADER_EVERY == 0);
+		fflush(stdout);
+		memcpy(before, after, sizeof(before));
+		before_at = at;
+	}
+	if (ret)
+		xrl_cmd_error(cli, cmd, "reading the counters: %s",
+			      strerror(-ret));
+	return ret ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
 static int run_stats(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		     int argc, char **argv)
 {
+	struct watch_opts watch = {};
 	struct xrl_stats_report report;
 	struct xrl_datapath dp;
 	bool json = false;
 	int ret;
 
-	ret = parse_json_flag(cmd, cli, argc, argv, &json);
+	ret = parse_json_flag(cmd, cli, argc, argv, &json, &watch);
 	if (ret >= 0)
 		return ret;
 	if (open_pins(cmd, cli, &dp))
 		return EXIT_FAILURE;
+	if (watch.on) {
+		ret = watch_stats(cmd, cli, &dp, watch.count);
+		xrl_datapath_close(&dp);
+		return ret;
+	}
 	ret = xrl_stats_collect(&dp, &report);
 	xrl_datapath_close(&dp);
 	if (ret) {
@@ -123,8 +206,11 @@ const struct xrl_cmd xrl_cmd_status = {
 
 const struct xrl_cmd xrl_cmd_stats = {
 	.name = "stats",
-	.synopsis = "[--json]",
+	.synopsis = "[--json] | --watch [--count N]",
 	.summary = "Counters per verdict and per rule, summed over CPUs.",
-	.options = "  -j, --json          one JSON object (see README.md)\n",
+	.options = "  -j, --json          one JSON object (see README.md)\n"
+		   "  -w, --watch         packets per second of each verdict,\n"
+		   "                      a line every second\n"
+		   "  -c, --count N       with --watch: stop after N lines\n",
 	.run = run_stats,
 };

@@ -674,6 +674,7 @@ static const char *const rule_add_fields[] = {
 static const char *const rule_del_fields[] = { "rule", NULL };
 static const char *const reload_fields[] = { "path", NULL };
 static const char *const top_fields[] = { "n", NULL };
+static const char *const events_fields[] = { "n", "since", NULL };
 static const char *const no_fields[] = { NULL };
 
 static const struct xrl_control_command commands[] = {
@@ -684,6 +685,7 @@ static const struct xrl_control_command commands[] = {
 	{ "stats", no_fields, xrl_control_stats },
 	{ "status", no_fields, xrl_control_status },
 	{ "top", top_fields, xrl_control_top },
+	{ "events", events_fields, xrl_control_events },
 	{ "version", no_fields, cmd_version },
 };
 

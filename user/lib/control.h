@@ -28,6 +28,7 @@
 struct xrl_budgets;
 struct xrl_datapath;
 struct xrl_daemon_state;
+struct xrl_event_log;
 
 typedef int (*xrl_apply_fn)(struct xrl_daemon_state *state,
 			    const struct xrl_policy *next, char *err,
@@ -52,6 +53,7 @@ struct xrl_daemon_state {
 	/* Called after each change, e.g. to hand the names to /metrics. */
 	void (*changed)(struct xrl_daemon_state *state);
 	void *changed_ctx;		/* for @changed */
+	struct xrl_event_log *events;	/* recent limit events, or NULL */
 };
 
 /*

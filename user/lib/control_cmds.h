@@ -30,6 +30,8 @@ struct xrl_control_command {
 int xrl_control_stats(struct xrl_request *req);
 int xrl_control_status(struct xrl_request *req);
 int xrl_control_top(struct xrl_request *req);
+/* events: the recent limit events and the event counters. */
+int xrl_control_events(struct xrl_request *req);
 
 /* Field readers: absent optional fields read as 0 / NULL. */
 int xrl_control_quantity(json_t *req, const char *field, uint64_t *value,

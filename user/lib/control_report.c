@@ -7,11 +7,14 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "control_cmds.h"
 #include "datapath.h"
+#include "events.h"
 #include "mapwalk.h"
 #include "report.h"
+#include "stats.h"
 
 static int need_datapath(struct xrl_request *req)
 {
@@ -122,6 +125,7 @@ struct top_entry {
 	struct xrl_bucket_key key;
 	__u64 dropped;
 	__u64 passed;
+	__u64 tat[XRL_LIMIT_KINDS];
 };
 
 struct top_walk {
@@ -147,6 +151,7 @@ static int collect_dropping(const void *key, const void *value, void *ctx)
 	memcpy(&walk->entries[walk->n].key, key, sizeof(struct xrl_bucket_key));
 	walk->entries[walk->n].dropped = bucket->dropped;
 	walk->entries[walk->n].passed = bucket->passed;
+	memcpy(walk->entries[walk->n].tat, bucket->tat, sizeof(bucket->tat));
 	walk->n++;
 	return 0;
 }
@@ -163,24 +168,70 @@ static int by_dropped(const void *a, const void *b)
 
 static const __u8 v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
 
+/*
+ * How full the source's bucket is (1: a whole burst left, 0: limited),
+ * from its GCRA word as include/xrl.h packs it, against the rule's first
+ * limit. Time is the program's clock (CLOCK_MONOTONIC); -1 when the rule
+ * has no limit or the word was written in other units (a policy change
+ * the source has not sent since).
+ */
+static double bucket_fill(const struct xrl_rule_spec *spec, const __u64 *tat)
+{
+	const __u64 time_mask = (1ULL << XRL_TAT_TIME_BITS) - 1;
+	const struct xrl_limit *limit;
+	struct xrl_rule rule;
+	struct timespec ts;
+	__u64 now, word;
+	__s64 ahead;
+	int kind;
+	__s32 shift;
+
+	if (!spec || xrl_rule_compile(spec, &rule))
+		return -1;
+	kind = rule.limit[XRL_LIMIT_PACKETS].interval ? XRL_LIMIT_PACKETS :
+							 XRL_LIMIT_BYTES;
+	limit = &rule.limit[kind];
+	word = tat[kind];
+	if (!limit->interval || !limit->tolerance)
+		return -1;
+	if (!word)
+		return 1;
+	shift = (__s32)(word >> XRL_TAT_TIME_BITS) - XRL_TAT_SHIFT_BIAS;
+	if (shift != limit->shift)
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	now = shift >= 0 ? now << shift : now >> -shift;
+	ahead = (__s64)(((word & time_mask) - (now & time_mask)) <<
+			(64 - XRL_TAT_TIME_BITS)) >> (64 - XRL_TAT_TIME_BITS);
+	if (ahead <= 0)
+		return 1;
+	if ((__u64)ahead >= limit->tolerance)
+		return 0;
+	return 1 - (double)ahead / limit->tolerance;
+}
+
 static json_t *top_entry_json(const struct xrl_policy *policy,
 			      const struct top_entry *entry)
 {
 	struct xrl_lpm_key source = { .prefixlen = policy->v6_prefix };
 	const struct xrl_rule_spec *rule;
 	char text[64];
+	double fill;
 
 	memcpy(source.addr, entry->key.addr, sizeof(source.addr));
 	if (!memcmp(source.addr, v4_mapped, sizeof(v4_mapped)))
 		source.prefixlen = 96 + policy->v4_prefix;
 	xrl_cidr_format(&source, text, sizeof(text));
 	rule = rule_by_id(policy, entry->key.rule_id);
-	return json_pack("{s:s, s:I, s:s?, s:I, s:I}",
+	fill = bucket_fill(rule, entry->tat);
+	return json_pack("{s:s, s:I, s:s?, s:I, s:I, s:o}",
 			 "source", text,
 			 "rule_id", (json_int_t)entry->key.rule_id,
 			 "rule", rule ? rule->name : NULL,
 			 "dropped", (json_int_t)entry->dropped,
-			 "passed", (json_int_t)entry->passed);
+			 "passed", (json_int_t)entry->passed,
+			 "fill", fill >= 0 ? json_real(fill) : json_null());
 }
 
 int xrl_control_top(struct xrl_request *req)
@@ -222,4 +273,53 @@ int xrl_control_top(struct xrl_request *req)
 free_walk:
 	free(walk.entries);
 	return ret;
+}
+
+/* An optional integer field from @min to @max; absent leaves *@value. */
+static int integer_field(struct xrl_request *req, const char *field,
+			 json_int_t min, json_int_t max, json_int_t *value)
+{
+	json_t *item = json_object_get(req->json, field);
+
+	if (!item)
+		return 0;
+	if (!json_is_integer(item) || json_integer_value(item) < min ||
+	    json_integer_value(item) > max) {
+		snprintf(req->err, sizeof(req->err), "%s: must be an integer "
+			 "from %lld to %lld", field, (long long)min,
+			 (long long)max);
+		return -EINVAL;
+	}
+	*value = json_integer_value(item);
+	return 0;
+}
+
+int xrl_control_events(struct xrl_request *req)
+{
+	const struct xrl_event_log *log = req->state->events;
+	struct xrl_event_state counters;
+	json_int_t n = XRL_EVENTS_KEPT, since = 0;
+	int ret, o;
+
+	ret = integer_field(req, "n", 1, XRL_EVENTS_KEPT, &n);
+	if (!ret)
+		ret = integer_field(req, "since", 0, INT64_MAX, &since);
+	if (ret)
+		return ret;
+	if (!log) {
+		snprintf(req->err, sizeof(req->err), "limit events are not "
+			 "collected by this daemon");
+		return -ENODEV;
+	}
+	json_object_set_new(req->response, "events",
+			    xrl_event_log_json(log, since, n));
+	json_object_set_new(req->response, "last_seq",
+			    json_integer(log->next_seq - 1));
+	if (req->state->dp &&
+	    !xrl_event_stats_read(req->state->dp, &counters))
+		for (o = 0; o < XRL_EVENT_OUTCOMES; o++)
+			json_object_set_new(req->response,
+					    xrl_event_outcome_name(o),
+					    json_integer(counters.count[o]));
+	return 0;
 }

@@ -117,6 +117,8 @@ int xrl_metrics_collect(const struct xrl_datapath *dp, struct xrl_metrics *m)
 	if (!ret)
 		ret = xrl_table_stats_read(dp, &m->table);
 	if (!ret)
+		ret = xrl_event_stats_read(dp, &m->events);
+	if (!ret)
 		ret = read_rule_counters(dp, m);
 	m->capacity = xrl_datapath_max_sources(dp);
 	return ret;
@@ -304,6 +306,22 @@ static void write_table(FILE *out, const struct xrl_metrics *m)
 			       NULL, m->evictions);
 }
 
+static void write_events(FILE *out, const struct xrl_metrics *m)
+{
+	const char *labels[3] = { "outcome", NULL, NULL };
+	int o;
+
+	xrl_metrics_family(out, "xdp_ratelimit_limit_events_total", "counter",
+			   "Limit events (a source starts being limited): "
+			   "sent to the daemon, suppressed by the global "
+			   "cap, or lost to a full ring buffer.");
+	for (o = 0; o < XRL_EVENT_OUTCOMES; o++) {
+		labels[1] = xrl_event_outcome_name(o);
+		xrl_metrics_sample_u64(out, "xdp_ratelimit_limit_events_total",
+				       labels, m->events.count[o]);
+	}
+}
+
 static void write_gauges(FILE *out, const struct xrl_metrics *m)
 {
 	if (m->tracked_sources >= 0) {
@@ -334,6 +352,7 @@ int xrl_metrics_write(FILE *out, const struct xrl_metrics *m)
 	write_totals(out, m);
 	write_rules(out, m);
 	write_table(out, m);
+	write_events(out, m);
 	write_gauges(out, m);
 	if (m->extra)
 		m->extra(out, m->extra_ctx);

@@ -37,6 +37,7 @@ struct xrl_metrics {
 	size_t n_rules;
 	struct xrl_table_counters table;
 	__u64 evictions;		/* inserts - tracked sources */
+	struct xrl_event_state events;	/* limit event counters */
 	long tracked_sources;		/* < 0: not known, not written */
 	__u32 capacity;			/* max_entries of the bucket map */
 	bool have_policy;		/* the two below are known */

@@ -69,6 +69,8 @@ int xrl_policy_init(struct xrl_policy *policy)
 	policy->v4_prefix = 32;
 	policy->v6_prefix = 64;
 	policy->malformed = XRL_MALFORMED_PASS;
+	policy->event_quiet_ns = XRL_EVENT_QUIET_NS;
+	policy->events_per_second = XRL_EVENTS_PER_SECOND;
 	policy->cap_rules = 16;
 	policy->rules = calloc(policy->cap_rules, sizeof(*policy->rules));
 	if (!policy->rules)
@@ -550,6 +552,14 @@ void xrl_policy_settings(const struct xrl_policy *policy, __u32 max_sources,
 		out->new_sources_pps = pps;
 		out->new_sources_burst = burst;
 	}
+	/* The cap's burst is one second's worth: at most the cap in any
+	 * second, whatever the CPUs. */
+	out->event_quiet_ns = policy->event_quiet_ns;
+	if (policy->events_per_second &&
+	    !xrl_limit_compile_pps_share(policy->events_per_second,
+					 policy->events_per_second,
+					 n_cpus ?: 1, &out->events))
+		out->events_per_second = policy->events_per_second;
 }
 
 /* A new, empty LPM map with the program's BTF, so bpftool names fields. */

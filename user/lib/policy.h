@@ -41,6 +41,10 @@ struct xrl_policy {
 	uint64_t new_pps, new_burst;
 	bool new_sources_off;
 	enum xrl_unknown_verdict unknown;	/* unknown_sources: */
+	/* events: quiet period of a source, and the global cap (0: no
+	 * events at all). */
+	uint64_t event_quiet_ns;
+	uint64_t events_per_second;
 	struct xrl_rule_spec *rules;	/* rules[0] is the default rule */
 	size_t n_rules;
 	size_t cap_rules;

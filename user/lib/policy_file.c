@@ -864,6 +864,78 @@ static int parse_unknown_sources(struct loader *ld, const char *field,
 	return 0;
 }
 
+/* ---- events: -------------------------------------------------------- */
+
+#define QUIET_MAX_NS	(86400ULL * 1000000000ULL)
+#define EVENTS_PER_SECOND_MAX	1000000
+
+/* "10s", "500ms", "2m", "1h": a whole number and its unit. */
+static int parse_quiet_period(struct loader *ld, const char *field,
+			      yaml_node_t *value, void *target)
+{
+	static const struct {
+		const char *unit;
+		uint64_t ns;
+	} units[] = {
+		{ "ms", 1000000ULL }, { "s", 1000000000ULL },
+		{ "m", 60000000000ULL }, { "h", 3600000000000ULL },
+	};
+	struct xrl_policy *policy = target;
+	unsigned long long number;
+	const char *text;
+	char *end;
+	size_t i;
+	int ret = scalar(ld, field, value, &text);
+
+	if (ret)
+		return ret;
+	errno = 0;
+	number = strtoull(text, &end, 10);
+	if (*text < '0' || *text > '9' || errno)
+		goto bad;
+	for (i = 0; i < ARRAY_SIZE(units); i++) {
+		if (strcmp(end, units[i].unit))
+			continue;
+		if (number > QUIET_MAX_NS / units[i].ns)
+			return fail(ld, value, field, value,
+				    "over the maximum 24h");
+		policy->event_quiet_ns = number * units[i].ns;
+		return 0;
+	}
+bad:
+	return fail(ld, value, field, value, "not a duration such as 10s, "
+		    "500ms, 2m or 1h");
+}
+
+static int parse_events_per_second(struct loader *ld, const char *field,
+				   yaml_node_t *value, void *target)
+{
+	struct xrl_policy *policy = target;
+	uint32_t cap;
+	int ret;
+
+	ret = parse_uint_range(ld, field, value, 0, EVENTS_PER_SECOND_MAX,
+			       &cap);
+	if (!ret)
+		policy->events_per_second = cap;
+	return ret;
+}
+
+static const struct field events_fields[] = {
+	{ "quiet_period", parse_quiet_period },
+	{ "max_per_second", parse_events_per_second },
+};
+
+/* {quiet_period: 10s, max_per_second: 100}; either may be left out. */
+static int parse_events(struct loader *ld, const char *field,
+			yaml_node_t *value, void *target)
+{
+	struct xrl_config *config = target;
+
+	return walk_map(ld, field, value, events_fields,
+			ARRAY_SIZE(events_fields), &config->policy, NULL);
+}
+
 /* ---- redis: and sync_interval: (the daemon's) ------------------------ */
 
 static int parse_redis(struct loader *ld, const char *field,
@@ -911,6 +983,7 @@ static const struct field top_fields[] = {
 	{ "malformed", parse_malformed },
 	{ "new_sources", parse_new_sources },
 	{ "unknown_sources", parse_unknown_sources },
+	{ "events", parse_events },
 	{ "interfaces", parse_interfaces },
 	{ "default", parse_default },
 	{ "rules", parse_rules },
@@ -922,6 +995,7 @@ _Static_assert(ARRAY_SIZE(top_fields) <= MAX_FIELDS, "top_fields");
 _Static_assert(ARRAY_SIZE(key_fields) <= MAX_FIELDS, "key_fields");
 _Static_assert(ARRAY_SIZE(rule_fields) <= MAX_FIELDS, "rule_fields");
 _Static_assert(ARRAY_SIZE(new_sources_fields) <= MAX_FIELDS, "new_sources");
+_Static_assert(ARRAY_SIZE(events_fields) <= MAX_FIELDS, "events_fields");
 
 /* ---- loading -------------------------------------------------------- */
 
@@ -1248,6 +1322,33 @@ static int emit_new_sources(yaml_emitter_t *emitter,
 	return ret ? ret : emit_map_end(emitter);
 }
 
+/* Only when not the default, in the units it reads back exactly in. */
+static int emit_events(yaml_emitter_t *emitter, const struct xrl_policy *policy)
+{
+	char text[32];
+	int ret;
+
+	if (policy->event_quiet_ns == XRL_EVENT_QUIET_NS &&
+	    policy->events_per_second == XRL_EVENTS_PER_SECOND)
+		return 0;
+	ret = emit_scalar(emitter, "events");
+	if (!ret)
+		ret = emit_map_start(emitter, true);
+	if (policy->event_quiet_ns % 1000000000ULL)
+		snprintf(text, sizeof(text), "%llums", (unsigned long long)
+			 (policy->event_quiet_ns / 1000000ULL));
+	else
+		snprintf(text, sizeof(text), "%llus", (unsigned long long)
+			 (policy->event_quiet_ns / 1000000000ULL));
+	if (!ret)
+		ret = emit_pair(emitter, "quiet_period", text);
+	snprintf(text, sizeof(text), "%llu",
+		 (unsigned long long)policy->events_per_second);
+	if (!ret)
+		ret = emit_pair(emitter, "max_per_second", text);
+	return ret ? ret : emit_map_end(emitter);
+}
+
 static int emit_policy(yaml_emitter_t *emitter, const struct xrl_policy *policy)
 {
 	yaml_event_t event;
@@ -1277,6 +1378,8 @@ static int emit_policy(yaml_emitter_t *emitter, const struct xrl_policy *policy)
 	if (!ret && policy->unknown != XRL_UNKNOWN_PREFIX)
 		ret = emit_pair(emitter, "unknown_sources",
 				xrl_unknown_name(policy->unknown));
+	if (!ret)
+		ret = emit_events(emitter, policy);
 	if (!ret && policy->n_rules) {
 		ret = emit_scalar(emitter, "default");
 		if (!ret)

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "datapath.h"
@@ -108,6 +109,47 @@ void xrl_stats_report_free(struct xrl_stats_report *report)
 	free(report->rules);
 	report->rules = NULL;
 	report->n_rules = 0;
+}
+
+/* Bytes judged between two reads, every verdict. */
+static __u64 total_bytes(const struct xrl_counter after[XRL_VERDICT_COUNT],
+			 const struct xrl_counter before[XRL_VERDICT_COUNT])
+{
+	__u64 sum = 0;
+	int v;
+
+	for (v = 0; v < XRL_VERDICT_COUNT; v++)
+		sum += after[v].bytes - before[v].bytes;
+	return sum;
+}
+
+void xrl_stats_rates_print(FILE *out,
+			   const struct xrl_counter before[XRL_VERDICT_COUNT],
+			   const struct xrl_counter after[XRL_VERDICT_COUNT],
+			   double seconds, bool header)
+{
+	char stamp[16], name[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	int v;
+
+	if (header) {
+		fprintf(out, "%-8s", "time");
+		for (v = 0; v < XRL_VERDICT_COUNT; v++) {
+			snprintf(name, sizeof(name), "%s/s",
+				 xrl_verdict_name(v));
+			fprintf(out, " %12s", name);
+		}
+		fprintf(out, " %12s\n", "Mbit/s");
+	}
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%H:%M:%S", &tm);
+	fprintf(out, "%-8s", stamp);
+	for (v = 0; v < XRL_VERDICT_COUNT; v++)
+		fprintf(out, " %12.0f", seconds > 0 ?
+			(after[v].packets - before[v].packets) / seconds : 0);
+	fprintf(out, " %12.1f\n", seconds > 0 ? (double)total_bytes(after, before) *
+		8 / seconds / 1e6 : 0);
 }
 
 static json_t *counter_json(const struct xrl_counter *c)

@@ -44,6 +44,16 @@ void xrl_stats_report_free(struct xrl_stats_report *report);
 json_t *xrl_stats_json(const struct xrl_stats_report *report);
 void xrl_stats_print(FILE *out, const struct xrl_stats_report *report);
 
+/*
+ * One line of `stats --watch`: packets per second of each verdict
+ * between two reads of the counters @seconds apart (and the header line
+ * above it when @header).
+ */
+void xrl_stats_rates_print(FILE *out,
+			   const struct xrl_counter before[XRL_VERDICT_COUNT],
+			   const struct xrl_counter after[XRL_VERDICT_COUNT],
+			   double seconds, bool header);
+
 struct xrl_iface_report {
 	char name[IF_NAMESIZE];
 	struct xrl_link_state link;

@@ -552,12 +552,26 @@ static void sync_budgets(struct server *srv)
 	last_error = ret;
 }
 
+static const struct xrl_server_watch *find_watch(const struct server *srv,
+						 const void *ptr)
+{
+	size_t i;
+
+	for (i = 0; i < srv->opts->n_watches; i++)
+		if (ptr == &srv->opts->watches[i])
+			return &srv->opts->watches[i];
+	return NULL;
+}
+
 static void dispatch(struct server *srv, const struct epoll_event *ev)
 {
+	const struct xrl_server_watch *watch = find_watch(srv, ev->data.ptr);
 	struct client *client = ev->data.ptr;
 
 	if (ev->data.ptr == &sync_tag) {
 		sync_budgets(srv);
+	} else if (watch) {
+		watch->ready(watch->ctx);
 	} else if (ev->data.ptr == &listen_tag) {
 		accept_client(srv);
 	} else if (ev->data.ptr == &signal_tag) {
@@ -582,6 +596,7 @@ int xrl_server_run(struct xrl_daemon_state *state,
 	struct epoll_event events[32];
 	sigset_t set = handled_signals();
 	int ret, n, i, timeout;
+	size_t w;
 
 	srv.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	if (srv.epoll_fd < 0) {
@@ -598,6 +613,9 @@ int xrl_server_run(struct xrl_daemon_state *state,
 		ret = add_watch(&srv, srv.signal_fd, &signal_tag);
 	if (!ret)
 		ret = start_sync_timer(&srv);
+	for (w = 0; !ret && w < opts->n_watches; w++)
+		ret = add_watch(&srv, opts->watches[w].fd,
+				(void *)&opts->watches[w]);
 	if (ret)
 		goto close_sync;
 
@@ -616,6 +634,7 @@ int xrl_server_run(struct xrl_daemon_state *state,
 			if (events[i].data.ptr != &listen_tag &&
 			    events[i].data.ptr != &signal_tag &&
 			    events[i].data.ptr != &sync_tag &&
+			    !find_watch(&srv, events[i].data.ptr) &&
 			    !client_listed(&srv, events[i].data.ptr))
 				continue;
 			dispatch(&srv, &events[i]);

@@ -16,12 +16,23 @@ struct xrl_daemon_state;
 #define XRL_IDLE_TIMEOUT_MS	30000
 #define XRL_MAX_CLIENTS		64
 
+/* Another fd the loop watches (the limit events' ring), and its handler. */
+struct xrl_server_watch {
+	int fd;
+	void (*ready)(void *ctx);
+	void *ctx;
+};
+
+#define XRL_SERVER_WATCHES	4
+
 struct xrl_server_opts {
 	const char *socket_path;
 	bool has_group;		/* open the socket to group @group too */
 	gid_t group;
 	int idle_timeout_ms;	/* clients silent this long are dropped */
 	size_t max_clients;
+	struct xrl_server_watch watches[XRL_SERVER_WATCHES];
+	size_t n_watches;
 };
 
 /*

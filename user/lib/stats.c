@@ -93,3 +93,22 @@ int xrl_table_stats_read(const struct xrl_datapath *dp,
 	return sum_percpu(dp->table_stats_fd, 0, totals->events,
 			  XRL_TABLE_EVENTS);
 }
+
+int xrl_event_stats_read(const struct xrl_datapath *dp,
+			 struct xrl_event_state *totals)
+{
+	return sum_percpu(dp->event_state_fd, 0, (__u64 *)totals,
+			  sizeof(*totals) / sizeof(__u64));
+}
+
+static const char *const event_outcome_names[XRL_EVENT_OUTCOMES] = {
+	[XRL_EVENT_SENT] = "sent",
+	[XRL_EVENT_SUPPRESSED] = "suppressed",
+	[XRL_EVENT_LOST] = "lost",
+};
+
+const char *xrl_event_outcome_name(enum xrl_event_outcome outcome)
+{
+	return outcome < XRL_EVENT_OUTCOMES ? event_outcome_names[outcome] :
+					      "?";
+}

@@ -29,4 +29,11 @@ int xrl_table_stats_read(const struct xrl_datapath *dp,
  * "fallback_drop". */
 const char *xrl_table_event_name(enum xrl_table_event event);
 
+/* Sums the limit event counters (and cap state) of every CPU. */
+int xrl_event_stats_read(const struct xrl_datapath *dp,
+			 struct xrl_event_state *totals);
+
+/* "sent", "suppressed", "lost". */
+const char *xrl_event_outcome_name(enum xrl_event_outcome outcome);
+
 #endif
