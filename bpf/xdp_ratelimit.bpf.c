@@ -9,6 +9,7 @@
 #include "parse.h"
 #include "gcra.h"
 #include "floods.h"
+#include "aggregate.h"
 #include "events.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -230,6 +231,19 @@ static __noinline int judge_new_source(const struct xrl_bucket_key *key,
 	return judge_outcome(rule, admitted, frame_len);
 }
 
+/* A packet of an aggregate rule: judged by this CPU's share of it. */
+static __noinline int judge_aggregate(const struct xrl_rule *rule,
+				      __u64 frame_len)
+{
+	int admitted = agg_admitted(rule, now_ns(), frame_len);
+
+	if (admitted < 0) {
+		count_verdict(XRL_VERDICT_ALLOW, frame_len);
+		return XDP_PASS;
+	}
+	return judge_outcome(rule, admitted, frame_len);
+}
+
 SEC("xdp")
 int xdp_ratelimit(struct xdp_md *ctx)
 {
@@ -269,6 +283,9 @@ int xdp_ratelimit(struct xdp_md *ctx)
 		count_verdict(XRL_VERDICT_DENY, frame_len);
 		return XDP_DROP;
 	}
+
+	if (rule->scope == XRL_SCOPE_AGGREGATE)
+		return judge_aggregate(rule, frame_len);
 
 	bucket_key(&key, src, parsed == PARSE_IPV4, settings, rule->id);
 	bucket = bpf_map_lookup_elem(&xrl_buckets, &key);

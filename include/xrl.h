@@ -22,6 +22,8 @@
 #define XRL_MAP_RULE_STATS	"xrl_rule_stats"
 #define XRL_MAP_SETTINGS	"xrl_settings"
 #define XRL_MAP_TABLE_STATS	"xrl_table_stats"
+#define XRL_MAP_AGG_SHARES	"xrl_agg_shares"
+#define XRL_MAP_AGG_STATE	"xrl_agg_state"
 #define XRL_MAP_EVENTS		"xrl_events"
 #define XRL_MAP_EVENT_STATE	"xrl_event_state"
 /* Not a map of the program: the inner LPM map in force, pinned for bpftool. */
@@ -175,11 +177,51 @@ struct xrl_limit {
 	__u32 reserved;
 };
 
+/*
+ * What one budget covers: each source (a bucket per source key, shared by
+ * every CPU) or everything the rule matches (one budget, split per CPU).
+ */
+enum xrl_scope {
+	XRL_SCOPE_SOURCE = 0,
+	XRL_SCOPE_AGGREGATE,
+	XRL_SCOPE_COUNT,
+};
+
 /* Value of the policy LPM map. */
 struct xrl_rule {
 	__u32 id;	/* index into xrl_rule_stats, < XRL_MAX_RULES */
 	__u32 action;	/* enum xrl_action */
 	struct xrl_limit limit[XRL_LIMIT_KINDS];
+	__u32 scope;	/* enum xrl_scope */
+	__u32 reserved;
+};
+
+/*
+ * Aggregate budgets (scope: aggregate; README "Scopes and global budgets").
+ *
+ * No cache line is shared by every CPU: each CPU holds a GCRA bucket of
+ * its own for the rule (xrl_agg_state, written only by the program on
+ * that CPU) judged with its share of the rule's rate and burst
+ * (xrl_agg_shares, written only by userspace). Both are PERCPU_HASH maps
+ * keyed by rule id, so that a reload keeps a rule's state as it keeps its
+ * id. Shares are weights w_cpu out of XRL_SHARE_ONE summing to it: rate
+ * share = rate * w / ONE, and the tolerance (burst / rate, a time) is the
+ * same on every CPU, so a CPU keeps how full its bucket is across a
+ * re-split. An even split is written with each policy; the daemon
+ * re-splits every sync_interval by demand (arrived, admitted or not).
+ */
+#define XRL_MAX_AGGREGATES	4096
+#define XRL_SHARE_ONE		1024U
+
+struct xrl_agg_share {
+	struct xrl_limit limit[XRL_LIMIT_KINDS];
+};
+
+struct xrl_agg_state {
+	__u64 tat[XRL_LIMIT_KINDS];
+	__u64 last_seen_ns;
+	__u64 arrived;		/* packets judged on this CPU: the demand */
+	__u64 passed;		/* of which admitted (monitor: passed) */
 };
 
 /*
@@ -303,7 +345,9 @@ struct xrl_event_state {
 _Static_assert(sizeof(struct xrl_counter) == 16, "xrl_counter layout");
 _Static_assert(sizeof(struct xrl_rule_counters) == 32, "rule counters layout");
 _Static_assert(sizeof(struct xrl_limit) == 24, "xrl_limit layout");
-_Static_assert(sizeof(struct xrl_rule) == 56, "xrl_rule layout");
+_Static_assert(sizeof(struct xrl_rule) == 64, "xrl_rule layout");
+_Static_assert(sizeof(struct xrl_agg_share) == 48, "agg share layout");
+_Static_assert(sizeof(struct xrl_agg_state) == 40, "agg state layout");
 _Static_assert(sizeof(struct xrl_lpm_key) == 20, "xrl_lpm_key layout");
 _Static_assert(sizeof(struct xrl_bucket_key) == 20, "bucket key layout");
 _Static_assert(sizeof(struct xrl_bucket) == 72, "xrl_bucket layout");

@@ -15,6 +15,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 #include "attach.h"
+#include "budget.h"
 #include "control.h"
 #include "datapath.h"
 #include "events.h"
@@ -35,6 +36,7 @@ struct daemon_opts {
 	char *ifaces[XRL_MAX_IFACES];
 	size_t n_ifaces;
 	bool detach_on_exit;
+	uint64_t sync_interval_ms;	/* 0: the config's, or the default */
 	const char *metrics;	/* ADDR:PORT of /metrics, or NULL: none */
 	struct xrl_server_opts server;
 };
@@ -54,6 +56,8 @@ static void usage(FILE *out)
 "      --state FILE         copy of the applied policy (default\n"
 "                           " STATE_FILE_NAME " beside the socket)\n"
 "      --idle-timeout SECS  drop clients silent this long (default %d)\n"
+"      --sync-interval MS   re-split aggregate budgets this often\n"
+"                           (default: sync_interval: of the config, or %d)\n"
 "  -f, --foreground         stay in the foreground (the default)\n"
 "      --metrics ADDR:PORT  serve Prometheus metrics on /metrics there\n"
 "                           (127.0.0.1:9101, [::1]:9101; default: off)\n"
@@ -62,7 +66,7 @@ static void usage(FILE *out)
 "  -v, --verbose            debug log lines\n"
 "  -h, --help               this text\n"
 "      --version            the version\n",
-		XRL_IDLE_TIMEOUT_MS / 1000);
+		XRL_IDLE_TIMEOUT_MS / 1000, XRL_SYNC_INTERVAL_MS);
 }
 
 enum {
@@ -70,6 +74,7 @@ enum {
 	OPT_IDLE,
 	OPT_DETACH,
 	OPT_VERSION,
+	OPT_SYNC_INTERVAL,
 	OPT_METRICS,
 };
 
@@ -83,6 +88,7 @@ static const struct option long_options[] = {
 	{ "idle-timeout", required_argument, NULL, OPT_IDLE },
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "detach-on-exit", no_argument, NULL, OPT_DETACH },
+	{ "sync-interval", required_argument, NULL, OPT_SYNC_INTERVAL },
 	{ "metrics", required_argument, NULL, OPT_METRICS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -152,6 +158,17 @@ static int parse_options(int argc, char **argv, struct daemon_opts *opts)
 				return -EINVAL;
 			}
 			opts->server.idle_timeout_ms = secs * 1000;
+			break;
+		case OPT_SYNC_INTERVAL:
+			if (xrl_duration_ms_parse(optarg,
+						  &opts->sync_interval_ms) ||
+			    opts->sync_interval_ms < XRL_SYNC_INTERVAL_MIN_MS ||
+			    opts->sync_interval_ms > XRL_SYNC_INTERVAL_MAX_MS) {
+				pr_err("--sync-interval: \"%s\" is not %dms to "
+				       "%ds", optarg, XRL_SYNC_INTERVAL_MIN_MS,
+				       XRL_SYNC_INTERVAL_MAX_MS / 1000);
+				return -EINVAL;
+			}
 			break;
 		case 'f':
 			break;
@@ -293,6 +310,29 @@ static int install_policy(struct xrl_daemon_state *state, bool loaded,
 	return 0;
 }
 
+/* The sync engine of aggregate budgets: every sync_interval it re-splits
+ * them by demand (and, with Redis, across the fleet). */
+static int start_budgets(struct xrl_budgets *budgets, struct xrl_datapath *dp,
+			 const struct daemon_opts *opts,
+			 const struct xrl_config *config)
+{
+	uint64_t ms = opts->sync_interval_ms;
+	int ret;
+
+	if (!ms && config && config->sync_interval_ms)
+		ms = config->sync_interval_ms;
+	if (!ms)
+		ms = XRL_SYNC_INTERVAL_MS;
+	ret = xrl_budgets_init(budgets, dp, ms * 1000000ULL);
+	if (ret) {
+		pr_err("aggregate budgets: %s", strerror(-ret));
+		return ret;
+	}
+	pr_debug("aggregate budgets: syncing every %llu ms",
+		 (unsigned long long)ms);
+	return 0;
+}
+
 /* Hands the rule names of each new policy to the scrape thread. */
 static void policy_changed(struct xrl_daemon_state *state)
 {
@@ -395,6 +435,7 @@ static int run(struct daemon_opts *opts)
 	struct event_feed feed = {};
 	struct xrl_load_opts load_opts = {};
 	struct xrl_daemon_state state = {};
+	struct xrl_budgets budgets = {};
 	struct xrl_config config = {};
 	struct xrl_pin_dir dir;
 	struct xrl_datapath dp;
@@ -426,6 +467,10 @@ static int run(struct daemon_opts *opts)
 	pr_info("%s the data path pinned in %s", loaded ? "loaded" :
 		"adopted", opts->pin_dir);
 
+	ret = start_budgets(&budgets, &dp, opts, config_ret ? NULL : &config);
+	if (ret)
+		goto close_datapath;
+	state.budgets = &budgets;
 	state.dp = &dp;
 	state.config_path = opts->config_path;
 	state.state_path = opts->state_path;
@@ -434,6 +479,9 @@ static int run(struct daemon_opts *opts)
 	state.n_interfaces = opts->n_ifaces;
 	state.started = time(NULL);
 	ret = install_policy(&state, loaded, &config, config_ret, config_err);
+	if (!ret)
+		ret = xrl_budgets_set_policy(&budgets, &state.policy,
+					     xrl_monotonic_ns());
 	if (!ret)
 		ret = attach_interfaces(&dp, opts);
 	if (!ret)
@@ -461,6 +509,7 @@ close_datapath:
 	stop_events(&feed);
 	xrl_metrics_server_stop(metrics);
 	xrl_daemon_state_free(&state);
+	xrl_budgets_free(&budgets);
 	xrl_datapath_close(&dp);
 close_dir:
 	xrl_pin_dir_close(&dir);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
+#include "aggregate.h"
 #include "clock.h"
 #include "control.h"
 #include "micro.h"
@@ -27,6 +28,8 @@ static const struct command commands[] = {
 	{ "attach", bench_attach, "veth: attach a program to the receiver" },
 	{ "gen", bench_gen, "veth: flood the receiver for a fixed time" },
 	{ "scrape", bench_scrape, "/metrics: collect and format 1000 rules" },
+	{ "aggregate", bench_aggregate,
+	  "aggregate budget per CPU vs one shared CAS bucket" },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

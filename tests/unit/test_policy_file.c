@@ -54,7 +54,8 @@ Test(policy_file_keys, unknown_top_level_key)
 {
 	refused("malformed: pass\nrule: []\n",
 		"p.yaml:2: rule: unknown key, expected one of: keys, malformed, "
-		"new_sources, unknown_sources, events, interfaces, default, rules");
+		"new_sources, unknown_sources, events, interfaces, default, "
+		"rules, redis, sync_interval");
 }
 
 Test(policy_file_keys, unknown_key_in_keys)
@@ -68,22 +69,22 @@ Test(policy_file_keys, unknown_key_in_rule)
 {
 	refused("rules:\n  - cidr: 198.18.0.0/24\n    ppss: 10\n",
 		"p.yaml:3: rules[0].ppss: unknown key, expected one of: name, "
-		"cidr, action, pps, burst, bps, burst_bytes");
+		"cidr, action, pps, burst, bps, burst_bytes, scope, global");
 }
 
 Test(policy_file_keys, unknown_key_in_default)
 {
 	refused("default:\n  action: allow\n  cidr: 198.18.0.0/24\n",
 		"p.yaml:3: default.cidr: unknown key, expected one of: action, "
-		"pps, burst, bps, burst_bytes");
+		"pps, burst, bps, burst_bytes, scope, global");
 }
 
 Test(policy_file_keys, unknown_key_with_control_bytes_stays_one_line)
 {
 	refused("\"a\\nb\": 1\n",
 		"p.yaml:1: a\\x0ab: unknown key, expected one of: keys, "
-		"malformed, new_sources, unknown_sources, events, interfaces, default, "
-		"rules");
+		"malformed, new_sources, unknown_sources, events, interfaces, "
+		"default, rules, redis, sync_interval");
 }
 
 Test(policy_file_keys, duplicate_key_in_one_map)

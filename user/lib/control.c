@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <jansson.h>
 #include <bpf/bpf.h>
+#include "budget.h"
 #include "control.h"
 #include "control_cmds.h"
 #include "datapath.h"
@@ -24,6 +25,37 @@
 #include "policy.h"
 #include "policy_file.h"
 #include "stats.h"
+
+/* A global rule needs Redis: the daemon's --redis or the config's. */
+static int check_global(const struct xrl_daemon_state *state,
+			const struct xrl_rule_spec *rule, char *why,
+			size_t len)
+{
+	if (!rule->global || (state->budgets && state->budgets->global))
+		return 0;
+	if (rule->global_line)
+		snprintf(why, len, "global: needs a Redis address (redis: in "
+			 "the config, or --redis), line %d", rule->global_line);
+	else
+		snprintf(why, len, "global: needs a Redis address (redis: in "
+			 "the config, or --redis)");
+	return -EINVAL;
+}
+
+/* The sync engine follows the policy now in force; the data path already
+ * enforces it (even shares), so a failure here is only logged. */
+static void follow_budgets(struct xrl_daemon_state *state)
+{
+	int ret;
+
+	if (!state->budgets)
+		return;
+	ret = xrl_budgets_set_policy(state->budgets, &state->policy,
+				     xrl_monotonic_ns());
+	if (ret)
+		pr_warn("aggregate budgets: writing the shares: %s",
+			strerror(-ret));
+}
 
 static int rules_map_id(const struct xrl_datapath *dp, __u32 *id)
 {
@@ -90,6 +122,9 @@ int xrl_daemon_change(struct xrl_daemon_state *state, struct xrl_policy *next,
 	}
 	for (i = 0; i < next->n_rules; i++) {
 		ret = xrl_rule_check(&next->rules[i], why, sizeof(why));
+		if (!ret)
+			ret = check_global(state, &next->rules[i], why,
+					   sizeof(why));
 		if (ret) {
 			xrl_cidr_format(&next->rules[i].prefix, cidr,
 					sizeof(cidr));
@@ -113,6 +148,7 @@ int xrl_daemon_change(struct xrl_daemon_state *state, struct xrl_policy *next,
 	state->policy = *next;
 	memset(next, 0, sizeof(*next));
 	state->n_changes++;
+	follow_budgets(state);
 	if (state->dp && rules_map_id(state->dp, &state->rules_map_id))
 		state->rules_map_id = 0;
 	state->changed_at = time(NULL);
@@ -321,6 +357,10 @@ json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
 		json_object_set_new(obj, "burst_bytes",
 				    json_integer(rule->burst_bytes));
 	}
+	json_object_set_new(obj, "scope",
+			    json_string(xrl_scope_name(rule->scope)));
+	if (rule->global)
+		json_object_set_new(obj, "global", json_true());
 	if (state->dp && !xrl_rule_stats_read(state->dp, rule->id, &counters)) {
 		json_object_set_new(obj, "passed", counter_json(
 			&counters.outcome[XRL_RULE_PASSED]));
@@ -346,6 +386,30 @@ int xrl_control_cidr(const char *text, struct xrl_lpm_key *key, char *err,
 	else if (ret)
 		snprintf(err, len, "cidr: \"%.64s\": %s", text, strerror(-ret));
 	return ret ? -EINVAL : 0;
+}
+
+/* "scope": "source" | "aggregate", "global": true | false */
+static int parse_scope(json_t *req, struct xrl_rule_spec *rule, char *err,
+		       size_t len)
+{
+	json_t *global = json_object_get(req, "global");
+	const char *scope;
+	int ret;
+
+	ret = xrl_control_string(req, "scope", false, &scope, err, len);
+	if (ret)
+		return ret;
+	if (scope && xrl_scope_parse(scope, &rule->scope)) {
+		snprintf(err, len, "scope: unknown scope \"%.32s\" (source, "
+			 "aggregate)", scope);
+		return -EINVAL;
+	}
+	if (global && !json_is_boolean(global)) {
+		snprintf(err, len, "global: must be true or false");
+		return -EINVAL;
+	}
+	rule->global = global && json_is_true(global);
+	return 0;
 }
 
 static int parse_rule(json_t *req, struct xrl_rule_spec *rule, char *err,
@@ -390,6 +454,8 @@ static int parse_rule(json_t *req, struct xrl_rule_spec *rule, char *err,
 	if (!ret)
 		ret = xrl_control_quantity(req, "burst_bytes",
 					   &rule->burst_bytes, err, len);
+	if (!ret)
+		ret = parse_scope(req, rule, err, len);
 	if (!ret)
 		ret = xrl_rule_check(rule, err, len);
 	return ret;
@@ -603,7 +669,7 @@ static int cmd_version(struct xrl_request *req)
 
 static const char *const rule_add_fields[] = {
 	"cidr", "name", "action", "pps", "burst", "bps", "burst_bytes",
-	"replace", NULL,
+	"scope", "global", "replace", NULL,
 };
 static const char *const rule_del_fields[] = { "rule", NULL };
 static const char *const reload_fields[] = { "path", NULL };

@@ -25,6 +25,7 @@
 #define XRL_TOP_DEFAULT		10
 #define XRL_TOP_MAX		10000
 
+struct xrl_budgets;
 struct xrl_datapath;
 struct xrl_daemon_state;
 struct xrl_event_log;
@@ -47,6 +48,7 @@ struct xrl_daemon_state {
 	time_t started;
 	uint64_t n_changes;		/* policies applied since start */
 	uint64_t n_refused;		/* changes refused since start */
+	struct xrl_budgets *budgets;	/* aggregate sync engine, or NULL */
 	time_t changed_at;		/* when the policy in force came */
 	/* Called after each change, e.g. to hand the names to /metrics. */
 	void (*changed)(struct xrl_daemon_state *state);

@@ -21,6 +21,8 @@ struct xrl_datapath {
 	int rule_stats_fd;
 	int settings_fd;
 	int table_stats_fd;
+	int agg_shares_fd;	/* per-CPU shares of aggregate rules */
+	int agg_state_fd;	/* per-CPU buckets and demand of those */
 	int events_fd;		/* ring buffer of limit events */
 	int event_state_fd;	/* per-CPU event cap and counters */
 	__u32 btf_id;		/* BTF of the program, for inner maps */

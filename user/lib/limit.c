@@ -27,18 +27,12 @@ static int interval_shift(uint64_t ns_x_rate, uint64_t rate)
 	return XRL_SHIFT_MAX;
 }
 
-/* interval = ns_x_rate / rate ns per unit: 1e9 / pps, 8e9 / bps */
-static int compile(uint64_t ns_x_rate, uint64_t rate, uint64_t burst,
-		   struct xrl_limit *limit)
+/* Sets interval and shift: ns_x_rate * rate * 2^13 must be below 2^127. */
+static void compile_interval(uint64_t ns_x_rate, uint64_t rate,
+			     struct xrl_limit *limit)
 {
 	unsigned __int128 numerator;
 	int shift;
-
-	memset(limit, 0, sizeof(*limit));
-	if (!rate || !burst)
-		return -EINVAL;
-	if (rate > XRL_RATE_MAX || burst > XRL_BURST_MAX)
-		return -ERANGE;
 
 	shift = interval_shift(ns_x_rate, rate);
 	/* ceil(ns_x_rate * 2^shift / rate), exact in 128 bits: rounding up
@@ -46,8 +40,21 @@ static int compile(uint64_t ns_x_rate, uint64_t rate, uint64_t burst,
 	numerator = (unsigned __int128)ns_x_rate << (shift + 64);
 	numerator = (numerator + rate - 1) / rate;
 	limit->interval = (uint64_t)((numerator + UINT64_MAX) >> 64);
-	limit->tolerance = burst * limit->interval;
 	limit->shift = shift;
+}
+
+/* interval = ns_x_rate / rate ns per unit: 1e9 / pps, 8e9 / bps */
+static int compile(uint64_t ns_x_rate, uint64_t rate, uint64_t burst,
+		   struct xrl_limit *limit)
+{
+	memset(limit, 0, sizeof(*limit));
+	if (!rate || !burst)
+		return -EINVAL;
+	if (rate > XRL_RATE_MAX || burst > XRL_BURST_MAX)
+		return -ERANGE;
+
+	compile_interval(ns_x_rate, rate, limit);
+	limit->tolerance = burst * limit->interval;
 	return 0;
 }
 
@@ -67,6 +74,47 @@ int xrl_limit_compile_pps_share(uint64_t pps, uint64_t burst, unsigned shares,
 	/* 1e9 / (pps / shares) ns per packet: exact, whatever the split. */
 	return compile(NS_PER_S * shares, pps, burst && pps ? burst_share : 0,
 		       limit);
+}
+
+/*
+ * A share of weight / XRL_SHARE_ONE of a limit: interval for the rate
+ * rate * weight / ONE (exact: 1e9 * ONE / (rate * weight), which fits the
+ * 128-bit arithmetic of compile() as rate * ONE < 2^50), and the whole
+ * limit's tolerance as a time (burst / rate, in this share's units), but
+ * never below one packet (or one full-size frame, XRL_AGG_FLOOR_BYTES): a
+ * CPU whose share of the burst is under one packet still admits one.
+ */
+static int compile_share(uint64_t ns_x_rate, uint64_t rate, uint64_t burst,
+			 uint32_t weight, uint64_t floor_cost,
+			 struct xrl_limit *limit)
+{
+	unsigned __int128 tolerance;
+	uint64_t floor;
+
+	memset(limit, 0, sizeof(*limit));
+	if (!rate || !burst || !weight || weight > XRL_SHARE_ONE)
+		return -EINVAL;
+	if (rate > XRL_RATE_MAX || burst > XRL_BURST_MAX)
+		return -ERANGE;
+	compile_interval(ns_x_rate * XRL_SHARE_ONE, rate * weight, limit);
+	tolerance = (unsigned __int128)burst * weight * limit->interval /
+		    XRL_SHARE_ONE;
+	floor = (burst < floor_cost ? burst : floor_cost) * limit->interval;
+	limit->tolerance = tolerance > floor ? (uint64_t)tolerance : floor;
+	return 0;
+}
+
+int xrl_limit_compile_pps_weighted(uint64_t pps, uint64_t burst,
+				   uint32_t weight, struct xrl_limit *limit)
+{
+	return compile_share(NS_PER_S, pps, burst, weight, 1, limit);
+}
+
+int xrl_limit_compile_bps_weighted(uint64_t bps, uint64_t burst_bytes,
+				   uint32_t weight, struct xrl_limit *limit)
+{
+	return compile_share(8 * NS_PER_S, bps, burst_bytes, weight,
+			     XRL_AGG_FLOOR_BYTES, limit);
 }
 
 int xrl_limit_compile_bps(uint64_t bps, uint64_t burst_bytes,

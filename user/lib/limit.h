@@ -8,6 +8,8 @@
 /* Largest rates (pps, or bits per second) and bursts a policy may ask for. */
 #define XRL_RATE_MAX	1000000000000ULL	/* 1e12 */
 #define XRL_BURST_MAX	(1ULL << 32)
+/* Least burst of a CPU's share of a byte budget: one full-size frame. */
+#define XRL_AGG_FLOOR_BYTES	1518
 
 /*
  * Compile a rate and its burst into the GCRA form the XDP program uses
@@ -24,6 +26,17 @@ int xrl_limit_compile_pps(uint64_t pps, uint64_t burst,
  */
 int xrl_limit_compile_pps_share(uint64_t pps, uint64_t burst, unsigned shares,
 				struct xrl_limit *limit);
+/*
+ * A CPU's share of an aggregate budget: weight / XRL_SHARE_ONE of the rate
+ * and of the burst (the tolerance, a time, is the whole limit's; at least
+ * one packet or byte's worth). Shares whose weights sum to XRL_SHARE_ONE
+ * together admit at most rate * t + burst + one packet (or one
+ * XRL_AGG_FLOOR_BYTES frame) per CPU.
+ */
+int xrl_limit_compile_pps_weighted(uint64_t pps, uint64_t burst,
+				   uint32_t weight, struct xrl_limit *limit);
+int xrl_limit_compile_bps_weighted(uint64_t bps, uint64_t burst_bytes,
+				   uint32_t weight, struct xrl_limit *limit);
 int xrl_limit_compile_bps(uint64_t bps, uint64_t burst_bytes,
 			  struct xrl_limit *limit);
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
+#include "budget.h"
 #include "datapath.h"
 #include "limit.h"
 #include "policy.h"
@@ -22,6 +23,29 @@ static const char *const action_names[XRL_ACTION_COUNT] = {
 const char *xrl_action_name(enum xrl_action action)
 {
 	return action < XRL_ACTION_COUNT ? action_names[action] : "?";
+}
+
+static const char *const scope_names[XRL_SCOPE_COUNT] = {
+	[XRL_SCOPE_SOURCE] = "source",
+	[XRL_SCOPE_AGGREGATE] = "aggregate",
+};
+
+const char *xrl_scope_name(enum xrl_scope scope)
+{
+	return scope < XRL_SCOPE_COUNT ? scope_names[scope] : "?";
+}
+
+int xrl_scope_parse(const char *text, enum xrl_scope *scope)
+{
+	int i;
+
+	for (i = 0; i < XRL_SCOPE_COUNT; i++) {
+		if (!strcmp(text, scope_names[i])) {
+			*scope = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
 }
 
 int xrl_action_parse(const char *text, enum xrl_action *action)
@@ -413,6 +437,14 @@ int xrl_rule_check(const struct xrl_rule_spec *rule, char *err, size_t len)
 			 XRL_BURST_MAX);
 		return -EINVAL;
 	}
+	if (rule->scope >= XRL_SCOPE_COUNT) {
+		snprintf(err, len, "scope: unknown scope");
+		return -EINVAL;
+	}
+	if (rule->global && rule->scope != XRL_SCOPE_AGGREGATE) {
+		snprintf(err, len, "global: needs scope: aggregate");
+		return -EINVAL;
+	}
 	if (!limited)
 		return 0;
 	if (!rule->pps && !rule->bps) {
@@ -439,6 +471,7 @@ int xrl_rule_compile(const struct xrl_rule_spec *rule, struct xrl_rule *out)
 	memset(out, 0, sizeof(*out));
 	out->id = rule->id;
 	out->action = rule->action;
+	out->scope = rule->scope;
 	if (rule->action != XRL_ACTION_LIMIT && rule->action != XRL_ACTION_MONITOR)
 		return 0;
 	if (rule->pps)
@@ -608,6 +641,11 @@ int xrl_policy_apply(struct xrl_datapath *dp, const struct xrl_policy *policy,
 		snprintf(err, len, "policy has no default rule");
 		return -EINVAL;
 	}
+	/* Shares first: an aggregate rule finds its budget from its first
+	 * packet on. */
+	ret = xrl_agg_write_even(dp, policy, err, len);
+	if (ret)
+		return ret;
 	fd = create_rules_map(dp);
 	if (fd < 0) {
 		snprintf(err, len, "creating the rules map: %s", strerror(-fd));
@@ -632,6 +670,7 @@ int xrl_policy_apply(struct xrl_datapath *dp, const struct xrl_policy *policy,
 		goto close_map;
 	}
 	pin_rules_map(dp, fd);
+	xrl_agg_forget_stale(dp, policy);
 close_map:
 	close(fd);
 	return ret;

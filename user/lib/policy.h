@@ -26,7 +26,10 @@ struct xrl_rule_spec {
 	enum xrl_action action;
 	uint64_t pps, burst;		/* 0: no packet limit */
 	uint64_t bps, burst_bytes;	/* 0: no bit-rate limit */
+	enum xrl_scope scope;		/* per source, or one for the rule */
+	bool global;			/* aggregate shared across hosts */
 	int line;			/* line in the policy file, or 0 */
+	int global_line;		/* line of its "global:", or 0 */
 };
 
 struct xrl_policy {
@@ -123,6 +126,9 @@ int xrl_policy_apply(struct xrl_datapath *dp, const struct xrl_policy *policy,
 		     char *err, size_t len);
 
 const char *xrl_action_name(enum xrl_action action);
+/* "source", "aggregate"; parse returns -EINVAL for other text. */
+const char *xrl_scope_name(enum xrl_scope scope);
+int xrl_scope_parse(const char *text, enum xrl_scope *scope);
 int xrl_action_parse(const char *text, enum xrl_action *action);
 
 /*

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
+#include "budget.h"
 #include "limit.h"
 #include "policy_file.h"
 
@@ -449,12 +450,48 @@ static int parse_burst_bytes(struct loader *ld, const char *field,
 			    &draft->spec.burst_bytes);
 }
 
+static int parse_scope(struct loader *ld, const char *field,
+		       yaml_node_t *value, void *target)
+{
+	struct rule_draft *draft = target;
+	const char *text;
+	int ret = scalar(ld, field, value, &text);
+
+	if (ret)
+		return ret;
+	if (xrl_scope_parse(text, &draft->spec.scope))
+		return fail(ld, value, field, value,
+			    "unknown scope, expected source or aggregate");
+	return 0;
+}
+
+static int parse_global(struct loader *ld, const char *field,
+			yaml_node_t *value, void *target)
+{
+	struct rule_draft *draft = target;
+	const char *text;
+	int ret = scalar(ld, field, value, &text);
+
+	if (ret)
+		return ret;
+	if (!strcmp(text, "true"))
+		draft->spec.global = true;
+	else if (!strcmp(text, "false"))
+		draft->spec.global = false;
+	else
+		return fail(ld, value, field, value, "must be true or false");
+	draft->spec.global_line = node_line(value);
+	return 0;
+}
+
 #define LIMIT_FIELDS					\
 	{ "action", parse_action },			\
 	{ "pps", parse_pps },				\
 	{ "burst", parse_burst },			\
 	{ "bps", parse_bps },				\
-	{ "burst_bytes", parse_burst_bytes }
+	{ "burst_bytes", parse_burst_bytes },		\
+	{ "scope", parse_scope },			\
+	{ "global", parse_global }
 
 static const struct field rule_fields[] = {
 	{ "name", parse_name },
@@ -899,6 +936,48 @@ static int parse_events(struct loader *ld, const char *field,
 			ARRAY_SIZE(events_fields), &config->policy, NULL);
 }
 
+/* ---- redis: and sync_interval: (the daemon's) ------------------------ */
+
+static int parse_redis(struct loader *ld, const char *field,
+		       yaml_node_t *value, void *target)
+{
+	struct xrl_config *config = target;
+	char host[256];
+	uint16_t port;
+	const char *text;
+	int ret = scalar(ld, field, value, &text);
+
+	if (ret)
+		return ret;
+	if (xrl_hostport_parse(text, host, sizeof(host), &port))
+		return fail(ld, value, field, value,
+			    "must be HOST:PORT (a port from 1 to 65535)");
+	config->redis = strdup(text);
+	if (!config->redis)
+		return -ENOMEM;
+	config->redis_line = node_line(value);
+	return 0;
+}
+
+static int parse_sync_interval(struct loader *ld, const char *field,
+			       yaml_node_t *value, void *target)
+{
+	struct xrl_config *config = target;
+	const char *text;
+	int ret = scalar(ld, field, value, &text);
+
+	if (ret)
+		return ret;
+	if (xrl_duration_ms_parse(text, &config->sync_interval_ms) ||
+	    config->sync_interval_ms < XRL_SYNC_INTERVAL_MIN_MS ||
+	    config->sync_interval_ms > XRL_SYNC_INTERVAL_MAX_MS)
+		return fail(ld, value, field, value,
+			    "must be %dms to %ds (\"100ms\", \"1s\")",
+			    XRL_SYNC_INTERVAL_MIN_MS,
+			    XRL_SYNC_INTERVAL_MAX_MS / 1000);
+	return 0;
+}
+
 static const struct field top_fields[] = {
 	{ "keys", parse_keys },
 	{ "malformed", parse_malformed },
@@ -908,6 +987,8 @@ static const struct field top_fields[] = {
 	{ "interfaces", parse_interfaces },
 	{ "default", parse_default },
 	{ "rules", parse_rules },
+	{ "redis", parse_redis },
+	{ "sync_interval", parse_sync_interval },
 };
 
 _Static_assert(ARRAY_SIZE(top_fields) <= MAX_FIELDS, "top_fields");
@@ -1064,10 +1145,48 @@ report:
 	return ret;
 }
 
+int xrl_hostport_parse(const char *text, char *host, size_t len,
+		       uint16_t *port)
+{
+	const char *colon = strrchr(text, ':');
+	char *end;
+	long value;
+
+	if (!colon || colon == text || (size_t)(colon - text) >= len)
+		return -EINVAL;
+	errno = 0;
+	value = strtol(colon + 1, &end, 10);
+	if (errno || *end || end == colon + 1 || value < 1 || value > 65535)
+		return -EINVAL;
+	snprintf(host, len, "%.*s", (int)(colon - text), text);
+	*port = (uint16_t)value;
+	return 0;
+}
+
+int xrl_duration_ms_parse(const char *text, uint64_t *ms)
+{
+	unsigned long long value;
+	char *end;
+
+	if (*text < '0' || *text > '9')
+		return -EINVAL;
+	errno = 0;
+	value = strtoull(text, &end, 10);
+	if (errno || value > UINT32_MAX)
+		return -ERANGE;
+	if (!strcmp(end, "s"))
+		value *= 1000;
+	else if (*end && strcmp(end, "ms"))
+		return -EINVAL;
+	*ms = value;
+	return 0;
+}
+
 void xrl_config_free(struct xrl_config *config)
 {
 	size_t i;
 
+	free(config->redis);
 	for (i = 0; i < config->n_interfaces; i++)
 		free(config->interfaces[i]);
 	xrl_policy_free(&config->policy);
@@ -1160,6 +1279,10 @@ static int emit_rule_body(yaml_emitter_t *emitter,
 		ret = emit_quantity(emitter, "bps", rule->bps);
 	if (!ret)
 		ret = emit_quantity(emitter, "burst_bytes", rule->burst_bytes);
+	if (!ret && rule->scope != XRL_SCOPE_SOURCE)
+		ret = emit_pair(emitter, "scope", xrl_scope_name(rule->scope));
+	if (!ret && rule->global)
+		ret = emit_pair(emitter, "global", "true");
 	return ret;
 }
 

@@ -17,7 +17,20 @@ struct xrl_config {
 	struct xrl_policy policy;
 	char *interfaces[XRL_MAX_IFACES];	/* "interfaces:" list */
 	size_t n_interfaces;
+	char *redis;			/* "redis:" HOST:PORT, or NULL */
+	int redis_line;
+	uint64_t sync_interval_ms;	/* "sync_interval:"; 0: not set */
 };
+
+#define XRL_SYNC_INTERVAL_MIN_MS	10
+#define XRL_SYNC_INTERVAL_MAX_MS	60000
+
+/* "HOST:PORT" (the last colon splits, so "[::1]" style is not needed for
+ * names and IPv4). 0 or -EINVAL. */
+int xrl_hostport_parse(const char *text, char *host, size_t len,
+		       uint16_t *port);
+/* "100ms", "2s" or "250" (ms). 0, -EINVAL or -ERANGE. */
+int xrl_duration_ms_parse(const char *text, uint64_t *ms);
 
 /*
  * Parses a policy file (docs/POLICY.md). On success returns 0 with @config

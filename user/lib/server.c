@@ -18,11 +18,13 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/timerfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include "budget.h"
 #include "control.h"
 #include "log.h"
 #include "server.h"
@@ -49,13 +51,14 @@ struct server {
 	struct xrl_daemon_state *state;
 	const struct xrl_server_opts *opts;
 	int epoll_fd, listen_fd, signal_fd;
+	int sync_fd;		/* timerfd of the budget syncs, or -1 */
 	struct client *clients;
 	size_t n_clients;
 	bool stop;
 };
 
-/* epoll tags for the two fds that are not clients. */
-static char listen_tag, signal_tag;
+/* epoll tags for the fds that are not clients. */
+static char listen_tag, signal_tag, sync_tag;
 
 static long long now_ms(void)
 {
@@ -508,6 +511,47 @@ static int add_watch(struct server *srv, int fd, void *tag)
 	return epoll_ctl(srv->epoll_fd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
+/* A timerfd ticking every sync_interval, when there are budgets. */
+static int start_sync_timer(struct server *srv)
+{
+	struct xrl_budgets *budgets = srv->state->budgets;
+	struct itimerspec every = {};
+	int ret;
+
+	srv->sync_fd = -1;
+	if (!budgets)
+		return 0;
+	srv->sync_fd = timerfd_create(CLOCK_MONOTONIC,
+				      TFD_NONBLOCK | TFD_CLOEXEC);
+	if (srv->sync_fd < 0)
+		return -errno;
+	every.it_interval.tv_sec = budgets->interval_ns / 1000000000ULL;
+	every.it_interval.tv_nsec = budgets->interval_ns % 1000000000ULL;
+	every.it_value = every.it_interval;
+	if (timerfd_settime(srv->sync_fd, 0, &every, NULL))
+		return -errno;
+	ret = add_watch(srv, srv->sync_fd, &sync_tag);
+	return ret;
+}
+
+/* One sync of the budgets; a failure is logged when it starts or changes,
+ * not every interval. */
+static void sync_budgets(struct server *srv)
+{
+	static int last_error;
+	uint64_t ticks;
+	int ret;
+
+	if (read(srv->sync_fd, &ticks, sizeof(ticks)) != sizeof(ticks))
+		return;
+	ret = xrl_budgets_sync(srv->state->budgets, xrl_monotonic_ns());
+	if (ret && ret != last_error)
+		pr_warn("budget sync: %s", strerror(-ret));
+	else if (!ret && last_error)
+		pr_info("budget sync: working again");
+	last_error = ret;
+}
+
 static const struct xrl_server_watch *find_watch(const struct server *srv,
 						 const void *ptr)
 {
@@ -524,7 +568,9 @@ static void dispatch(struct server *srv, const struct epoll_event *ev)
 	const struct xrl_server_watch *watch = find_watch(srv, ev->data.ptr);
 	struct client *client = ev->data.ptr;
 
-	if (watch) {
+	if (ev->data.ptr == &sync_tag) {
+		sync_budgets(srv);
+	} else if (watch) {
 		watch->ready(watch->ctx);
 	} else if (ev->data.ptr == &listen_tag) {
 		accept_client(srv);
@@ -545,6 +591,7 @@ int xrl_server_run(struct xrl_daemon_state *state,
 		.opts = opts,
 		.listen_fd = listen_fd,
 		.signal_fd = -1,
+		.sync_fd = -1,
 	};
 	struct epoll_event events[32];
 	sigset_t set = handled_signals();
@@ -564,11 +611,13 @@ int xrl_server_run(struct xrl_daemon_state *state,
 	ret = add_watch(&srv, listen_fd, &listen_tag);
 	if (!ret)
 		ret = add_watch(&srv, srv.signal_fd, &signal_tag);
+	if (!ret)
+		ret = start_sync_timer(&srv);
 	for (w = 0; !ret && w < opts->n_watches; w++)
 		ret = add_watch(&srv, opts->watches[w].fd,
 				(void *)&opts->watches[w]);
 	if (ret)
-		goto close_signal;
+		goto close_sync;
 
 	while (!srv.stop) {
 		timeout = expire_idle_clients(&srv);
@@ -584,6 +633,7 @@ int xrl_server_run(struct xrl_daemon_state *state,
 		for (i = 0; i < n; i++) {
 			if (events[i].data.ptr != &listen_tag &&
 			    events[i].data.ptr != &signal_tag &&
+			    events[i].data.ptr != &sync_tag &&
 			    !find_watch(&srv, events[i].data.ptr) &&
 			    !client_listed(&srv, events[i].data.ptr))
 				continue;
@@ -592,7 +642,9 @@ int xrl_server_run(struct xrl_daemon_state *state,
 	}
 	while (srv.clients)
 		drop_client(&srv, srv.clients, NULL);
-close_signal:
+close_sync:
+	if (srv.sync_fd >= 0)
+		close(srv.sync_fd);
 	close(srv.signal_fd);
 close_epoll:
 	close(srv.epoll_fd);

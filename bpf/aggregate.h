@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * aggregate.h - rules of scope aggregate: one budget for everything the
+ * rule matches, enforced per CPU with the share userspace gave this CPU
+ * (design: struct xrl_agg_share in include/xrl.h). Only such rules reach
+ * this code; source-scope rules never touch these maps.
+ */
+#ifndef XRL_AGGREGATE_H
+#define XRL_AGGREGATE_H
+
+#include <stdbool.h>
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "xrl.h"
+#include "gcra.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, XRL_MAX_AGGREGATES);
+	__type(key, __u32);
+	__type(value, struct xrl_agg_share);
+} xrl_agg_shares SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, XRL_MAX_AGGREGATES);
+	__type(key, __u32);
+	__type(value, struct xrl_agg_state);
+} xrl_agg_state SEC(".maps");
+
+/*
+ * This CPU's state of the rule, made on its first packet (an insert from
+ * the program sets this CPU's value and zeroes the others').
+ */
+static __always_inline struct xrl_agg_state *agg_state(__u32 rule_id)
+{
+	struct xrl_agg_state fresh = {}, *state;
+
+	state = bpf_map_lookup_elem(&xrl_agg_state, &rule_id);
+	if (state)
+		return state;
+	bpf_map_update_elem(&xrl_agg_state, &rule_id, &fresh, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&xrl_agg_state, &rule_id);
+}
+
+/*
+ * Takes one packet from this CPU's share; true when every limit admits
+ * it. Per CPU, so a plain read-modify-write (XDP runs with migration
+ * disabled and does not nest on a CPU): no compare-and-swap.
+ */
+static __always_inline bool agg_take(struct xrl_agg_state *state,
+				     const struct xrl_agg_share *share,
+				     __u64 now_ns, __u64 frame_len)
+{
+	const struct xrl_limit *pkt = &share->limit[XRL_LIMIT_PACKETS];
+	const struct xrl_limit *byte = &share->limit[XRL_LIMIT_BYTES];
+	__s64 idle_ns = now_ns - state->last_seen_ns;
+	__u64 pkt_new = 0, byte_new = 0;
+
+	if (pkt->interval) {
+		pkt_new = limit_admit(state->tat[XRL_LIMIT_PACKETS], pkt,
+				      now_ns, idle_ns, pkt->interval);
+		if (!pkt_new)
+			return false;
+	}
+	if (byte->interval) {
+		byte_new = limit_admit(state->tat[XRL_LIMIT_BYTES], byte,
+				       now_ns, idle_ns,
+				       byte->interval * frame_len);
+		if (!byte_new)
+			return false;
+	}
+	state->tat[XRL_LIMIT_PACKETS] = pkt_new;
+	state->tat[XRL_LIMIT_BYTES] = byte_new;
+	state->last_seen_ns = now_ns;
+	return true;
+}
+
+/*
+ * Whether an aggregate rule admits the packet; -1 when the rule has no
+ * share or state on this CPU (only if userspace wrote none or the kernel
+ * could not allocate: the caller fails open and counts it).
+ */
+static __always_inline int agg_admitted(const struct xrl_rule *rule,
+					__u64 now_ns, __u64 frame_len)
+{
+	const struct xrl_agg_share *share;
+	struct xrl_agg_state *state;
+	__u32 id = rule->id;
+	bool admitted;
+
+	share = bpf_map_lookup_elem(&xrl_agg_shares, &id);
+	state = agg_state(id);
+	if (!share || !state)
+		return -1;
+	state->arrived++;
+	admitted = agg_take(state, share, now_ns, frame_len);
+	if (admitted)
+		state->passed++;
+	return admitted;
+}
+
+#endif /* XRL_AGGREGATE_H */

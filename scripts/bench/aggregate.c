@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * aggregate.c - what an aggregate budget costs per packet next to the
+ * per-source design when every packet hits one budget: a rule of scope
+ * aggregate (a bucket per CPU, plain read-modify-write) against the same
+ * rule of scope source with all packets from one source (one bucket
+ * shared by every CPU, compare-and-swap). Measured through
+ * BPF_PROG_TEST_RUN on one CPU, then on two CPUs at once (where the
+ * shared bucket's cache line bounces between them), with the budget
+ * admitting everything (every packet writes its bucket) and with the
+ * budget spent (every packet is refused: reads only).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "aggregate.h"
+#include "common.h"
+#include "datapath.h"
+#include "packet.h"
+#include "policy.h"
+
+#define RUNS		7
+#define REPEAT		1000000
+#define MAX_THREADS	2
+
+struct runner {
+	pthread_t thread;
+	int cpu;
+	int prog_fd;
+	const struct packet *pkt;
+	__u32 repeat;
+	pthread_barrier_t *start;
+	double ns;
+	int err;
+};
+
+static void *run_one(void *arg)
+{
+	struct runner *r = arg;
+
+	r->err = bench_pin_cpu(r->cpu);
+	pthread_barrier_wait(r->start);
+	if (!r->err)
+		r->err = bench_test_run(r->prog_fd, r->pkt->data, r->pkt->len,
+					r->repeat, &r->ns, NULL);
+	return NULL;
+}
+
+/* One run on @n CPUs at once; the mean of their ns/packet. */
+static int run_parallel(int prog_fd, const struct packet *pkt, __u32 repeat,
+			int n, double *ns)
+{
+	struct runner runners[MAX_THREADS] = {};
+	pthread_barrier_t start;
+	int i, ret = 0;
+
+	pthread_barrier_init(&start, NULL, n);
+	for (i = 0; i < n; i++) {
+		runners[i] = (struct runner){ .cpu = i, .prog_fd = prog_fd,
+			.pkt = pkt, .repeat = repeat, .start = &start };
+		pthread_create(&runners[i].thread, NULL, run_one, &runners[i]);
+	}
+	*ns = 0;
+	for (i = 0; i < n; i++) {
+		pthread_join(runners[i].thread, NULL);
+		if (runners[i].err && !ret)
+			ret = runners[i].err;
+		*ns += runners[i].ns / n;
+	}
+	pthread_barrier_destroy(&start);
+	return ret;
+}
+
+static int apply(struct xrl_datapath *dp, enum xrl_scope scope, uint64_t pps,
+		 uint64_t burst)
+{
+	struct xrl_rule_spec rule = {
+		.name = "bench", .action = XRL_ACTION_LIMIT, .pps = pps,
+		.burst = burst, .scope = scope,
+	};
+	struct xrl_policy policy;
+	char err[256];
+	int ret;
+
+	ret = xrl_policy_init(&policy);
+	if (ret)
+		return ret;
+	ret = xrl_cidr_parse("198.18.0.0/15", &rule.prefix);
+	if (!ret)
+		ret = xrl_policy_add(&policy, &rule);
+	if (!ret)
+		ret = xrl_policy_apply(dp, &policy, err, sizeof(err));
+	if (ret)
+		bench_log("aggregate: policy: %s", err);
+	xrl_policy_free(&policy);
+	return ret;
+}
+
+struct regime {
+	const char *name;
+	uint64_t pps, burst;
+};
+
+int bench_aggregate(int argc, char **argv)
+{
+	static const struct regime regimes[] = {
+		{ "budget admits all", 1000000000000ULL, 1ULL << 32 },
+		{ "budget spent, all refused", 1, 1 },
+	};
+	static const enum xrl_scope scopes[] = {
+		XRL_SCOPE_SOURCE, XRL_SCOPE_AGGREGATE,
+	};
+	int cpus = libbpf_num_possible_cpus(), n, runs = RUNS, run;
+	__u32 repeat = REPEAT;
+	struct xrl_load_opts opts = { .max_sources = 65536 };
+	double samples[RUNS], ns[2];
+	char name[160], value[32], ratio[32];
+	struct xrl_datapath dp;
+	struct packet pkt;
+	size_t g, s;
+	int ret;
+
+	if (argc > 1 && !strcmp(argv[1], "--quick")) {
+		repeat /= 10;
+		runs = 3;
+	}
+	ret = xrl_datapath_load(&dp, &opts);
+	if (ret) {
+		bench_log("aggregate: loading: %s", strerror(-ret));
+		return ret;
+	}
+	if (packet_from(&pkt, "198.18.0.1")) {
+		ret = -EINVAL;
+		goto close;
+	}
+	for (g = 0; g < sizeof(regimes) / sizeof(*regimes); g++) {
+		for (n = 1; n <= MAX_THREADS && n <= cpus; n++) {
+			for (s = 0; s < 2; s++) {
+				ret = apply(&dp, scopes[s], regimes[g].pps,
+					    regimes[g].burst);
+				/* warm: the bucket exists, a spent budget is spent */
+				for (run = 0; !ret && run < runs; run++)
+					ret = run_parallel(dp.prog_fd, &pkt,
+							   repeat, n,
+							   &samples[run]);
+				if (ret)
+					goto close;
+				ns[s] = bench_median(samples, runs);
+			}
+			for (s = 0; s < 2; s++) {
+				snprintf(name, sizeof(name), "%s, %d CPU%s at "
+					 "once, %s",
+					 s ? "scope aggregate (bucket per CPU)" :
+					     "scope source, one source (one "
+					     "CAS bucket)", n, n > 1 ? "s" : "",
+					 regimes[g].name);
+				snprintf(value, sizeof(value), "%.1f ns", ns[s]);
+				snprintf(ratio, sizeof(ratio), "%.2f",
+					 ns[s] / ns[0]);
+				bench_row("aggregate vs shared CAS, ns/packet",
+					  name, value, ratio, "", "");
+			}
+		}
+	}
+close:
+	xrl_datapath_close(&dp);
+	return ret;
+}

@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Aggregate budgets (scope: aggregate): one budget for everything a rule
+ * matches, enforced per CPU. Two threads pinned to CPU 0 and CPU 1 offer
+ * traffic in chunks of simulated time (the test clock); between chunks
+ * the sync engine (the daemon's step, as a library call) re-splits the
+ * budget by each CPU's demand. Compared with the per-source design (one
+ * bucket shared by both CPUs, updated by compare-and-swap) under the same
+ * traffic.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <criterion/criterion.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "budget.h"
+#include "fixture.h"
+
+#define N_WORKERS	2
+#define RATE		20000	/* pps */
+#define BURST		400
+#define CHUNK_NS	5000000ULL	/* 5 ms of simulated time per chunk */
+#define SYNC_EVERY	20		/* chunks: a sync every 100 ms */
+#define SECONDS		3
+#define CHUNKS		(SECONDS * NS_PER_S / CHUNK_NS)
+/* What a budget admits from the first chunk to the last: rate * t + burst
+ * (the first chunk finds the bucket full, so t starts there). */
+#define BUDGET(chunks)	((double)RATE * ((chunks) - 1) * CHUNK_NS / NS_PER_S \
+			 + BURST)
+
+struct worker {
+	pthread_t thread;
+	int cpu;
+	struct packet pkt;
+	uint32_t offer;		/* packets per chunk; 0: idle */
+	int err;
+};
+
+static struct xrl_datapath dp;
+static struct xrl_policy policy;
+static struct xrl_budgets budgets;
+static struct worker workers[N_WORKERS];
+static pthread_barrier_t start, done;
+static volatile bool stopping;
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	cpu_set_t cpus;
+	uint32_t i;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(w->cpu, &cpus);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus))
+		w->err = EINVAL;
+	for (;;) {
+		pthread_barrier_wait(&start);
+		if (stopping)
+			return NULL;
+		/* One by one: a run with repeat > 1 swaps the XDP
+		 * dispatcher, which costs milliseconds per chunk. */
+		for (i = 0; i < w->offer && !w->err; i++) {
+			LIBBPF_OPTS(bpf_test_run_opts, opts,
+				.data_in = w->pkt.data,
+				.data_size_in = w->pkt.len,
+				.repeat = 1,
+			);
+
+			if (bpf_prog_test_run_opts(dp.prog_fd, &opts))
+				w->err = errno;
+		}
+		pthread_barrier_wait(&done);
+	}
+}
+
+static void setup(void)
+{
+	int i;
+
+	if (libbpf_num_possible_cpus() < N_WORKERS ||
+	    sysconf(_SC_NPROCESSORS_ONLN) < N_WORKERS)
+		cr_skip_test("needs %d CPUs", N_WORKERS);
+	fixture_load(&dp, 65536);
+	cr_assert_eq(xrl_policy_init(&policy), 0);
+	cr_assert_eq(xrl_budgets_init(&budgets, &dp, 0), 0);
+	cr_assert_eq(pthread_barrier_init(&start, NULL, N_WORKERS + 1), 0);
+	cr_assert_eq(pthread_barrier_init(&done, NULL, N_WORKERS + 1), 0);
+	for (i = 0; i < N_WORKERS; i++) {
+		workers[i].cpu = i;
+		cr_assert_eq(pthread_create(&workers[i].thread, NULL,
+					    worker_main, &workers[i]), 0);
+	}
+}
+
+static void teardown(void)
+{
+	int i;
+
+	stopping = true;
+	pthread_barrier_wait(&start);
+	for (i = 0; i < N_WORKERS; i++)
+		pthread_join(workers[i].thread, NULL);
+	pthread_barrier_destroy(&start);
+	pthread_barrier_destroy(&done);
+	xrl_budgets_free(&budgets);
+	xrl_policy_free(&policy);
+	xrl_datapath_close(&dp);
+}
+
+TestSuite(aggregate, .init = setup, .fini = teardown);
+
+/* The rule for 198.18.0.0/24, with @scope; returns its id. */
+static uint32_t install(enum xrl_scope scope)
+{
+	uint32_t id = fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT,
+				   RATE, BURST, 0, 0);
+
+	policy.rules[policy.n_rules - 1].scope = scope;
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(xrl_budgets_set_policy(&budgets, &policy, NS_PER_S), 0);
+	return id;
+}
+
+static void set_traffic(int cpu, const char *src, uint32_t offer)
+{
+	cr_assert_eq(packet_from(&workers[cpu].pkt, src), 0);
+	workers[cpu].offer = offer;
+}
+
+/* Packets admitted so far per CPU (the program's pass counter). */
+static void passed_per_cpu(uint64_t out[N_WORKERS])
+{
+	int n_cpus = libbpf_num_possible_cpus();
+	struct xrl_counter values[n_cpus];
+	__u32 index = XRL_VERDICT_PASS;
+	int i;
+
+	cr_assert_eq(bpf_map_lookup_elem(dp.stats_fd, &index, values), 0);
+	for (i = 0; i < N_WORKERS; i++)
+		out[i] = values[i].packets;
+}
+
+/*
+ * Runs @chunks chunks of simulated time from *@now_ns, both workers
+ * offering at the start of each; syncs every SYNC_EVERY chunks when
+ * @sync. Returns the time reached.
+ */
+static uint64_t run_chunks(uint64_t now_ns, unsigned chunks, bool sync)
+{
+	unsigned chunk;
+	int i;
+
+	for (chunk = 0; chunk < chunks; chunk++) {
+		now_ns += CHUNK_NS;
+		xrl_datapath_set_time(&dp, now_ns);
+		pthread_barrier_wait(&start);
+		pthread_barrier_wait(&done);
+		for (i = 0; i < N_WORKERS; i++)
+			cr_assert_eq(workers[i].err, 0, "CPU %d: %s", i,
+				     strerror(workers[i].err));
+		if (sync && (chunk + 1) % SYNC_EVERY == 0)
+			cr_assert_eq(xrl_budgets_sync(&budgets, now_ns), 0);
+	}
+	return now_ns;
+}
+
+static double error_percent(uint64_t admitted, double budget)
+{
+	return 100.0 * ((double)admitted - budget) / budget;
+}
+
+/*
+ * Demand 3:1 (both CPUs over their share): the two together admit the
+ * budget, rate * t + burst, and the split follows demand.
+ */
+Test(aggregate, demand_3_to_1_admits_the_budget_and_favours_the_busier_cpu)
+{
+	uint64_t passed[N_WORKERS], now = NS_PER_S, total;
+	double budget = BUDGET(CHUNKS);
+	struct xrl_budget_rule *rule;
+	uint32_t id = install(XRL_SCOPE_AGGREGATE);
+
+	/* per chunk of 5 ms: 300 and 100 offered, 100 in the budget */
+	set_traffic(0, "198.18.0.1", 300);
+	set_traffic(1, "198.18.0.2", 100);
+	now = run_chunks(now, CHUNKS, true);
+	passed_per_cpu(passed);
+	total = passed[0] + passed[1];
+	rule = xrl_budgets_find(&budgets, id);
+	cr_assert_not_null(rule);
+	fprintf(stderr, "aggregate 3:1 over %ds: admitted %lu (CPU0 %lu, "
+		"CPU1 %lu) of budget %.0f: %+.2f%%; weights %u:%u of %u\n",
+		SECONDS, total, passed[0], passed[1], budget,
+		error_percent(total, budget), rule->weights[0],
+		rule->weights[1], XRL_SHARE_ONE);
+	cr_assert_leq(total, budget * 1.05);
+	cr_assert_geq(total, budget * 0.95);
+	cr_assert_gt(rule->weights[0], 2 * rule->weights[1],
+		     "weights %u:%u", rule->weights[0], rule->weights[1]);
+	cr_assert_gt(passed[0], 2 * passed[1]);
+	cr_assert_eq(fixture_rule_counters(&dp, id).outcome[XRL_RULE_PASSED]
+		     .packets, total);
+}
+
+/* An idle CPU keeps a floor, so its first packets pass and its demand
+ * shows; the next syncs give it its part. */
+Test(aggregate, an_idle_cpu_ramps_up)
+{
+	uint64_t before[N_WORKERS], after[N_WORKERS], now = NS_PER_S;
+	struct xrl_budget_rule *rule;
+	uint32_t id = install(XRL_SCOPE_AGGREGATE);
+
+	set_traffic(0, "198.18.0.1", 300);
+	set_traffic(1, "198.18.0.2", 0);
+	now = run_chunks(now, 200, true);	/* 1 s, CPU1 idle */
+	rule = xrl_budgets_find(&budgets, id);
+	cr_assert_eq(rule->weights[1], XRL_SHARE_ONE / 2 / 10,
+		     "idle CPU at its floor: %u", rule->weights[1]);
+
+	set_traffic(1, "198.18.0.2", 300);	/* both busy, 1:1 now */
+	passed_per_cpu(before);
+	now = run_chunks(now, 5 * SYNC_EVERY, true);
+	passed_per_cpu(after);
+	cr_assert_eq(rule->weights[0], XRL_SHARE_ONE / 2);
+	cr_assert_eq(rule->weights[1], XRL_SHARE_ONE / 2);
+	/* 0.5 s: 10000 in the budget; CPU1 ramped within one sync */
+	cr_assert_geq(after[1] - before[1], 4000, "CPU1: %lu",
+		      after[1] - before[1]);
+	cr_assert_leq(after[0] + after[1] - before[0] - before[1],
+		      RATE / 2 + BURST);
+}
+
+/* No daemon (no sync): the even split written with the policy holds, and
+ * the budget is still never exceeded. */
+Test(aggregate, without_syncs_the_even_split_keeps_enforcing)
+{
+	uint64_t passed[N_WORKERS];
+	double budget = BUDGET(CHUNKS);
+
+	install(XRL_SCOPE_AGGREGATE);
+	set_traffic(0, "198.18.0.1", 300);
+	set_traffic(1, "198.18.0.2", 100);
+	run_chunks(NS_PER_S, CHUNKS, false);
+	passed_per_cpu(passed);
+	fprintf(stderr, "aggregate 3:1, no sync: CPU0 %lu CPU1 %lu of %.0f\n",
+		passed[0], passed[1], budget);
+	cr_assert_leq(passed[0] + passed[1], budget);
+	cr_assert_geq(passed[0] + passed[1], budget * 0.95);
+	/* each held to half */
+	cr_assert_leq(passed[0], budget / 2 + 1);
+	cr_assert_leq(passed[1], budget / 2 + 1);
+}
+
+/*
+ * Shares follow demand as it arrives (admitted or not), so every packet
+ * has about the same chance to pass whichever CPU it lands on: a CPU
+ * asking little keeps its proportion (plus the floor), not all it asks.
+ */
+Test(aggregate, a_light_cpu_passes_the_same_fraction)
+{
+	uint64_t before[N_WORKERS], after[N_WORKERS], now = NS_PER_S;
+	double ratio0, ratio1;
+	uint64_t total;
+
+	install(XRL_SCOPE_AGGREGATE);
+	/* 5 ms chunks: CPU1 asks 10 (2000 pps), CPU0 asks 300 */
+	set_traffic(0, "198.18.0.1", 300);
+	set_traffic(1, "198.18.0.2", 10);
+	now = run_chunks(now, 2 * SYNC_EVERY, true);
+	passed_per_cpu(before);
+	now = run_chunks(now, 10 * SYNC_EVERY, true);	/* 1 s */
+	passed_per_cpu(after);
+	ratio0 = (after[0] - before[0]) / (300.0 * 10 * SYNC_EVERY);
+	ratio1 = (after[1] - before[1]) / (10.0 * 10 * SYNC_EVERY);
+	total = after[0] + after[1] - before[0] - before[1];
+	fprintf(stderr, "aggregate, 30:1: CPU0 %lu (%.1f%% of its offer), "
+		"CPU1 %lu (%.1f%%) in 1 s of %d\n", after[0] - before[0],
+		100 * ratio0, after[1] - before[1], 100 * ratio1, RATE);
+	cr_assert_geq(ratio1, ratio0);
+	cr_assert_geq(total, RATE * 0.95);
+	cr_assert_leq(total, RATE + BURST);
+}
+
+/*
+ * The per-source design under the same traffic: every packet from one
+ * source, one bucket shared by both CPUs through compare-and-swap.
+ */
+Test(aggregate, compared_with_one_shared_cas_bucket)
+{
+	uint64_t passed[N_WORKERS], total;
+	double budget = BUDGET(CHUNKS);
+
+	install(XRL_SCOPE_SOURCE);
+	set_traffic(0, "198.18.0.1", 300);
+	set_traffic(1, "198.18.0.1", 100);
+	run_chunks(NS_PER_S, CHUNKS, false);
+	passed_per_cpu(passed);
+	total = passed[0] + passed[1];
+	fprintf(stderr, "shared CAS bucket 3:1 over %ds: admitted %lu (CPU0 "
+		"%lu, CPU1 %lu) of budget %.0f: %+.2f%%\n", SECONDS, total,
+		passed[0], passed[1], budget, error_percent(total, budget));
+	cr_assert_leq(total, budget);
+	cr_assert_geq(total, budget * 0.999);
+}

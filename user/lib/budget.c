@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * budget.c - per-CPU shares of aggregate budgets, and the engine that
+ * re-splits them by demand (design: include/xrl.h, struct xrl_agg_share).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include "budget.h"
+#include "datapath.h"
+#include "global.h"
+#include "limit.h"
+
+/* ---- the split (pure) ------------------------------------------------ */
+
+void xrl_share_even(unsigned n, uint32_t *weights)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		weights[i] = XRL_SHARE_ONE / n + (i < XRL_SHARE_ONE % n);
+}
+
+int xrl_share_split(const uint64_t *demand, unsigned n, unsigned floor_percent,
+		    uint32_t *weights)
+{
+	unsigned __int128 part;
+	uint64_t total = 0, rest[n ? n : 1];
+	uint32_t floor, spare, given = 0;
+	unsigned i, best;
+
+	if (!n || n > XRL_SHARE_ONE || floor_percent > 100)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		total += demand[i];
+	if (!total)
+		return 1;
+	floor = XRL_SHARE_ONE / n * floor_percent / 100;
+	if (!floor)
+		floor = 1;
+	spare = XRL_SHARE_ONE - floor * n;
+	for (i = 0; i < n; i++) {
+		part = (unsigned __int128)spare * demand[i];
+		weights[i] = floor + (uint32_t)(part / total);
+		rest[i] = (uint64_t)(part % total);
+		given += weights[i] - floor;
+	}
+	/* Largest remainders get the units lost to rounding down. */
+	for (; given < spare; given++) {
+		best = 0;
+		for (i = 1; i < n; i++)
+			if (rest[i] > rest[best])
+				best = i;
+		weights[best]++;
+		rest[best] = 0;
+	}
+	return 0;
+}
+
+/* ---- shares in the data path ---------------------------------------- */
+
+bool xrl_rule_is_aggregate(const struct xrl_rule_spec *rule)
+{
+	return rule->scope == XRL_SCOPE_AGGREGATE &&
+	       (rule->action == XRL_ACTION_LIMIT ||
+		rule->action == XRL_ACTION_MONITOR);
+}
+
+void xrl_budget_limits_of(const struct xrl_rule_spec *rule,
+			  struct xrl_budget_limits *out)
+{
+	out->pps = rule->pps;
+	out->burst = rule->burst;
+	out->bps = rule->bps;
+	out->burst_bytes = rule->burst_bytes;
+}
+
+static uint64_t scale(uint64_t value, uint64_t num, uint64_t den)
+{
+	unsigned __int128 scaled;
+
+	if (!value)
+		return 0;
+	scaled = (unsigned __int128)value * num / (den ? den : 1);
+	return scaled ? (uint64_t)scaled : 1;
+}
+
+void xrl_budget_limits_scale(const struct xrl_budget_limits *limits,
+			     uint64_t num, uint64_t den,
+			     struct xrl_budget_limits *out)
+{
+	out->pps = scale(limits->pps, num, den);
+	out->burst = scale(limits->burst, num, den);
+	out->bps = scale(limits->bps, num, den);
+	out->burst_bytes = scale(limits->burst_bytes, num, den);
+}
+
+static int compile_share(const struct xrl_budget_limits *limits,
+			 uint32_t weight, struct xrl_agg_share *share)
+{
+	int ret = 0;
+
+	memset(share, 0, sizeof(*share));
+	if (limits->pps)
+		ret = xrl_limit_compile_pps_weighted(limits->pps, limits->burst,
+				weight, &share->limit[XRL_LIMIT_PACKETS]);
+	if (!ret && limits->bps)
+		ret = xrl_limit_compile_bps_weighted(limits->bps,
+				limits->burst_bytes, weight,
+				&share->limit[XRL_LIMIT_BYTES]);
+	return ret;
+}
+
+int xrl_agg_write_shares(const struct xrl_datapath *dp, uint32_t id,
+			 const struct xrl_budget_limits *limits,
+			 const uint32_t *weights)
+{
+	unsigned i, n = xrl_datapath_cpus();
+	struct xrl_agg_share *shares;
+	int ret = 0;
+
+	shares = calloc(n, sizeof(*shares));
+	if (!shares)
+		return -ENOMEM;
+	for (i = 0; i < n && !ret; i++)
+		ret = compile_share(limits, weights[i], &shares[i]);
+	/* One update sets every CPU's share; the program reads its own. */
+	if (!ret && bpf_map_update_elem(dp->agg_shares_fd, &id, shares, 0))
+		ret = -errno;
+	free(shares);
+	return ret;
+}
+
+int xrl_agg_write_even(const struct xrl_datapath *dp,
+		       const struct xrl_policy *policy, char *err, size_t len)
+{
+	struct xrl_budget_limits limits;
+	unsigned n = xrl_datapath_cpus();
+	size_t i, count = 0;
+	uint32_t *weights;
+	int ret = 0;
+
+	for (i = 0; i < policy->n_rules; i++)
+		count += xrl_rule_is_aggregate(&policy->rules[i]);
+	if (!count)
+		return 0;
+	if (count > XRL_MAX_AGGREGATES) {
+		snprintf(err, len, "%zu aggregate rules, more than the maximum "
+			 "%d", count, XRL_MAX_AGGREGATES);
+		return -E2BIG;
+	}
+	weights = calloc(n, sizeof(*weights));
+	if (!weights)
+		return -ENOMEM;
+	xrl_share_even(n, weights);
+	for (i = 0; i < policy->n_rules && !ret; i++) {
+		const struct xrl_rule_spec *rule = &policy->rules[i];
+
+		if (!xrl_rule_is_aggregate(rule))
+			continue;
+		xrl_budget_limits_of(rule, &limits);
+		ret = xrl_agg_write_shares(dp, rule->id, &limits, weights);
+		if (ret)
+			snprintf(err, len, "rule %s: writing its shares: %s",
+				 rule->name, strerror(-ret));
+	}
+	free(weights);
+	return ret;
+}
+
+static bool aggregate_id(const struct xrl_policy *policy, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < policy->n_rules; i++)
+		if (policy->rules[i].id == id &&
+		    xrl_rule_is_aggregate(&policy->rules[i]))
+			return true;
+	return false;
+}
+
+/* Deletes the keys of @fd that are no aggregate rule of @policy. */
+static void forget_stale(int fd, const struct xrl_policy *policy)
+{
+	uint32_t key, next, *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		if (!aggregate_id(policy, key) && !bpf_map_delete_elem(fd, &key))
+			continue;	/* deleted: start over from prev */
+		prev = &key;
+	}
+}
+
+void xrl_agg_forget_stale(const struct xrl_datapath *dp,
+			  const struct xrl_policy *policy)
+{
+	forget_stale(dp->agg_shares_fd, policy);
+	forget_stale(dp->agg_state_fd, policy);
+}
+
+int xrl_agg_read_state(const struct xrl_datapath *dp, uint32_t id,
+		       struct xrl_agg_state *per_cpu)
+{
+	return bpf_map_lookup_elem(dp->agg_state_fd, &id, per_cpu) ? -errno : 0;
+}
+
+/* ---- the sync engine ------------------------------------------------ */
+
+uint64_t xrl_monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+int xrl_budgets_init(struct xrl_budgets *b, struct xrl_datapath *dp,
+		     uint64_t interval_ns)
+{
+	memset(b, 0, sizeof(*b));
+	b->dp = dp;
+	b->n_cpus = xrl_datapath_cpus();
+	b->floor_percent = XRL_SHARE_FLOOR_PERCENT;
+	b->interval_ns = interval_ns ? interval_ns :
+			 XRL_SYNC_INTERVAL_MS * 1000000ULL;
+	if (b->n_cpus > XRL_SHARE_ONE)
+		return -E2BIG;
+	return 0;
+}
+
+static void free_rule(struct xrl_budget_rule *rule)
+{
+	free(rule->weights);
+	free(rule->seen);
+	free(rule->demand);
+}
+
+void xrl_budgets_free(struct xrl_budgets *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n_rules; i++)
+		free_rule(&b->rules[i]);
+	free(b->rules);
+	b->rules = NULL;
+	b->n_rules = 0;
+}
+
+struct xrl_budget_rule *xrl_budgets_find(struct xrl_budgets *b, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < b->n_rules; i++)
+		if (b->rules[i].spec.id == id)
+			return &b->rules[i];
+	return NULL;
+}
+
+static int init_rule(struct xrl_budgets *b, struct xrl_budget_rule *rule,
+		     const struct xrl_rule_spec *spec)
+{
+	memset(rule, 0, sizeof(*rule));
+	rule->spec = *spec;
+	rule->weights = calloc(b->n_cpus, sizeof(*rule->weights));
+	rule->seen = calloc(b->n_cpus, sizeof(*rule->seen));
+	rule->demand = calloc(b->n_cpus, sizeof(*rule->demand));
+	if (!rule->weights || !rule->seen || !rule->demand) {
+		free_rule(rule);
+		return -ENOMEM;
+	}
+	xrl_share_even(b->n_cpus, rule->weights);
+	xrl_budget_limits_of(spec, &rule->local);
+	return 0;
+}
+
+/* The engine's copy of a rule that stays: its split and readings, with
+ * the limits of the policy now in force. */
+static void carry_rule(struct xrl_budget_rule *next,
+		       struct xrl_budget_rule *old,
+		       const struct xrl_rule_spec *spec)
+{
+	*next = *old;
+	next->spec = *spec;
+	next->written = false;
+	memset(old, 0, sizeof(*old));
+	if (!spec->global)
+		xrl_budget_limits_of(spec, &next->local);
+}
+
+int xrl_budgets_set_policy(struct xrl_budgets *b,
+			   const struct xrl_policy *policy, uint64_t now_ns)
+{
+	struct xrl_budget_rule *rules, *old;
+	size_t i, n = 0;
+	int ret = 0;
+
+	rules = calloc(policy->n_rules ? policy->n_rules : 1, sizeof(*rules));
+	if (!rules)
+		return -ENOMEM;
+	for (i = 0; i < policy->n_rules && !ret; i++) {
+		const struct xrl_rule_spec *spec = &policy->rules[i];
+
+		if (!xrl_rule_is_aggregate(spec))
+			continue;
+		old = xrl_budgets_find(b, spec->id);
+		if (old && old->weights)
+			carry_rule(&rules[n++], old, spec);
+		else if (!(ret = init_rule(b, &rules[n], spec)))
+			n++;
+	}
+	if (ret) {
+		while (n-- > 0)
+			free_rule(&rules[n]);
+		free(rules);
+		return ret;
+	}
+	xrl_budgets_free(b);
+	b->rules = rules;
+	b->n_rules = n;
+	if (b->global)
+		xrl_global_follow(b->global, b, now_ns);
+	/* The apply wrote even shares: put the carried splits back. */
+	for (i = 0; i < n; i++) {
+		struct xrl_budget_rule *rule = &rules[i];
+		int err = xrl_agg_write_shares(b->dp, rule->spec.id,
+					       &rule->local, rule->weights);
+
+		rule->written = !err;
+		if (err && !ret)
+			ret = err;
+	}
+	return ret;
+}
+
+/* Demand per CPU since the last reading. False before a first reading. */
+static bool read_demand(struct xrl_budgets *b, struct xrl_budget_rule *rule,
+			struct xrl_agg_state *state)
+{
+	bool primed = rule->primed;
+	unsigned i;
+
+	if (xrl_agg_read_state(b->dp, rule->spec.id, state)) {
+		memset(rule->demand, 0, b->n_cpus * sizeof(*rule->demand));
+		return false;	/* no packet yet */
+	}
+	for (i = 0; i < b->n_cpus; i++) {
+		rule->demand[i] = state[i].arrived - rule->seen[i];
+		rule->seen[i] = state[i].arrived;
+	}
+	rule->primed = true;
+	return primed;
+}
+
+/* Re-splits one rule by its CPUs' demand; marks it to write if changed. */
+static void resplit_rule(struct xrl_budgets *b, struct xrl_budget_rule *rule,
+			 struct xrl_agg_state *state, uint32_t *weights)
+{
+	if (!read_demand(b, rule, state) ||
+	    xrl_share_split(rule->demand, b->n_cpus, b->floor_percent, weights))
+		return;	/* no reading to go by: the split stays */
+	if (!memcmp(weights, rule->weights, b->n_cpus * sizeof(*weights)))
+		return;
+	memcpy(rule->weights, weights, b->n_cpus * sizeof(*weights));
+	rule->written = false;
+}
+
+static int write_rule(struct xrl_budgets *b, struct xrl_budget_rule *rule)
+{
+	int ret;
+
+	if (rule->written)
+		return 0;
+	ret = xrl_agg_write_shares(b->dp, rule->spec.id, &rule->local,
+				   rule->weights);
+	if (ret)
+		return ret;
+	rule->written = true;
+	rule->syncs++;
+	return 0;
+}
+
+int xrl_budgets_sync(struct xrl_budgets *b, uint64_t now_ns)
+{
+	struct xrl_agg_state *state;
+	uint32_t *weights;
+	size_t i;
+	int ret = 0, err;
+
+	if (!b->n_rules)
+		return 0;
+	state = calloc(b->n_cpus, sizeof(*state));
+	weights = calloc(b->n_cpus, sizeof(*weights));
+	if (!state || !weights) {
+		ret = -ENOMEM;
+		goto free_all;
+	}
+	for (i = 0; i < b->n_rules; i++)
+		resplit_rule(b, &b->rules[i], state, weights);
+	/* Global rules learn their node's part from the demands just read. */
+	if (b->global) {
+		err = xrl_global_sync(b->global, b, now_ns);
+		if (err && !ret)
+			ret = err;
+	}
+	for (i = 0; i < b->n_rules; i++) {
+		err = write_rule(b, &b->rules[i]);
+		if (err && !ret)
+			ret = err;
+	}
+free_all:
+	free(state);
+	free(weights);
+	return ret;
+}
