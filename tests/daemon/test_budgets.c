@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Aggregate and global budgets through the daemon, as an operator meets
+ * them: the split re-made by demand every sync_interval and shown by
+ * status; a global rule without Redis refused naming its line; a Redis
+ * that accepts connections and never answers, which must not stall the
+ * control socket, and shows up as degraded in status, stats, rule list
+ * and the log.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <criterion/criterion.h>
+#include "daemon.h"
+#include "fixture.h"
+#include "redis_server.h"
+
+static struct daemon_env env;
+static int fake_fd = -1;
+
+static void setup(void)
+{
+	env_setup(&env);
+}
+
+static void teardown(void)
+{
+	env_teardown(&env);
+	if (fake_fd >= 0)
+		close(fake_fd);
+	fake_fd = -1;
+}
+
+TestSuite(budgets, .init = setup, .fini = teardown, .timeout = 120);
+
+static json_t *path(json_t *obj, const char *a, const char *b)
+{
+	json_t *item = json_object_get(obj, a);
+
+	cr_assert_not_null(item, "no \"%s\"", a);
+	if (b) {
+		item = json_object_get(item, b);
+		cr_assert_not_null(item, "no \"%s.%s\"", a, b);
+	}
+	return item;
+}
+
+static double real_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+Test(budgets, the_daemon_resplits_an_aggregate_by_demand)
+{
+	struct packet pkt;
+	json_t *status = NULL, *weights;
+	cpu_set_t cpus;
+	int round, i;
+
+	env_write(&env, NULL,
+		  "default:\n  action: allow\n"
+		  "rules:\n"
+		  "  - name: botnet\n"
+		  "    cidr: 198.18.0.0/16\n"
+		  "    pps: 1000\n"
+		  "    burst: 100\n"
+		  "    scope: aggregate\n");
+	daemon_start(&env, "--sync-interval", "20ms", NULL);
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	sched_setaffinity(0, sizeof(cpus), &cpus);
+	cr_assert_eq(packet_from(&pkt, "198.18.3.4"), 0);
+	/* Traffic on CPU 0 only, until a sync has seen it (bounded). */
+	for (round = 0; round < 200; round++) {
+		for (i = 0; i < 20; i++)
+			fixture_run(&env.dp, &pkt);
+		json_decref(status);
+		status = request_ok(&env, "{\"cmd\":\"status\"}");
+		weights = json_object_get(json_array_get(
+			path(status, "budgets", "aggregates"), 0),
+			"cpu_weights");
+		cr_assert(json_is_array(weights));
+		if (json_integer_value(json_array_get(weights, 0)) >
+		    json_integer_value(json_array_get(weights, 1)))
+			break;
+		poll(NULL, 0, 10);
+	}
+	cr_assert_lt(round, 200, "the split never followed CPU 0's demand");
+	cr_assert_eq(json_integer_value(path(status, "budgets",
+					     "sync_interval_ms")), 20);
+	json_decref(status);
+}
+
+Test(budgets, a_global_rule_without_redis_is_refused_naming_its_line)
+{
+	const char *error;
+	int status;
+
+	env_write(&env, NULL,
+		  "rules:\n"
+		  "  - name: fleet\n"
+		  "    cidr: 198.18.0.0/16\n"
+		  "    pps: 1000\n"
+		  "    burst: 100\n"
+		  "    scope: aggregate\n"
+		  "    global: true\n");
+	status = daemon_run_to_exit(&env, NULL);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+	cr_assert(log_contains(&env, "rule fleet (198.18.0.0/16): global: "
+			       "needs a Redis address (redis: in the config, "
+			       "or --redis), line 7"), "%s", daemon_log(&env));
+
+	/* Running, the same file is refused by reload and nothing changes. */
+	env_write(&env, NULL, "default:\n  action: allow\n");
+	daemon_start(&env, NULL);
+	env_write(&env, NULL,
+		  "rules:\n"
+		  "  - name: fleet\n"
+		  "    cidr: 198.18.0.0/16\n"
+		  "    pps: 1000\n"
+		  "    burst: 100\n"
+		  "    global: true\n");
+	error = request_fail(&env, "{\"cmd\":\"reload\"}");
+	cr_assert(strstr(error, "rules[0].global: needs scope: aggregate"),
+		  "%s", error);
+}
+
+Test(budgets, a_silent_redis_does_not_stall_the_control_socket)
+{
+	char config[512], address[32];
+	json_t *response, *rule;
+	double started, slowest = 0, took;
+	bool degraded = false;
+	uint16_t port;
+	size_t i;
+	int n, found = 0;
+
+	fake_fd = fake_redis_listen(&port);
+	snprintf(address, sizeof(address), "127.0.0.1:%u", port);
+	snprintf(config, sizeof(config),
+		 "redis: %s\n"
+		 "default:\n  action: allow\n"
+		 "rules:\n"
+		 "  - name: fleet\n"
+		 "    cidr: 198.18.0.0/16\n"
+		 "    pps: 1000\n"
+		 "    burst: 100\n"
+		 "    scope: aggregate\n"
+		 "    global: true\n"
+		 "  - name: local\n"
+		 "    cidr: 198.19.0.0/16\n"
+		 "    pps: 1000\n"
+		 "    burst: 100\n"
+		 "    scope: aggregate\n", address);
+	env_write(&env, NULL, config);
+	daemon_start(&env, "--sync-interval", "20ms", "--node", "edge-1",
+		     NULL);
+	/* Requests keep being answered while syncs meet the silent Redis;
+	 * bounded: 100 requests. */
+	for (n = 0; n < 100 && !degraded; n++) {
+		started = real_ms();
+		response = request_ok(&env, "{\"cmd\":\"status\"}");
+		took = real_ms() - started;
+		slowest = took > slowest ? took : slowest;
+		degraded = json_is_true(path(response, "budgets", "global") ?
+			json_object_get(path(response, "budgets", "global"),
+					"degraded") : NULL);
+		if (degraded) {
+			cr_assert_str_eq(json_string_value(json_object_get(
+				path(response, "budgets", "global"),
+				"degraded_reason")), "timed out");
+			cr_assert_not_null(json_object_get(path(response,
+				"budgets", "global"), "degraded_since"));
+			cr_assert_str_eq(json_string_value(json_object_get(
+				path(response, "budgets", "global"), "node")),
+				"edge-1");
+		}
+		json_decref(response);
+		poll(NULL, 0, 10);
+	}
+	fprintf(stderr, "silent Redis: %d status requests, slowest %.0f ms\n",
+		n, slowest);
+	cr_assert(degraded, "never degraded: %s", daemon_log(&env));
+	cr_assert(log_contains(&env, "timed out: degraded"), "%s",
+		  daemon_log(&env));
+	/* Far below any stall: one 50 ms timeout at most per request. */
+	cr_assert_lt(slowest, 2000);
+
+	response = request_ok(&env, "{\"cmd\":\"stats\"}");
+	cr_assert(json_is_true(json_object_get(path(response, "budgets",
+						    "global"), "degraded")));
+	json_decref(response);
+	response = request_ok(&env, "{\"cmd\":\"rule.list\"}");
+	json_array_foreach(json_object_get(response, "rules"), i, rule) {
+		const char *name = json_string_value(json_object_get(rule,
+								     "name"));
+
+		if (!strcmp(name, "fleet")) {
+			cr_assert(json_is_true(json_object_get(rule,
+							       "degraded")));
+			found++;
+		}
+		if (!strcmp(name, "local"))
+			cr_assert_null(json_object_get(rule, "degraded"));
+	}
+	cr_assert_eq(found, 1, "no rule fleet in rule.list");
+	json_decref(response);
+}
