@@ -12,7 +12,7 @@ ARCH_INC  := /usr/include/$(shell uname -m)-linux-gnu
 CFLAGS    ?= -O2 -g -Wall -Wextra -Wno-unused-parameter -Werror=implicit-function-declaration
 CPPFLAGS  += -Iinclude -Iuser/lib -I$(BUILD) -MMD -MP -D_GNU_SOURCE
 BPF_CFLAGS := -target bpf -O2 -g -mcpu=v3 -Wall -Iinclude -Ibpf -I$(ARCH_INC)
-LDLIBS    += -lbpf -lelf -lz -lyaml -ljansson -lmicrohttpd -lpthread
+LDLIBS    += -lbpf -lelf -lz -lyaml -ljansson -lhiredis -lmicrohttpd -lpthread
 
 ifeq ($(V),1)
 Q =

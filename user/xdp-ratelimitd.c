@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "attach.h"
 #include "budget.h"
+#include "global.h"
 #include "control.h"
 #include "datapath.h"
 #include "events.h"
@@ -37,6 +38,8 @@ struct daemon_opts {
 	size_t n_ifaces;
 	bool detach_on_exit;
 	uint64_t sync_interval_ms;	/* 0: the config's, or the default */
+	const char *redis;		/* HOST:PORT, or NULL: the config's */
+	const char *node;		/* NULL: the hostname */
 	const char *metrics;	/* ADDR:PORT of /metrics, or NULL: none */
 	struct xrl_server_opts server;
 };
@@ -56,6 +59,9 @@ static void usage(FILE *out)
 "      --state FILE         copy of the applied policy (default\n"
 "                           " STATE_FILE_NAME " beside the socket)\n"
 "      --idle-timeout SECS  drop clients silent this long (default %d)\n"
+"      --redis HOST:PORT    share global budgets through this Redis\n"
+"                           (default: redis: of the config, or none)\n"
+"      --node NAME          this node's name in Redis (default: hostname)\n"
 "      --sync-interval MS   re-split aggregate budgets this often\n"
 "                           (default: sync_interval: of the config, or %d)\n"
 "  -f, --foreground         stay in the foreground (the default)\n"
@@ -75,6 +81,8 @@ enum {
 	OPT_DETACH,
 	OPT_VERSION,
 	OPT_SYNC_INTERVAL,
+	OPT_REDIS,
+	OPT_NODE,
 	OPT_METRICS,
 };
 
@@ -89,6 +97,8 @@ static const struct option long_options[] = {
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "detach-on-exit", no_argument, NULL, OPT_DETACH },
 	{ "sync-interval", required_argument, NULL, OPT_SYNC_INTERVAL },
+	{ "redis", required_argument, NULL, OPT_REDIS },
+	{ "node", required_argument, NULL, OPT_NODE },
 	{ "metrics", required_argument, NULL, OPT_METRICS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -113,7 +123,8 @@ static char *default_state_path(const char *socket_path)
 static int parse_options(int argc, char **argv, struct daemon_opts *opts)
 {
 	struct group *group;
-	char *end;
+	char *end, host[256];
+	uint16_t port;
 	long secs;
 	int c;
 
@@ -158,6 +169,24 @@ static int parse_options(int argc, char **argv, struct daemon_opts *opts)
 				return -EINVAL;
 			}
 			opts->server.idle_timeout_ms = secs * 1000;
+			break;
+		case OPT_REDIS:
+			if (xrl_hostport_parse(optarg, host, sizeof(host),
+					       &port)) {
+				pr_err("--redis: \"%s\" is not HOST:PORT",
+				       optarg);
+				return -EINVAL;
+			}
+			opts->redis = optarg;
+			break;
+		case OPT_NODE:
+			if (!optarg[0] ||
+			    strlen(optarg) >= XRL_NODE_NAME_MAX) {
+				pr_err("--node: 1 to %d characters",
+				       XRL_NODE_NAME_MAX - 1);
+				return -EINVAL;
+			}
+			opts->node = optarg;
 			break;
 		case OPT_SYNC_INTERVAL:
 			if (xrl_duration_ms_parse(optarg,
@@ -310,6 +339,43 @@ static int install_policy(struct xrl_daemon_state *state, bool loaded,
 	return 0;
 }
 
+/* With a Redis address (--redis, or redis: in the config), global
+ * budgets are shared with the other nodes through it. */
+static int start_global(struct xrl_budgets *budgets,
+			const struct daemon_opts *opts,
+			const struct xrl_config *config)
+{
+	struct xrl_global_opts gopts = { .node = opts->node };
+	const char *address = opts->redis;
+	char host[256], hostname[XRL_NODE_NAME_MAX] = "";
+
+	if (!address && config)
+		address = config->redis;
+	if (!address)
+		return 0;
+	if (xrl_hostport_parse(address, host, sizeof(host), &gopts.port)) {
+		pr_err("redis: \"%s\" is not HOST:PORT", address);
+		return -EINVAL;
+	}
+	gopts.host = host;
+	if (!gopts.node) {
+		if (gethostname(hostname, sizeof(hostname) - 1) ||
+		    !hostname[0]) {
+			pr_err("--node: no hostname to default to");
+			return -EINVAL;
+		}
+		gopts.node = hostname;
+	}
+	budgets->global = xrl_global_new(&gopts);
+	if (!budgets->global) {
+		pr_err("global budgets: %s", strerror(errno));
+		return -errno;
+	}
+	pr_info("global budgets through redis %s as node \"%s\"", address,
+		gopts.node);
+	return 0;
+}
+
 /* The sync engine of aggregate budgets: every sync_interval it re-splits
  * them by demand (and, with Redis, across the fleet). */
 static int start_budgets(struct xrl_budgets *budgets, struct xrl_datapath *dp,
@@ -328,6 +394,9 @@ static int start_budgets(struct xrl_budgets *budgets, struct xrl_datapath *dp,
 		pr_err("aggregate budgets: %s", strerror(-ret));
 		return ret;
 	}
+	ret = start_global(budgets, opts, config);
+	if (ret)
+		return ret;
 	pr_debug("aggregate budgets: syncing every %llu ms",
 		 (unsigned long long)ms);
 	return 0;
@@ -509,6 +578,7 @@ close_datapath:
 	stop_events(&feed);
 	xrl_metrics_server_stop(metrics);
 	xrl_daemon_state_free(&state);
+	xrl_global_free(budgets.global);
 	xrl_budgets_free(&budgets);
 	xrl_datapath_close(&dp);
 close_dir:

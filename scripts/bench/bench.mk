@@ -13,7 +13,7 @@ CFLAGS    ?= -O2 -g -Wall -Wextra -Wno-unused-parameter -Werror=implicit-functio
 CPPFLAGS  += -Iinclude -Iuser/lib -I$(BUILD) -I$(BENCH) -Iscripts/bench -Itests/lib \
 	     -MMD -MP -D_GNU_SOURCE
 BPF_CFLAGS := -target bpf -O2 -g -mcpu=v3 -Wall -Iinclude -Iscripts/bench -I$(ARCH_INC)
-LDLIBS    += -lbpf -lelf -lz -lyaml -ljansson -lmicrohttpd -lpthread -lm
+LDLIBS    += -lbpf -lelf -lz -lyaml -ljansson -lhiredis -lmicrohttpd -lpthread -lm
 
 BENCH_BPF  := $(wildcard scripts/bench/*.bpf.c)
 BENCH_SKELS := $(patsubst scripts/bench/%.bpf.c,$(BENCH)/%.skel.h,$(BENCH_BPF))

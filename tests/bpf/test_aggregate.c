@@ -218,7 +218,8 @@ Test(aggregate, an_idle_cpu_ramps_up)
 	set_traffic(1, "198.18.0.2", 0);
 	now = run_chunks(now, 200, true);	/* 1 s, CPU1 idle */
 	rule = xrl_budgets_find(&budgets, id);
-	cr_assert_eq(rule->weights[1], XRL_SHARE_ONE / 2 / 10,
+	cr_assert_eq(rule->weights[1],
+		     XRL_SHARE_ONE / 2 * XRL_SHARE_FLOOR_PERCENT / 100,
 		     "idle CPU at its floor: %u", rule->weights[1]);
 
 	set_traffic(1, "198.18.0.2", 300);	/* both busy, 1:1 now */

@@ -119,6 +119,13 @@ Test(observe, a_limited_source_is_logged_listed_and_counted)
 	cr_assert(strstr(out, "  source 198.18.1.7 limited by rule "
 			 "web-default: ") && strstr(out, "over 1,000 pps\n"),
 		  "%s", out);
+	/* stats, from the pins, counts it too. */
+	cr_assert_eq(cli_run("stats", false), 0, "%s", out);
+	cr_assert(strstr(out, "events:     at most 1 per source per 10 s, 50 "
+			 "per second in all; 1 sent, 0 suppressed (cap), 0 "
+			 "lost (ring full)\n"), "%s", out);
+	cr_assert_eq(cli_run("stats --json", false), 0, "%s", out);
+	cr_assert(strstr(out, "\"sent\": 1"), "%s", out);
 	cr_assert_eq(cli("events --json"), 0, "%s", out);
 	cr_assert(strstr(out, "\"source\": \"198.18.1.7\""), "%s", out);
 	cr_assert_str_eq(request_fail(&env, "{\"cmd\":\"events\",\"n\":0}"),

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <bpf/bpf.h>
+#include <jansson.h>
 #include "budget.h"
 #include "datapath.h"
 #include "global.h"
@@ -415,4 +416,81 @@ free_all:
 	free(state);
 	free(weights);
 	return ret;
+}
+
+/* ---- what status and stats show ------------------------------------- */
+
+bool xrl_budgets_degraded(const struct xrl_budgets *b)
+{
+	struct xrl_global_status status;
+
+	if (!b || !b->global)
+		return false;
+	xrl_global_status(b->global, &status);
+	return status.degraded;
+}
+
+static json_t *rule_json(const struct xrl_budgets *b,
+			 const struct xrl_budget_rule *rule)
+{
+	json_t *weights = json_array(), *obj;
+	unsigned i;
+
+	for (i = 0; i < b->n_cpus; i++)
+		json_array_append_new(weights, json_integer(rule->weights[i]));
+	obj = json_pack("{s:s, s:I, s:b, s:o, s:I, s:I}",
+			"rule", rule->spec.name,
+			"id", (json_int_t)rule->spec.id,
+			"global", rule->spec.global,
+			"cpu_weights", weights,
+			"local_pps", (json_int_t)rule->local.pps,
+			"local_bps", (json_int_t)rule->local.bps);
+	if (obj && rule->spec.global) {
+		json_object_set_new(obj, "nodes", json_integer(rule->nodes));
+		json_object_set_new(obj, "node_weight",
+				    json_integer(rule->node_weight));
+		json_object_set_new(obj, "demand_pps",
+				    json_integer(rule->demand_pps));
+		json_object_set_new(obj, "degraded",
+				    json_boolean(xrl_budgets_degraded(b)));
+	}
+	return obj;
+}
+
+static json_t *global_json(const struct xrl_global *g)
+{
+	struct xrl_global_status status;
+	char since[32] = "";
+	struct tm tm;
+	json_t *obj;
+
+	xrl_global_status(g, &status);
+	obj = json_pack("{s:s, s:s, s:b, s:I, s:I}",
+			"redis", status.address, "node", status.node,
+			"degraded", status.degraded,
+			"syncs", (json_int_t)status.syncs,
+			"failures", (json_int_t)status.failures);
+	if (obj && status.degraded) {
+		gmtime_r(&status.degraded_since, &tm);
+		strftime(since, sizeof(since), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		json_object_set_new(obj, "degraded_since", json_string(since));
+		json_object_set_new(obj, "degraded_reason",
+				    json_string(status.reason));
+	}
+	return obj;
+}
+
+json_t *xrl_budgets_json(const struct xrl_budgets *b)
+{
+	json_t *rules = json_array(), *obj;
+	size_t i;
+
+	for (i = 0; i < b->n_rules; i++)
+		json_array_append_new(rules, rule_json(b, &b->rules[i]));
+	obj = json_pack("{s:I, s:o}", "sync_interval_ms",
+			(json_int_t)(b->interval_ns / 1000000ULL),
+			"aggregates", rules);
+	if (obj && b->global)
+		json_object_set_new(obj, "global", global_json(b->global));
+	return obj;
 }

@@ -16,9 +16,15 @@ struct xrl_datapath;
 struct xrl_global;
 
 #define XRL_SYNC_INTERVAL_MS	100
-/* Every CPU (or node) keeps at least this percent of an even share, so an
- * idle one can admit its first packets and show demand. */
-#define XRL_SHARE_FLOOR_PERCENT	10
+/*
+ * Every CPU (or node) keeps at least this percent of an even share, so an
+ * idle one admits its first packets at once. Demand counts arrivals, not
+ * admissions, so how fast an idle CPU gets its part does not depend on
+ * the floor (one sync); what an idle CPU's floor holds is unused, so the
+ * floor is small: with k of n CPUs idle, at most k * 2% / n of the
+ * budget goes unused (1% with one of two).
+ */
+#define XRL_SHARE_FLOOR_PERCENT	2
 
 /*
  * Splits XRL_SHARE_ONE into @n weights (n <= XRL_SHARE_ONE): each at least
@@ -85,6 +91,12 @@ struct xrl_budget_rule {
 	struct xrl_budget_limits local;	/* what the CPUs' shares divide */
 	bool written;			/* shares of @weights/@local are in */
 	uint64_t syncs;			/* re-splits written */
+	/* global: true only */
+	uint32_t node_weight;		/* this node's part, of SHARE_ONE */
+	uint32_t nodes;			/* live nodes at the last exchange */
+	uint64_t demand_pps;		/* this node's, last interval */
+	uint64_t demand_at_ns;		/* when @demand_pps was measured */
+	uint64_t arrived_total;		/* all CPUs, at that time */
 };
 
 struct xrl_budgets {
@@ -120,6 +132,14 @@ int xrl_budgets_sync(struct xrl_budgets *b, uint64_t now_ns);
 
 /* CLOCK_MONOTONIC in ns: the daemon's clock for the engine. */
 uint64_t xrl_monotonic_ns(void);
+
+/* True when global budgets are degraded (Redis breaker open). */
+bool xrl_budgets_degraded(const struct xrl_budgets *b);
+
+/* For status and stats: the split of every aggregate rule, and the state
+ * of Redis ("degraded", since when, why). A jansson object, or NULL. */
+struct json_t;
+struct json_t *xrl_budgets_json(const struct xrl_budgets *b);
 
 /* The engine's rule of that id, or NULL. */
 struct xrl_budget_rule *xrl_budgets_find(struct xrl_budgets *b, uint32_t id);

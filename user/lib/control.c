@@ -359,8 +359,11 @@ json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
 	}
 	json_object_set_new(obj, "scope",
 			    json_string(xrl_scope_name(rule->scope)));
-	if (rule->global)
+	if (rule->global) {
 		json_object_set_new(obj, "global", json_true());
+		json_object_set_new(obj, "degraded", json_boolean(
+			xrl_budgets_degraded(state->budgets)));
+	}
 	if (state->dp && !xrl_rule_stats_read(state->dp, rule->id, &counters)) {
 		json_object_set_new(obj, "passed", counter_json(
 			&counters.outcome[XRL_RULE_PASSED]));

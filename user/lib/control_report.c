@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "budget.h"
 #include "control_cmds.h"
 #include "datapath.h"
 #include "events.h"
@@ -73,6 +74,9 @@ int xrl_control_stats(struct xrl_request *req)
 	name_rules(&req->state->policy, json_object_get(json, "rules"));
 	json_object_update(req->response, json);
 	json_decref(json);
+	if (req->state->budgets)
+		json_object_set_new(req->response, "budgets",
+				    xrl_budgets_json(req->state->budgets));
 	return 0;
 }
 
@@ -118,6 +122,9 @@ int xrl_control_status(struct xrl_request *req)
 	json_object_update(req->response, json);
 	json_decref(json);
 	json_object_set_new(req->response, "daemon", daemon_json(req->state));
+	if (req->state->budgets)
+		json_object_set_new(req->response, "budgets",
+				    xrl_budgets_json(req->state->budgets));
 	return 0;
 }
 

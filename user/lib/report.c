@@ -79,6 +79,8 @@ int xrl_stats_collect(const struct xrl_datapath *dp,
 	if (ret)
 		return ret;
 	ret = collect_table(dp, &report->table);
+	if (!ret)
+		ret = xrl_event_stats_read(dp, &report->events);
 	if (ret)
 		return ret;
 	rules_fd = xrl_datapath_rules_fd(dp);
@@ -220,6 +222,21 @@ static json_t *table_json(const struct xrl_table_report *table)
 	return obj;
 }
 
+/* Limit events: settings (from the table's copy) and counters. */
+static json_t *events_json(const struct xrl_stats_report *report)
+{
+	const struct xrl_settings *s = &report->table.settings;
+	json_t *obj = json_pack("{s:f, s:I}",
+		"quiet_period_s", s->event_quiet_ns / 1e9,
+		"max_per_second", (json_int_t)s->events_per_second);
+	int o;
+
+	for (o = 0; obj && o < XRL_EVENT_OUTCOMES; o++)
+		json_object_set_new(obj, xrl_event_outcome_name(o),
+				    json_integer(report->events.count[o]));
+	return obj;
+}
+
 json_t *xrl_stats_json(const struct xrl_stats_report *report)
 {
 	json_t *rules = json_array();
@@ -227,9 +244,23 @@ json_t *xrl_stats_json(const struct xrl_stats_report *report)
 
 	for (i = 0; i < report->n_rules; i++)
 		json_array_append_new(rules, rule_json(&report->rules[i]));
-	return json_pack("{s:o, s:o, s:o}", "counters",
+	return json_pack("{s:o, s:o, s:o, s:o}", "counters",
 			 totals_json(report->totals),
-			 "table", table_json(&report->table), "rules", rules);
+			 "table", table_json(&report->table),
+			 "events", events_json(report), "rules", rules);
+}
+
+static void print_events(FILE *out, const struct xrl_stats_report *report)
+{
+	const struct xrl_settings *s = &report->table.settings;
+	const __u64 *c = report->events.count;
+
+	fprintf(out, "events:     at most 1 per source per %.3g s, %" PRIu64
+		" per second in all; %" PRIu64 " sent, %" PRIu64
+		" suppressed (cap), %" PRIu64 " lost (ring full)\n",
+		s->event_quiet_ns / 1e9, (uint64_t)s->events_per_second,
+		(uint64_t)c[XRL_EVENT_SENT], (uint64_t)c[XRL_EVENT_SUPPRESSED],
+		(uint64_t)c[XRL_EVENT_LOST]);
 }
 
 static void print_table(FILE *out, const struct xrl_table_report *table)
@@ -309,6 +340,7 @@ void xrl_stats_print(FILE *out, const struct xrl_stats_report *report)
 	print_totals(out, report->totals);
 	fprintf(out, "\n");
 	print_table(out, &report->table);
+	print_events(out, report);
 	fprintf(out, "\n");
 	print_rules(out, report);
 }

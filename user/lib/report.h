@@ -33,6 +33,7 @@ struct xrl_table_report {
 struct xrl_stats_report {
 	struct xrl_counter totals[XRL_VERDICT_COUNT];
 	struct xrl_table_report table;
+	struct xrl_event_state events;	/* limit event counters */
 	struct xrl_rule_report *rules;	/* sorted by rule id */
 	size_t n_rules;
 };

@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Global budgets through a real redis-server (started here on a free
+ * loopback port, stopped by pid). Two nodes are two instances of the
+ * sync engine as library objects, each with a data path of its own
+ * (loaded with the test clock): the same code the daemon runs every
+ * sync_interval, driven step by step with one simulated clock, so that
+ * both nodes see the same instants and nothing sleeps. What stays real
+ * is Redis itself: its key TTLs (real time: set to 30 s here, so that
+ * a loaded machine cannot expire a node between two simulated syncs,
+ * and to 400 ms where a departed node must vanish) and the 50 ms call
+ * timeout.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <criterion/criterion.h>
+#include <bpf/bpf.h>
+#include "budget.h"
+#include "fixture.h"
+#include "global.h"
+#include "redis_server.h"
+
+#define GLOBAL_PPS	10000
+#define BURST		100
+#define CHUNK_NS	5000000ULL	/* 5 ms of simulated time */
+#define SYNC_EVERY	20		/* chunks: 100 ms */
+#define CHUNKS_PER_S	(NS_PER_S / CHUNK_NS)
+
+struct node {
+	const char *name;
+	struct xrl_datapath dp;
+	struct xrl_policy policy;
+	struct xrl_budgets budgets;
+	struct packet pkt;
+	uint32_t offer;		/* packets per chunk */
+	uint32_t id;		/* of the global rule */
+};
+
+static struct redis_server redis;
+static struct node nodes[2] = { { .name = "a" }, { .name = "b" } };
+static uint64_t now_ns;
+static uint64_t ttl_ms = 30000;
+
+static void pin_to_cpu0(void)
+{
+	cpu_set_t cpus;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	sched_setaffinity(0, sizeof(cpus), &cpus);
+}
+
+static uint32_t add_rule(struct xrl_policy *policy, const char *name,
+			 const char *cidr, bool global)
+{
+	struct xrl_rule_spec rule = {
+		.action = XRL_ACTION_LIMIT, .pps = GLOBAL_PPS, .burst = BURST,
+		.scope = XRL_SCOPE_AGGREGATE, .global = global,
+	};
+	char err[128];
+
+	snprintf(rule.name, sizeof(rule.name), "%s", name);
+	cr_assert_eq(xrl_cidr_parse(cidr, &rule.prefix), 0);
+	cr_assert_eq(xrl_rule_check(&rule, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(xrl_policy_add(policy, &rule), 0);
+	return policy->rules[policy->n_rules - 1].id;
+}
+
+static void node_start(struct node *n, uint16_t port, const char *src,
+		       uint32_t offer, bool with_local_rule)
+{
+	struct xrl_global_opts opts = {
+		.host = "127.0.0.1", .port = port, .node = n->name,
+		/* Real time, unlike the simulated interval: long enough that
+		 * no key expires while a loaded machine runs one. */
+		.ttl_ms = ttl_ms,
+	};
+
+	fixture_load(&n->dp, 4096);
+	cr_assert_eq(xrl_policy_init(&n->policy), 0);
+	n->id = add_rule(&n->policy, "fleet", "198.18.0.0/24", true);
+	if (with_local_rule)
+		add_rule(&n->policy, "local", "198.18.1.0/24", false);
+	fixture_apply(&n->dp, &n->policy);
+	cr_assert_eq(xrl_budgets_init(&n->budgets, &n->dp, 0), 0);
+	n->budgets.global = xrl_global_new(&opts);
+	cr_assert_not_null(n->budgets.global);
+	cr_assert_eq(xrl_budgets_set_policy(&n->budgets, &n->policy, now_ns),
+		     0);
+	cr_assert_eq(packet_from(&n->pkt, src), 0);
+	n->offer = offer;
+}
+
+static void node_stop(struct node *n)
+{
+	if (!n->budgets.global)
+		return;
+	xrl_global_free(n->budgets.global);
+	n->budgets.global = NULL;
+	xrl_budgets_free(&n->budgets);
+	xrl_policy_free(&n->policy);
+	xrl_datapath_close(&n->dp);
+}
+
+static void setup(void)
+{
+	pin_to_cpu0();
+	now_ns = NS_PER_S;
+	redis_start(&redis, 0);
+}
+
+static void teardown(void)
+{
+	node_stop(&nodes[0]);
+	node_stop(&nodes[1]);
+	redis_stop(&redis);
+}
+
+TestSuite(global, .init = setup, .fini = teardown);
+
+static uint64_t admitted(struct node *n)
+{
+	return fixture_rule_counters(&n->dp, n->id)
+		.outcome[XRL_RULE_PASSED].packets;
+}
+
+/* @chunks chunks of simulated time; every node offers at each and all
+ * sync together every SYNC_EVERY chunks. */
+static void run(int n_nodes, unsigned chunks)
+{
+	unsigned chunk, i;
+	int k;
+
+	for (chunk = 0; chunk < chunks; chunk++) {
+		now_ns += CHUNK_NS;
+		for (k = 0; k < n_nodes; k++) {
+			xrl_datapath_set_time(&nodes[k].dp, now_ns);
+			for (i = 0; i < nodes[k].offer; i++)
+				fixture_run(&nodes[k].dp, &nodes[k].pkt);
+		}
+		if ((chunk + 1) % SYNC_EVERY)
+			continue;
+		for (k = 0; k < n_nodes; k++)
+			xrl_budgets_sync(&nodes[k].budgets, now_ns);
+	}
+}
+
+static bool degraded(struct node *n)
+{
+	struct xrl_global_status status;
+
+	xrl_global_status(n->budgets.global, &status);
+	return status.degraded;
+}
+
+struct window {
+	uint64_t a, b;
+};
+
+static struct window measure(unsigned chunks)
+{
+	uint64_t a = admitted(&nodes[0]), b = admitted(&nodes[1]);
+
+	run(2, chunks);
+	return (struct window){ admitted(&nodes[0]) - a,
+				admitted(&nodes[1]) - b };
+}
+
+static void report(const char *what, struct window w, double seconds)
+{
+	double budget = GLOBAL_PPS * seconds;
+
+	fprintf(stderr, "global %s over %.1f s: node a %lu, node b %lu, "
+		"total %lu of %.0f (%+.2f%%)\n", what, seconds, w.a, w.b,
+		w.a + w.b, budget, 100.0 * ((double)(w.a + w.b) - budget) /
+		budget);
+}
+
+/* Demand 3:1 (a: 30000 pps, b: 10000 pps offered, 10000 in the budget). */
+static void start_fleet(void)
+{
+	node_start(&nodes[0], redis.port, "198.18.0.1", 150, false);
+	node_start(&nodes[1], redis.port, "198.18.0.2", 50, false);
+}
+
+Test(global, two_nodes_3_to_1_share_the_global_rate)
+{
+	struct window w;
+
+	start_fleet();
+	run(2, CHUNKS_PER_S);	/* the first second: nodes find each other */
+	w = measure(2 * CHUNKS_PER_S);
+	report("3:1, healthy", w, 2);
+	cr_assert_geq(w.a + w.b, GLOBAL_PPS * 2 * 0.95);
+	cr_assert_leq(w.a + w.b, GLOBAL_PPS * 2 * 1.05);
+	cr_assert_gt(w.a, 2 * w.b, "a %lu, b %lu", w.a, w.b);
+	cr_assert_lt(w.a, 4 * w.b, "a %lu, b %lu", w.a, w.b);
+	cr_assert_eq(xrl_budgets_find(&nodes[0].budgets, nodes[0].id)->nodes,
+		     2);
+	cr_assert(!degraded(&nodes[0]));
+	cr_assert(!degraded(&nodes[1]));
+}
+
+Test(global, redis_down_degrades_to_the_fallback_and_recovers)
+{
+	struct xrl_global_status status;
+	struct window w;
+	uint64_t opened;
+	uint16_t port;
+
+	start_fleet();
+	run(2, CHUNKS_PER_S);
+	w = measure(CHUNKS_PER_S);
+	report("3:1, healthy", w, 1);
+
+	port = redis.port;
+	redis_stop(&redis);
+	run(2, SYNC_EVERY);	/* one sync: both find Redis gone */
+	opened = now_ns;
+	cr_assert(degraded(&nodes[0]));
+	cr_assert(degraded(&nodes[1]));
+	xrl_global_status(nodes[0].budgets.global, &status);
+	cr_assert_neq(status.reason[0], '\0');
+	cr_assert_geq(status.failures, 1);
+
+	/* The grace period (1 s): the last parts, 3:1. */
+	w = measure(CHUNKS_PER_S - SYNC_EVERY);
+	report("3:1, Redis down, grace", w, 0.9);
+	cr_assert_leq(w.a + w.b, GLOBAL_PPS * 0.9 * 1.05);
+	/* Then the budget / the 2 nodes last seen each. */
+	run(2, SYNC_EVERY);
+	w = measure(2 * CHUNKS_PER_S);
+	report("3:1, Redis down, fallback", w, 2);
+	cr_assert_leq(w.a + w.b, GLOBAL_PPS * 2 * 1.05);
+	cr_assert_geq(w.a + w.b, GLOBAL_PPS * 2 * 0.95);
+	cr_assert_leq(w.a, GLOBAL_PPS + BURST, "a: %lu", w.a);
+	cr_assert_leq(w.b, GLOBAL_PPS + BURST, "b: %lu", w.b);
+	cr_assert(degraded(&nodes[0]) && degraded(&nodes[1]));
+
+	/* Back: after the cool-off (5 s from the failure) one probe each
+	 * closes the breaker. */
+	redis_start(&redis, port);
+	while (now_ns < opened + 5 * NS_PER_S)
+		run(2, SYNC_EVERY);
+	run(2, SYNC_EVERY);
+	cr_assert(!degraded(&nodes[0]), "a still degraded");
+	cr_assert(!degraded(&nodes[1]), "b still degraded");
+	run(2, CHUNKS_PER_S / 2);
+	w = measure(CHUNKS_PER_S);
+	report("3:1, Redis back", w, 1);
+	cr_assert_geq(w.a + w.b, GLOBAL_PPS * 0.95);
+	cr_assert_leq(w.a + w.b, GLOBAL_PPS * 1.05);
+	cr_assert_gt(w.a, 2 * w.b);
+}
+
+static double real_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* A Redis that accepts and never answers: each call gives up after its
+ * timeout, the breaker opens, and the other rules keep being synced. */
+Test(global, a_silent_redis_costs_one_timeout_and_stalls_nothing)
+{
+	struct xrl_budget_rule *local;
+	struct xrl_global_status status;
+	struct packet pkt;
+	double started, took;
+	uint16_t port;
+	int fake, i;
+
+	fake = fake_redis_listen(&port);
+	node_start(&nodes[0], port, "198.18.1.1", 0, true);
+	cr_assert_eq(packet_from(&pkt, "198.18.1.1"), 0);
+	for (i = 0; i < 50; i++)
+		fixture_run(&nodes[0].dp, &pkt);	/* local rule, CPU 0 */
+	now_ns += 100 * 1000000ULL;
+	started = real_ms();
+	xrl_budgets_sync(&nodes[0].budgets, now_ns);	/* primes demand */
+	for (i = 0; i < 50; i++)
+		fixture_run(&nodes[0].dp, &pkt);
+	now_ns += 100 * 1000000ULL;
+	xrl_budgets_sync(&nodes[0].budgets, now_ns);
+	took = real_ms() - started;
+	fprintf(stderr, "silent Redis: two syncs took %.0f ms of real time\n",
+		took);
+	/* Bounded by the 50 ms timeouts, not by Redis: generous margin for
+	 * a loaded machine, but far below a hang. */
+	cr_assert_lt(took, 2000);
+	cr_assert(degraded(&nodes[0]));
+	xrl_global_status(nodes[0].budgets.global, &status);
+	cr_assert_str_eq(status.reason, "timed out");
+	local = xrl_budgets_find(&nodes[0].budgets,
+				 nodes[0].policy.rules[2].id);
+	cr_assert_not_null(local);
+	cr_assert_gt(local->weights[0], local->weights[1],
+		     "the local rule was re-split: %u:%u", local->weights[0],
+		     local->weights[1]);
+	close(fake);
+}
+
+/* A node that stops syncing (a departed host) stops counting once its
+ * key expires: the other then holds the whole budget. */
+Test(global, a_departed_node_stops_counting_after_its_ttl)
+{
+	struct xrl_budget_rule *rule;
+	struct window w;
+
+	ttl_ms = 400;
+	start_fleet();
+	run(2, CHUNKS_PER_S);
+	rule = xrl_budgets_find(&nodes[0].budgets, nodes[0].id);
+	cr_assert_eq(rule->nodes, 2);
+	usleep(600 * 1000);	/* b's key expires (bounded real wait) */
+	run(1, SYNC_EVERY);	/* only a goes on */
+	cr_assert_eq(rule->nodes, 1, "nodes: %u", rule->nodes);
+	cr_assert_eq(rule->node_weight, XRL_SHARE_ONE);
+	run(1, SYNC_EVERY);
+	w.a = admitted(&nodes[0]);
+	run(1, CHUNKS_PER_S);
+	w.a = admitted(&nodes[0]) - w.a;
+	fprintf(stderr, "global, node b gone: node a %lu of %d in 1 s\n", w.a,
+		GLOBAL_PPS);
+	cr_assert_geq(w.a, GLOBAL_PPS * 0.95);
+	cr_assert_leq(w.a, GLOBAL_PPS + BURST);
+}
