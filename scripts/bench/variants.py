@@ -100,6 +100,15 @@ def no_policy(files):
     files[MAIN] = t.replace("\tvoid *rules;\n", "")
 
 
+def no_limit_events(files):
+    # A drop does not look at the bucket's limit-event state.
+    t = files[MAIN]
+    old = "\tif (!admitted)\n\t\treport_limited(key, bucket, rule, settings, now);\n"
+    if old not in t:
+        raise ValueError("report_limited() on drops")
+    files[MAIN] = t.replace(old, "")
+
+
 def no_vlan(files):
     t = files["parse.h"]
     old = "#define VLAN_MAX_TAGS\t2"
@@ -122,6 +131,7 @@ VARIANTS = {
     "no-lpm-lookup": no_lpm,
     "no-policy-lookups": no_policy,
     "no-vlan-parsing": no_vlan,
+    "no-limit-events": no_limit_events,
     "no-counters-at-all": no_atomics,
 }
 
