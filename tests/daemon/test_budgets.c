@@ -8,6 +8,7 @@
  * and the log.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdio.h>
@@ -213,4 +214,46 @@ Test(budgets, a_silent_redis_does_not_stall_the_control_socket)
 	}
 	cr_assert_eq(found, 1, "no rule fleet in rule.list");
 	json_decref(response);
+}
+
+/* The CLI's rule add passes scope and global on; rule list shows them. */
+static int cli(char *out, size_t len, const char *args)
+{
+	char command[PATH_MAX * 2 + 256];
+	size_t got;
+	FILE *pipe;
+	int status;
+
+	snprintf(command, sizeof(command), "build/xdp-ratelimit -P %s %s -S %s "
+		 "2>&1", env.pin_dir, args, env.socket);
+	pipe = popen(command, "r");
+	cr_assert_not_null(pipe);
+	got = fread(out, 1, len - 1, pipe);
+	out[got] = '\0';
+	status = pclose(pipe);
+	cr_assert(WIFEXITED(status), "%s did not exit", command);
+	return WEXITSTATUS(status);
+}
+
+Test(budgets, the_cli_adds_aggregate_rules)
+{
+	char out[4096];
+
+	env_write(&env, NULL, "default:\n  action: allow\n");
+	daemon_start(&env, NULL);
+	cr_assert_eq(cli(out, sizeof(out), "rule add 198.18.4.0/24 --name agg "
+			 "--pps 1k --burst 10 --scope aggregate"), 0, "%s",
+		     out);
+	cr_assert(strstr(out, "agg") && strstr(out, "aggregate"), "%s", out);
+	cr_assert_eq(cli(out, sizeof(out), "rule add 198.18.5.0/24 --pps 1k "
+			 "--burst 10 --global"), 1);
+	cr_assert(strstr(out, "global: needs scope: aggregate"), "%s", out);
+	cr_assert_eq(cli(out, sizeof(out), "rule add 198.18.5.0/24 --pps 1k "
+			 "--burst 10 --scope aggregate --global"), 1);
+	cr_assert(strstr(out, "needs a Redis address"), "%s", out);
+	cr_assert_eq(cli(out, sizeof(out), "rule add 198.18.5.0/24 --pps 1k "
+			 "--burst 10 --scope everything"), 1);
+	cr_assert(strstr(out, "scope: unknown scope"), "%s", out);
+	cr_assert_eq(cli(out, sizeof(out), "rule list"), 0);
+	cr_assert(strstr(out, "aggregate"), "%s", out);
 }

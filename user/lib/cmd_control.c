@@ -30,7 +30,9 @@ enum {
 	OPT_BURST,
 	OPT_BPS,
 	OPT_BURST_BYTES,
+	OPT_SCOPE,
 	OPT_REPLACE,
+	OPT_GLOBAL,
 	OPT_TOP_N = 'n',
 	OPT_FOLLOW = 'f',
 };
@@ -78,6 +80,8 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		{ "burst", required_argument, NULL, OPT_BURST },
 		{ "bps", required_argument, NULL, OPT_BPS },
 		{ "burst-bytes", required_argument, NULL, OPT_BURST_BYTES },
+		{ "scope", required_argument, NULL, OPT_SCOPE },
+		{ "global", no_argument, NULL, OPT_GLOBAL },
 		{ "replace", no_argument, NULL, OPT_REPLACE },
 		{ "count", required_argument, NULL, OPT_TOP_N },
 		{ "follow", no_argument, NULL, OPT_FOLLOW },
@@ -91,6 +95,7 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		[OPT_BURST - OPT_NAME] = "burst",
 		[OPT_BPS - OPT_NAME] = "bps",
 		[OPT_BURST_BYTES - OPT_NAME] = "burst_bytes",
+		[OPT_SCOPE - OPT_NAME] = "scope",
 	};
 	int opt, exit_code = -1;
 	char *end;
@@ -119,6 +124,10 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 			json_object_set_new(args->request, "replace",
 					    json_true());
 			break;
+		case OPT_GLOBAL:
+			json_object_set_new(args->request, "global",
+					    json_true());
+			break;
 		case OPT_TOP_N:
 			n = strtol(optarg, &end, 10);
 			if (*end || n < 1 || n > 100000) {
@@ -130,7 +139,7 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 					    json_integer(n));
 			break;
 		default:
-			if (opt < OPT_NAME || opt > OPT_BURST_BYTES)
+			if (opt < OPT_NAME || opt > OPT_SCOPE)
 				break;
 			/* Quantities go as text: the daemon parses "10k". */
 			json_object_set_new(args->request,
@@ -171,6 +180,11 @@ static void print_rule(json_t *rule)
 	       str_of(rule, "action"));
 	print_limit("pps", rule, "pps", "burst");
 	print_limit("bps", rule, "bps", "burst_bytes");
+	if (str_of(rule, "scope") && strcmp(str_of(rule, "scope"), "source"))
+		printf(" %s", str_of(rule, "scope"));
+	if (json_is_true(json_object_get(rule, "global")))
+		printf(" global%s", json_is_true(json_object_get(rule,
+				    "degraded")) ? " (DEGRADED)" : "");
 	if (passed && dropped)
 		printf("  (passed %lld, dropped %lld)",
 		       int_of(passed, "packets"), int_of(dropped, "packets"));
@@ -567,6 +581,9 @@ const struct xrl_cmd xrl_cmd_rule = {
 	"      --pps R --burst B         packets per second, burst in packets\n"
 	"      --bps R --burst-bytes B   bits per second, burst in bytes\n"
 	"                      (R and B take k/M/G suffixes)\n"
+	"      --scope S       source (default: a budget per source) or\n"
+	"                      aggregate (one budget for all it matches)\n"
+	"      --global        an aggregate budget shared through Redis\n"
 	"      --replace       change the rule of that CIDR (keeps its id)\n"
 	"  -j, --json          the daemon's JSON response\n"
 	SOCKET_HELP,

@@ -193,6 +193,8 @@ static int add_read_rule(const void *key_ptr, const void *value_ptr,
 	struct xrl_rule_spec rule = {
 		.prefix = *key,
 		.action = value->action,
+		.scope = value->scope < XRL_SCOPE_COUNT ? value->scope :
+			 XRL_SCOPE_SOURCE,
 	};
 	int ret;
 
