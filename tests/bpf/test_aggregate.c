@@ -307,3 +307,32 @@ Test(aggregate, compared_with_one_shared_cas_bucket)
 	cr_assert_leq(total, budget);
 	cr_assert_geq(total, budget * 0.999);
 }
+
+/* A rule that stops being aggregate (or goes) takes its shares and state
+ * with it; one that stays keeps its buckets across the reload. */
+Test(aggregate, reloads_keep_kept_rules_and_forget_the_others)
+{
+	int n_cpus = libbpf_num_possible_cpus();
+	struct xrl_agg_state state[n_cpus];
+	struct xrl_agg_share shares[n_cpus];
+	uint32_t kept, gone;
+
+	kept = install(XRL_SCOPE_AGGREGATE);
+	gone = fixture_rule(&policy, "198.18.1.0/24", XRL_ACTION_LIMIT, RATE,
+			    BURST, 0, 0);
+	policy.rules[policy.n_rules - 1].scope = XRL_SCOPE_AGGREGATE;
+	fixture_apply(&dp, &policy);
+	set_traffic(0, "198.18.0.1", 10);
+	set_traffic(1, "198.18.1.1", 10);
+	run_chunks(NS_PER_S, 1, false);
+	cr_assert_eq(xrl_agg_read_state(&dp, kept, state), 0);
+	cr_assert_eq(xrl_agg_read_state(&dp, gone, state), 0);
+
+	policy.rules[policy.n_rules - 1].scope = XRL_SCOPE_SOURCE;
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(xrl_agg_read_state(&dp, gone, state), -ENOENT);
+	cr_assert_neq(bpf_map_lookup_elem(dp.agg_shares_fd, &gone, shares), 0);
+	cr_assert_eq(xrl_agg_read_state(&dp, kept, state), 0);
+	cr_assert_eq(state[0].arrived + state[1].arrived, 10);
+	cr_assert_eq(bpf_map_lookup_elem(dp.agg_shares_fd, &kept, shares), 0);
+}

@@ -187,13 +187,16 @@ static bool aggregate_id(const struct xrl_policy *policy, uint32_t id)
 /* Deletes the keys of @fd that are no aggregate rule of @policy. */
 static void forget_stale(int fd, const struct xrl_policy *policy)
 {
-	uint32_t key, next, *prev = NULL;
+	uint32_t prev, next;
+	bool have_prev = false;
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		if (!aggregate_id(policy, key) && !bpf_map_delete_elem(fd, &key))
-			continue;	/* deleted: start over from prev */
-		prev = &key;
+	while (!bpf_map_get_next_key(fd, have_prev ? &prev : NULL, &next)) {
+		/* Deleted: the key after @prev is now the one after it. */
+		if (!aggregate_id(policy, next) &&
+		    !bpf_map_delete_elem(fd, &next))
+			continue;
+		prev = next;
+		have_prev = true;
 	}
 }
 
