@@ -555,6 +555,9 @@ static int run(struct daemon_opts *opts)
 		ret = attach_interfaces(&dp, opts);
 	if (!ret)
 		ret = start_metrics(&state, opts, &metrics);
+	if (!ret && metrics)
+		xrl_metrics_server_extra(metrics, xrl_budgets_write_metrics,
+					 &budgets);
 	if (!ret)
 		ret = start_events(&state, opts, &feed);
 	if (ret)

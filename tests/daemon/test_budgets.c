@@ -134,9 +134,29 @@ Test(budgets, a_global_rule_without_redis_is_refused_naming_its_line)
 		  "%s", error);
 }
 
+/* /metrics as curl gets it (bounded by --max-time). */
+static void scrape(const char *at, char *out, size_t len)
+{
+	char command[256];
+	size_t got;
+	FILE *pipe;
+	int status;
+
+	snprintf(command, sizeof(command),
+		 "curl -sS --fail --max-time 10 http://%s/metrics 2>&1", at);
+	pipe = popen(command, "r");
+	cr_assert_not_null(pipe);
+	got = fread(out, 1, len - 1, pipe);
+	out[got] = '\0';
+	status = pclose(pipe);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "scrape refused: %s", out);
+}
+
 Test(budgets, a_silent_redis_does_not_stall_the_control_socket)
 {
-	char config[512], address[32];
+	char config[512], address[32], metrics_at[32];
+	static char scraped[1 << 16];
 	json_t *response, *rule;
 	double started, slowest = 0, took;
 	bool degraded = false;
@@ -162,8 +182,10 @@ Test(budgets, a_silent_redis_does_not_stall_the_control_socket)
 		 "    burst: 100\n"
 		 "    scope: aggregate\n", address);
 	env_write(&env, NULL, config);
+	snprintf(metrics_at, sizeof(metrics_at), "127.0.0.1:%u",
+		 redis_free_port());
 	daemon_start(&env, "--sync-interval", "20ms", "--node", "edge-1",
-		     NULL);
+		     "--metrics", metrics_at, NULL);
 	/* Requests keep being answered while syncs meet the silent Redis;
 	 * bounded: 100 requests. */
 	for (n = 0; n < 100 && !degraded; n++) {
@@ -214,6 +236,12 @@ Test(budgets, a_silent_redis_does_not_stall_the_control_socket)
 	}
 	cr_assert_eq(found, 1, "no rule fleet in rule.list");
 	json_decref(response);
+
+	scrape(metrics_at, scraped, sizeof(scraped));
+	cr_assert(strstr(scraped, "xdp_ratelimit_budget_degraded{rule=\"fleet\"}"
+			 " 1\n"), "%s", scraped);
+	cr_assert(strstr(scraped, "xdp_ratelimit_budget_local_pps{rule=\"local\"}"
+			 " 1000\n"), "%s", scraped);
 }
 
 /* The CLI's rule add passes scope and global on; rule list shows them. */

@@ -14,6 +14,7 @@
 #include "datapath.h"
 #include "global.h"
 #include "limit.h"
+#include "metrics.h"
 
 /* ---- the split (pure) ------------------------------------------------ */
 
@@ -228,6 +229,7 @@ int xrl_budgets_init(struct xrl_budgets *b, struct xrl_datapath *dp,
 	b->floor_percent = XRL_SHARE_FLOOR_PERCENT;
 	b->interval_ns = interval_ns ? interval_ns :
 			 XRL_SYNC_INTERVAL_MS * 1000000ULL;
+	pthread_mutex_init(&b->lock, NULL);
 	if (b->n_cpus > XRL_SHARE_ONE)
 		return -E2BIG;
 	return 0;
@@ -292,8 +294,8 @@ static void carry_rule(struct xrl_budget_rule *next,
 		xrl_budget_limits_of(spec, &next->local);
 }
 
-int xrl_budgets_set_policy(struct xrl_budgets *b,
-			   const struct xrl_policy *policy, uint64_t now_ns)
+static int set_policy(struct xrl_budgets *b, const struct xrl_policy *policy,
+		      uint64_t now_ns)
 {
 	struct xrl_budget_rule *rules, *old;
 	size_t i, n = 0;
@@ -384,7 +386,7 @@ static int write_rule(struct xrl_budgets *b, struct xrl_budget_rule *rule)
 	return 0;
 }
 
-int xrl_budgets_sync(struct xrl_budgets *b, uint64_t now_ns)
+static int sync_all(struct xrl_budgets *b, uint64_t now_ns)
 {
 	struct xrl_agg_state *state;
 	uint32_t *weights;
@@ -418,7 +420,28 @@ free_all:
 	return ret;
 }
 
-/* ---- what status and stats show ------------------------------------- */
+int xrl_budgets_set_policy(struct xrl_budgets *b,
+			   const struct xrl_policy *policy, uint64_t now_ns)
+{
+	int ret;
+
+	pthread_mutex_lock(&b->lock);
+	ret = set_policy(b, policy, now_ns);
+	pthread_mutex_unlock(&b->lock);
+	return ret;
+}
+
+int xrl_budgets_sync(struct xrl_budgets *b, uint64_t now_ns)
+{
+	int ret;
+
+	pthread_mutex_lock(&b->lock);
+	ret = sync_all(b, now_ns);
+	pthread_mutex_unlock(&b->lock);
+	return ret;
+}
+
+/* ---- what status, stats and /metrics show --------------------------- */
 
 bool xrl_budgets_degraded(const struct xrl_budgets *b)
 {
@@ -493,4 +516,44 @@ json_t *xrl_budgets_json(const struct xrl_budgets *b)
 	if (obj && b->global)
 		json_object_set_new(obj, "global", global_json(b->global));
 	return obj;
+}
+
+void xrl_budgets_write_metrics(FILE *out, void *ctx)
+{
+	struct xrl_budgets *b = ctx;
+	bool degraded;
+	size_t i;
+
+	pthread_mutex_lock(&b->lock);
+	degraded = xrl_budgets_degraded(b);
+	xrl_metrics_family(out, "xdp_ratelimit_budget_degraded", "gauge",
+			   "1 while a global budget runs without Redis "
+			   "(breaker open).");
+	for (i = 0; i < b->n_rules; i++) {
+		const char *labels[] = { "rule", b->rules[i].spec.name, NULL };
+
+		if (b->rules[i].spec.global)
+			xrl_metrics_sample(out, "xdp_ratelimit_budget_degraded",
+					   labels, degraded);
+	}
+	xrl_metrics_family(out, "xdp_ratelimit_budget_local_pps", "gauge",
+			   "Packets per second of an aggregate budget this "
+			   "host enforces (its part of a global one).");
+	for (i = 0; i < b->n_rules; i++) {
+		const char *labels[] = { "rule", b->rules[i].spec.name, NULL };
+
+		xrl_metrics_sample_u64(out, "xdp_ratelimit_budget_local_pps",
+				       labels, b->rules[i].local.pps);
+	}
+	xrl_metrics_family(out, "xdp_ratelimit_budget_nodes", "gauge",
+			   "Nodes sharing a global budget, as last seen in "
+			   "Redis.");
+	for (i = 0; i < b->n_rules; i++) {
+		const char *labels[] = { "rule", b->rules[i].spec.name, NULL };
+
+		if (b->rules[i].spec.global)
+			xrl_metrics_sample_u64(out, "xdp_ratelimit_budget_nodes",
+					       labels, b->rules[i].nodes);
+	}
+	pthread_mutex_unlock(&b->lock);
 }

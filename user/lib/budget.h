@@ -7,9 +7,11 @@
 #ifndef XRL_BUDGET_H
 #define XRL_BUDGET_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "policy.h"
 
 struct xrl_datapath;
@@ -107,6 +109,10 @@ struct xrl_budgets {
 	struct xrl_budget_rule *rules;
 	size_t n_rules;
 	struct xrl_global *global;	/* NULL: no Redis */
+	/* Held by set_policy and sync, and by the /metrics scrape thread
+	 * (xrl_budgets_write_metrics); the rest runs on the daemon's one
+	 * thread. */
+	pthread_mutex_t lock;
 };
 
 int xrl_budgets_init(struct xrl_budgets *b, struct xrl_datapath *dp,
@@ -140,6 +146,11 @@ bool xrl_budgets_degraded(const struct xrl_budgets *b);
  * of Redis ("degraded", since when, why). A jansson object, or NULL. */
 struct json_t;
 struct json_t *xrl_budgets_json(const struct xrl_budgets *b);
+
+/* /metrics families of the budgets (an xrl_metrics_extra_fn; @ctx is the
+ * struct xrl_budgets): xdp_ratelimit_budget_degraded{rule},
+ * xdp_ratelimit_budget_local_pps{rule}, xdp_ratelimit_budget_nodes{rule}. */
+void xrl_budgets_write_metrics(FILE *out, void *ctx);
 
 /* The engine's rule of that id, or NULL. */
 struct xrl_budget_rule *xrl_budgets_find(struct xrl_budgets *b, uint32_t id);
