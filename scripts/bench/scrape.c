@@ -77,8 +77,7 @@ static int time_count(struct xrl_datapath *dp, long n, double *ms)
 			return -errno;
 	}
 	wall0 = bench_now_ns();
-	count = xrl_map_count_batched(dp->buckets_fd, sizeof(key),
-				      sizeof(bucket));
+	count = xrl_map_count(dp->buckets_fd, sizeof(key));
 	*ms = (bench_now_ns() - wall0) / 1e6;
 	if (count < 0)
 		return count;

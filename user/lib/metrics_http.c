@@ -48,9 +48,8 @@ static void count_sources(struct xrl_metrics_server *srv)
 	if (srv->counted_at &&
 	    now - srv->counted_at < XRL_METRICS_COUNT_INTERVAL_S)
 		return;
-	count = xrl_map_count_batched(srv->dp->buckets_fd,
-				      sizeof(struct xrl_bucket_key),
-				      sizeof(struct xrl_bucket));
+	count = xrl_map_count(srv->dp->buckets_fd,
+			      sizeof(struct xrl_bucket_key));
 	if (count >= 0) {
 		srv->tracked_sources = count;
 		srv->counted_at = now;
