@@ -238,10 +238,14 @@ Test(budgets, a_silent_redis_does_not_stall_the_control_socket)
 	json_decref(response);
 
 	scrape(metrics_at, scraped, sizeof(scraped));
-	cr_assert(strstr(scraped, "xdp_ratelimit_budget_degraded{rule=\"fleet\"}"
+	cr_assert(strstr(scraped, "xdp_ratelimit_sync_degraded{rule=\"fleet\"}"
 			 " 1\n"), "%s", scraped);
 	cr_assert(strstr(scraped, "xdp_ratelimit_budget_local_pps{rule=\"local\"}"
 			 " 1000\n"), "%s", scraped);
+	/* The silent Redis made every exchange so far a missed sync. */
+	cr_assert(strstr(scraped, "\nxdp_ratelimit_sync_failures_total ") &&
+		  !strstr(scraped, "\nxdp_ratelimit_sync_failures_total 0\n"),
+		  "%s", scraped);
 }
 
 /* The CLI's rule add passes scope and global on; rule list shows them. */

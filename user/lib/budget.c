@@ -521,6 +521,24 @@ json_t *xrl_budgets_json(const struct xrl_budgets *b)
 	return obj;
 }
 
+/* Exchanges with Redis, and the missed ones: a missed sync is never silent. */
+static void write_sync_counters(FILE *out, const struct xrl_global *g)
+{
+	const char *no_labels[] = { NULL };
+	struct xrl_global_status status;
+
+	xrl_global_status(g, &status);
+	xrl_metrics_family(out, "xdp_ratelimit_sync_exchanges_total", "counter",
+			   "Exchanges with Redis for the global budgets.");
+	xrl_metrics_sample_u64(out, "xdp_ratelimit_sync_exchanges_total",
+			       no_labels, status.syncs);
+	xrl_metrics_family(out, "xdp_ratelimit_sync_failures_total", "counter",
+			   "Exchanges with Redis that failed or timed out "
+			   "(missed syncs).");
+	xrl_metrics_sample_u64(out, "xdp_ratelimit_sync_failures_total",
+			       no_labels, status.failures);
+}
+
 void xrl_budgets_write_metrics(FILE *out, void *ctx)
 {
 	struct xrl_budgets *b = ctx;
@@ -529,14 +547,16 @@ void xrl_budgets_write_metrics(FILE *out, void *ctx)
 
 	pthread_mutex_lock(&b->lock);
 	degraded = xrl_budgets_degraded(b);
-	xrl_metrics_family(out, "xdp_ratelimit_budget_degraded", "gauge",
+	if (b->global)
+		write_sync_counters(out, b->global);
+	xrl_metrics_family(out, "xdp_ratelimit_sync_degraded", "gauge",
 			   "1 while a global budget runs without Redis "
 			   "(breaker open).");
 	for (i = 0; i < b->n_rules; i++) {
 		const char *labels[] = { "rule", b->rules[i].spec.name, NULL };
 
 		if (b->rules[i].spec.global)
-			xrl_metrics_sample(out, "xdp_ratelimit_budget_degraded",
+			xrl_metrics_sample(out, "xdp_ratelimit_sync_degraded",
 					   labels, degraded);
 	}
 	xrl_metrics_family(out, "xdp_ratelimit_budget_local_pps", "gauge",
