@@ -77,8 +77,8 @@ $(BUILD)/tests/test-%: $$(wildcard tests/$$*/*.c) $(TEST_LIB_OBJS) $(LIB) Makefi
 test:
 	$(Q)scripts/deps.sh --if-missing
 	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS)
-	$(Q)scripts/run-tests $(TEST_BINS)
 	$(Q)$(MAKE) --no-print-directory fuzz-smoke
+	$(Q)scripts/run-tests $(TEST_BINS)
 
 # libFuzzer targets: tests/fuzz/fuzz_NAME.c, seeds in tests/fuzz/corpus/NAME/
 # (and tests/fuzz/NAME.dict if any), built with clang against the library
