@@ -382,3 +382,23 @@ ssize_t raw_read_line(int fd, char *buf, size_t len, int timeout_ms)
 	buf[used] = '\0';
 	return used;
 }
+
+int env_cli(struct daemon_env *env, char *out, size_t len, const char *args,
+	    bool with_socket)
+{
+	char command[PATH_MAX * 4];
+	size_t got;
+	FILE *pipe;
+	int status;
+
+	snprintf(command, sizeof(command),
+		 "build/xdp-ratelimit -P %s %s %s %s 2>&1", env->pin_dir, args,
+		 with_socket ? "-S" : "", with_socket ? env->socket : "");
+	pipe = popen(command, "r");
+	cr_assert_not_null(pipe);
+	got = fread(out, 1, len - 1, pipe);
+	out[got] = '\0';
+	status = pclose(pipe);
+	cr_assert(WIFEXITED(status), "%s did not exit", command);
+	return WEXITSTATUS(status);
+}

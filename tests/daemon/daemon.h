@@ -33,6 +33,14 @@ void env_setup(struct daemon_env *env);
 /* Kills the daemon (by pid), removes pins, files and directories. */
 void env_teardown(struct daemon_env *env);
 
+/*
+ * Runs build/xdp-ratelimit with @args on the env's pin dir (and its
+ * socket, when @with_socket); stdout and stderr land in @out. Returns the
+ * exit code.
+ */
+int env_cli(struct daemon_env *env, char *out, size_t len, const char *args,
+	    bool with_socket);
+
 /* Writes @yaml as the config file (or as @path when not NULL). */
 void env_write(struct daemon_env *env, const char *path, const char *yaml);
 

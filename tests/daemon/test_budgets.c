@@ -251,20 +251,7 @@ Test(budgets, a_silent_redis_does_not_stall_the_control_socket)
 /* The CLI's rule add passes scope and global on; rule list shows them. */
 static int cli(char *out, size_t len, const char *args)
 {
-	char command[PATH_MAX * 2 + 256];
-	size_t got;
-	FILE *pipe;
-	int status;
-
-	snprintf(command, sizeof(command), "build/xdp-ratelimit -P %s %s -S %s "
-		 "2>&1", env.pin_dir, args, env.socket);
-	pipe = popen(command, "r");
-	cr_assert_not_null(pipe);
-	got = fread(out, 1, len - 1, pipe);
-	out[got] = '\0';
-	status = pclose(pipe);
-	cr_assert(WIFEXITED(status), "%s did not exit", command);
-	return WEXITSTATUS(status);
+	return env_cli(&env, out, len, args, true);
 }
 
 Test(budgets, the_cli_adds_aggregate_rules)

@@ -13,8 +13,6 @@
 #include "daemon.h"
 #include "fixture.h"
 
-#define CLI_BIN "build/xdp-ratelimit"
-
 static struct daemon_env env;
 static char out[1 << 16];
 
@@ -34,25 +32,9 @@ static void teardown(void)
 
 TestSuite(observe, .init = setup, .fini = teardown, .timeout = 120);
 
-/* Runs the CLI with @args (and the socket, when @with_socket); returns
- * its exit code, its output in out[]. */
 static int cli_run(const char *args, bool with_socket)
 {
-	char command[PATH_MAX * 4];
-	size_t len;
-	FILE *pipe;
-	int status;
-
-	snprintf(command, sizeof(command), "%s -P %s %s %s %s 2>&1", CLI_BIN,
-		 env.pin_dir, args, with_socket ? "-S" : "",
-		 with_socket ? env.socket : "");
-	pipe = popen(command, "r");
-	cr_assert_not_null(pipe);
-	len = fread(out, 1, sizeof(out) - 1, pipe);
-	out[len] = '\0';
-	status = pclose(pipe);
-	cr_assert(WIFEXITED(status), "%s did not exit", command);
-	return WEXITSTATUS(status);
+	return env_cli(&env, out, sizeof(out), args, with_socket);
 }
 
 static int cli(const char *args)
