@@ -9,8 +9,6 @@
  * traffic.
  */
 #include <errno.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,9 +16,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "budget.h"
+#include "cpu_pool.h"
 #include "fixture.h"
 
-#define N_WORKERS	2
 #define RATE		20000	/* pps */
 #define BURST		400
 #define CHUNK_NS	5000000ULL	/* 5 ms of simulated time per chunk */
@@ -32,80 +30,22 @@
 #define BUDGET(chunks)	((double)RATE * ((chunks) - 1) * CHUNK_NS / NS_PER_S \
 			 + BURST)
 
-struct worker {
-	pthread_t thread;
-	int cpu;
-	struct packet pkt;
-	uint32_t offer;		/* packets per chunk; 0: idle */
-	int err;
-};
-
 static struct xrl_datapath dp;
 static struct xrl_policy policy;
 static struct xrl_budgets budgets;
-static struct worker workers[N_WORKERS];
-static pthread_barrier_t start, done;
-static volatile bool stopping;
-
-static void *worker_main(void *arg)
-{
-	struct worker *w = arg;
-	cpu_set_t cpus;
-	uint32_t i;
-
-	CPU_ZERO(&cpus);
-	CPU_SET(w->cpu, &cpus);
-	if (pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus))
-		w->err = EINVAL;
-	for (;;) {
-		pthread_barrier_wait(&start);
-		if (stopping)
-			return NULL;
-		/* One by one: a run with repeat > 1 swaps the XDP
-		 * dispatcher, which costs milliseconds per chunk. */
-		for (i = 0; i < w->offer && !w->err; i++) {
-			LIBBPF_OPTS(bpf_test_run_opts, opts,
-				.data_in = w->pkt.data,
-				.data_size_in = w->pkt.len,
-				.repeat = 1,
-			);
-
-			if (bpf_prog_test_run_opts(dp.prog_fd, &opts))
-				w->err = errno;
-		}
-		pthread_barrier_wait(&done);
-	}
-}
+static struct cpu_pool pool;
 
 static void setup(void)
 {
-	int i;
-
-	if (libbpf_num_possible_cpus() < N_WORKERS ||
-	    sysconf(_SC_NPROCESSORS_ONLN) < N_WORKERS)
-		cr_skip_test("needs %d CPUs", N_WORKERS);
+	cpu_pool_start(&pool, &dp);
 	fixture_load(&dp, 65536);
 	cr_assert_eq(xrl_policy_init(&policy), 0);
 	cr_assert_eq(xrl_budgets_init(&budgets, &dp, 0), 0);
-	cr_assert_eq(pthread_barrier_init(&start, NULL, N_WORKERS + 1), 0);
-	cr_assert_eq(pthread_barrier_init(&done, NULL, N_WORKERS + 1), 0);
-	for (i = 0; i < N_WORKERS; i++) {
-		workers[i].cpu = i;
-		cr_assert_eq(pthread_create(&workers[i].thread, NULL,
-					    worker_main, &workers[i]), 0);
-	}
 }
 
 static void teardown(void)
 {
-	int i;
-
-	stopping = true;
-	pthread_barrier_wait(&start);
-	for (i = 0; i < N_WORKERS; i++)
-		pthread_join(workers[i].thread, NULL);
-	pthread_barrier_destroy(&start);
-	pthread_barrier_destroy(&done);
+	cpu_pool_stop(&pool);
 	xrl_budgets_free(&budgets);
 	xrl_policy_free(&policy);
 	xrl_datapath_close(&dp);
@@ -125,23 +65,13 @@ static uint32_t install(enum xrl_scope scope)
 	return id;
 }
 
+/* One by one: a run with repeat > 1 swaps the XDP dispatcher, which
+ * costs milliseconds per chunk. */
 static void set_traffic(int cpu, const char *src, uint32_t offer)
 {
-	cr_assert_eq(packet_from(&workers[cpu].pkt, src), 0);
-	workers[cpu].offer = offer;
-}
-
-/* Packets admitted so far per CPU (the program's pass counter). */
-static void passed_per_cpu(uint64_t out[N_WORKERS])
-{
-	int n_cpus = libbpf_num_possible_cpus();
-	struct xrl_counter values[n_cpus];
-	__u32 index = XRL_VERDICT_PASS;
-	int i;
-
-	cr_assert_eq(bpf_map_lookup_elem(dp.stats_fd, &index, values), 0);
-	for (i = 0; i < N_WORKERS; i++)
-		out[i] = values[i].packets;
+	cr_assert_eq(packet_from(&pool.workers[cpu].pkt, src), 0);
+	pool.workers[cpu].runs = offer;
+	pool.workers[cpu].repeat = 1;
 }
 
 /*
@@ -152,16 +82,11 @@ static void passed_per_cpu(uint64_t out[N_WORKERS])
 static uint64_t run_chunks(uint64_t now_ns, unsigned chunks, bool sync)
 {
 	unsigned chunk;
-	int i;
 
 	for (chunk = 0; chunk < chunks; chunk++) {
 		now_ns += CHUNK_NS;
 		xrl_datapath_set_time(&dp, now_ns);
-		pthread_barrier_wait(&start);
-		pthread_barrier_wait(&done);
-		for (i = 0; i < N_WORKERS; i++)
-			cr_assert_eq(workers[i].err, 0, "CPU %d: %s", i,
-				     strerror(workers[i].err));
+		cpu_pool_round(&pool);
 		if (sync && (chunk + 1) % SYNC_EVERY == 0)
 			cr_assert_eq(xrl_budgets_sync(&budgets, now_ns), 0);
 	}
@@ -179,7 +104,7 @@ static double error_percent(uint64_t admitted, double budget)
  */
 Test(aggregate, demand_3_to_1_admits_the_budget_and_favours_the_busier_cpu)
 {
-	uint64_t passed[N_WORKERS], now = NS_PER_S, total;
+	uint64_t passed[CPU_POOL_SIZE], now = NS_PER_S, total;
 	double budget = BUDGET(CHUNKS);
 	struct xrl_budget_rule *rule;
 	uint32_t id = install(XRL_SCOPE_AGGREGATE);
@@ -188,7 +113,7 @@ Test(aggregate, demand_3_to_1_admits_the_budget_and_favours_the_busier_cpu)
 	set_traffic(0, "198.18.0.1", 300);
 	set_traffic(1, "198.18.0.2", 100);
 	now = run_chunks(now, CHUNKS, true);
-	passed_per_cpu(passed);
+	cpu_pool_passed(&pool, passed);
 	total = passed[0] + passed[1];
 	rule = xrl_budgets_find(&budgets, id);
 	cr_assert_not_null(rule);
@@ -210,7 +135,7 @@ Test(aggregate, demand_3_to_1_admits_the_budget_and_favours_the_busier_cpu)
  * shows; the next syncs give it its part. */
 Test(aggregate, an_idle_cpu_ramps_up)
 {
-	uint64_t before[N_WORKERS], after[N_WORKERS], now = NS_PER_S;
+	uint64_t before[CPU_POOL_SIZE], after[CPU_POOL_SIZE], now = NS_PER_S;
 	struct xrl_budget_rule *rule;
 	uint32_t id = install(XRL_SCOPE_AGGREGATE);
 
@@ -223,9 +148,9 @@ Test(aggregate, an_idle_cpu_ramps_up)
 		     "idle CPU at its floor: %u", rule->weights[1]);
 
 	set_traffic(1, "198.18.0.2", 300);	/* both busy, 1:1 now */
-	passed_per_cpu(before);
+	cpu_pool_passed(&pool, before);
 	now = run_chunks(now, 5 * SYNC_EVERY, true);
-	passed_per_cpu(after);
+	cpu_pool_passed(&pool, after);
 	cr_assert_eq(rule->weights[0], XRL_SHARE_ONE / 2);
 	cr_assert_eq(rule->weights[1], XRL_SHARE_ONE / 2);
 	/* 0.5 s: 10000 in the budget; CPU1 ramped within one sync */
@@ -239,14 +164,14 @@ Test(aggregate, an_idle_cpu_ramps_up)
  * the budget is still never exceeded. */
 Test(aggregate, without_syncs_the_even_split_keeps_enforcing)
 {
-	uint64_t passed[N_WORKERS];
+	uint64_t passed[CPU_POOL_SIZE];
 	double budget = BUDGET(CHUNKS);
 
 	install(XRL_SCOPE_AGGREGATE);
 	set_traffic(0, "198.18.0.1", 300);
 	set_traffic(1, "198.18.0.2", 100);
 	run_chunks(NS_PER_S, CHUNKS, false);
-	passed_per_cpu(passed);
+	cpu_pool_passed(&pool, passed);
 	fprintf(stderr, "aggregate 3:1, no sync: CPU0 %lu CPU1 %lu of %.0f\n",
 		passed[0], passed[1], budget);
 	cr_assert_leq(passed[0] + passed[1], budget);
@@ -263,7 +188,7 @@ Test(aggregate, without_syncs_the_even_split_keeps_enforcing)
  */
 Test(aggregate, a_light_cpu_passes_the_same_fraction)
 {
-	uint64_t before[N_WORKERS], after[N_WORKERS], now = NS_PER_S;
+	uint64_t before[CPU_POOL_SIZE], after[CPU_POOL_SIZE], now = NS_PER_S;
 	double ratio0, ratio1;
 	uint64_t total;
 
@@ -272,9 +197,9 @@ Test(aggregate, a_light_cpu_passes_the_same_fraction)
 	set_traffic(0, "198.18.0.1", 300);
 	set_traffic(1, "198.18.0.2", 10);
 	now = run_chunks(now, 2 * SYNC_EVERY, true);
-	passed_per_cpu(before);
+	cpu_pool_passed(&pool, before);
 	now = run_chunks(now, 10 * SYNC_EVERY, true);	/* 1 s */
-	passed_per_cpu(after);
+	cpu_pool_passed(&pool, after);
 	ratio0 = (after[0] - before[0]) / (300.0 * 10 * SYNC_EVERY);
 	ratio1 = (after[1] - before[1]) / (10.0 * 10 * SYNC_EVERY);
 	total = after[0] + after[1] - before[0] - before[1];
@@ -292,14 +217,14 @@ Test(aggregate, a_light_cpu_passes_the_same_fraction)
  */
 Test(aggregate, compared_with_one_shared_cas_bucket)
 {
-	uint64_t passed[N_WORKERS], total;
+	uint64_t passed[CPU_POOL_SIZE], total;
 	double budget = BUDGET(CHUNKS);
 
 	install(XRL_SCOPE_SOURCE);
 	set_traffic(0, "198.18.0.1", 300);
 	set_traffic(1, "198.18.0.1", 100);
 	run_chunks(NS_PER_S, CHUNKS, false);
-	passed_per_cpu(passed);
+	cpu_pool_passed(&pool, passed);
 	total = passed[0] + passed[1];
 	fprintf(stderr, "shared CAS bucket 3:1 over %ds: admitted %lu (CPU0 "
 		"%lu, CPU1 %lu) of budget %.0f: %+.2f%%\n", SECONDS, total,

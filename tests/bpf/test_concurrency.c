@@ -5,14 +5,13 @@
  * their compare-and-swaps interleave, exactly `burst` pass per round.
  */
 #include <errno.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <criterion/criterion.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "cpu_pool.h"
 #include "fixture.h"
 #include "limit.h"
 
@@ -21,110 +20,42 @@
 #define ROUNDS		200
 #define PER_THREAD	4000	/* packets each CPU offers per round */
 #define BURST		2000
-#define N_WORKERS	2
-
-struct worker {
-	pthread_t thread;
-	int cpu;
-	int err;		/* errno of a failed run, or 0 */
-};
 
 static struct xrl_datapath dp;
 static struct xrl_policy policy;
-static struct worker workers[N_WORKERS];
-static pthread_barrier_t start, done;
-static struct packet round_pkt;	/* written by the main thread between rounds */
-static volatile bool stopping;
-
-static void *worker_main(void *arg)
-{
-	struct worker *w = arg;
-	cpu_set_t cpus;
-
-	CPU_ZERO(&cpus);
-	CPU_SET(w->cpu, &cpus);
-	if (pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus))
-		w->err = EINVAL;
-	for (;;) {
-		pthread_barrier_wait(&start);
-		if (stopping)
-			return NULL;
-		if (!w->err) {
-			LIBBPF_OPTS(bpf_test_run_opts, opts,
-				.data_in = round_pkt.data,
-				.data_size_in = round_pkt.len,
-				.repeat = PER_THREAD,
-			);
-
-			if (bpf_prog_test_run_opts(dp.prog_fd, &opts))
-				w->err = errno;
-		}
-		pthread_barrier_wait(&done);
-	}
-}
+static struct cpu_pool pool;
 
 static void setup(void)
 {
-	int i;
-
-	if (libbpf_num_possible_cpus() < N_WORKERS ||
-	    sysconf(_SC_NPROCESSORS_ONLN) < N_WORKERS)
-		cr_skip_test("needs %d CPUs", N_WORKERS);
+	cpu_pool_start(&pool, &dp);
 	fixture_load(&dp, 65536);
 	cr_assert_eq(xrl_policy_init(&policy), 0);
-	cr_assert_eq(pthread_barrier_init(&start, NULL, N_WORKERS + 1), 0);
-	cr_assert_eq(pthread_barrier_init(&done, NULL, N_WORKERS + 1), 0);
-	for (i = 0; i < N_WORKERS; i++) {
-		workers[i].cpu = i;
-		cr_assert_eq(pthread_create(&workers[i].thread, NULL,
-					    worker_main, &workers[i]), 0);
-	}
 }
 
 static void teardown(void)
 {
-	int i;
-
-	stopping = true;
-	pthread_barrier_wait(&start);
-	for (i = 0; i < N_WORKERS; i++)
-		pthread_join(workers[i].thread, NULL);
-	pthread_barrier_destroy(&start);
-	pthread_barrier_destroy(&done);
+	cpu_pool_stop(&pool);
 	xrl_policy_free(&policy);
 	xrl_datapath_close(&dp);
 }
 
 TestSuite(concurrency, .init = setup, .fini = teardown);
 
-/* Packets passed per CPU so far (global pass counter, by CPU). */
-static void passed_per_cpu(uint64_t out[N_WORKERS])
-{
-	int n_cpus = libbpf_num_possible_cpus();
-	struct xrl_counter values[n_cpus];
-	__u32 index = XRL_VERDICT_PASS;
-	int i;
-
-	cr_assert_eq(bpf_map_lookup_elem(dp.stats_fd, &index, values), 0);
-	for (i = 0; i < N_WORKERS; i++)
-		out[i] = values[i].packets;
-}
-
 /* One round: both workers offer PER_THREAD packets of @pkt at once.
  * Returns whether both CPUs admitted some (the race was real). */
 static bool run_round(const struct packet *pkt)
 {
-	uint64_t before[N_WORKERS], after[N_WORKERS];
+	uint64_t before[CPU_POOL_SIZE], after[CPU_POOL_SIZE];
 	int i;
 
-	passed_per_cpu(before);
-	round_pkt = *pkt;
-	pthread_barrier_wait(&start);
-	pthread_barrier_wait(&done);
-	for (i = 0; i < N_WORKERS; i++)
-		cr_assert_eq(workers[i].err, 0, "CPU %d: %s", i,
-			     strerror(workers[i].err));
-	passed_per_cpu(after);
+	for (i = 0; i < CPU_POOL_SIZE; i++) {
+		pool.workers[i].pkt = *pkt;
+		pool.workers[i].runs = 1;
+		pool.workers[i].repeat = PER_THREAD;
+	}
+	cpu_pool_passed(&pool, before);
+	cpu_pool_round(&pool);
+	cpu_pool_passed(&pool, after);
 	return after[0] > before[0] && after[1] > before[1];
 }
 
@@ -153,7 +84,7 @@ Test(concurrency, a_new_source_admits_exactly_burst_across_cpus)
 		cr_assert_eq(fixture_bucket(&dp, src, 0, &bucket), 0);
 		cr_assert_eq(bucket.passed, BURST, "round %d: %lu passed",
 			     round, bucket.passed);
-		cr_assert_eq(bucket.dropped, N_WORKERS * PER_THREAD - BURST,
+		cr_assert_eq(bucket.dropped, CPU_POOL_SIZE * PER_THREAD - BURST,
 			     "round %d", round);
 	}
 	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_PASS), ROUNDS * BURST);
