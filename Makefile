@@ -30,7 +30,7 @@ endif
 #   <- datapath (load, pin, attach, apply, stats, map walks; libbpf)
 #   <- cli (xdp-ratelimit)   and   <- daemon (xdp-ratelimitd)
 LAYERS     := core datapath cli daemon
-INC_core     := -Iuser/core -Iuser/datapath -Iuser/cli -Iuser/daemon
+INC_core     := -Iuser/core
 INC_datapath := $(INC_core) -Iuser/datapath
 INC_cli      := $(INC_datapath) -Iuser/cli
 INC_daemon   := $(INC_datapath) -Iuser/daemon
@@ -58,6 +58,10 @@ TEST_DIRS  := $(notdir $(filter-out tests/lib tests/fuzz tests/data,$(patsubst %
 TEST_LIB_OBJS := $(patsubst tests/lib/%.c,$(BUILD)/tests/lib/%.o,$(wildcard tests/lib/*.c))
 TEST_BINS  := $(patsubst %,$(BUILD)/tests/test-%,$(TEST_DIRS))
 test_objs = $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(wildcard tests/$(1)/*.c))
+# tests/unit needs nothing but the core: no libbpf, no servers, no root.
+TEST_INC_unit    := $(INC_core)
+TEST_LIBS_unit   := $(LIBS_core)
+TEST_LDLIBS_unit := $(LDLIBS_CORE)
 # tests/unit needs nothing but the core: no libbpf, no servers, no root.
 
 .DELETE_ON_ERROR:
@@ -97,11 +101,11 @@ $(foreach l,$(LAYERS),$(eval $(call layer_rules,$(l))))
 
 $(BUILD)/xdp-ratelimit: $(BUILD)/cli/xdp-ratelimit.o $(LIBS_cli) Makefile
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $< -Wl,--start-group $(LIBS_ALL) -Wl,--end-group $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $< $(LIBS_cli) $(LDLIBS) -o $@
 
 $(BUILD)/xdp-ratelimitd: $(BUILD)/daemon/xdp-ratelimitd.o $(LIBS_daemon) Makefile
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $< -Wl,--start-group $(LIBS_ALL) -Wl,--end-group $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $< $(LIBS_daemon) $(LDLIBS) -o $@
 
 # Test objects one by one, each with its dependency file.
 $(BUILD)/tests/lib/%.o: tests/lib/%.c $(SKELS) Makefile
@@ -119,7 +123,7 @@ $(BUILD)/tests/%.o: tests/%.c $(SKELS) $(TEST_SKELS) Makefile
 $(BUILD)/tests/test-%: $$(call test_objs,$$*) $$(if $$(TEST_LIBS_$$*),,$(TEST_LIB_OBJS)) \
 		$$(or $$(TEST_LIBS_$$*),$(LIBS_ALL)) Makefile
 	$(call msg,TEST-LD,$@)
-	$(Q)$(CC) $(CFLAGS) $(filter %.o,$^) -Wl,--start-group $(or $(TEST_LIBS_$*),$(LIBS_ALL)) -Wl,--end-group \
+	$(Q)$(CC) $(CFLAGS) $(filter %.o,$^) $(or $(TEST_LIBS_$*),$(LIBS_ALL)) \
 		$(or $(TEST_LDLIBS_$*),$(LDLIBS)) -lcriterion -o $@
 
 # Runs every test binary; installs what is missing first, so that on a

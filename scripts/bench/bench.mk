@@ -15,8 +15,7 @@ CPPFLAGS  += -Iinclude -Iuser/core -Iuser/datapath -Iuser/daemon -I$(BUILD) -I$(
 BPF_CFLAGS := -target bpf -O2 -g -mcpu=v3 -Wall -Iinclude -Iscripts/bench -I$(ARCH_INC)
 LDLIBS    += -lbpf -lelf -lz -lyaml -ljansson -lhiredis -lmicrohttpd -lpthread -lm
 
-XRL_LIBS   := -Wl,--start-group $(BUILD)/libxrl-daemon.a $(BUILD)/libxrl-datapath.a \
-	      $(BUILD)/libxrl-core.a -Wl,--end-group
+XRL_LIBS   := $(BUILD)/libxrl-daemon.a $(BUILD)/libxrl-datapath.a $(BUILD)/libxrl-core.a
 BENCH_BPF  := $(wildcard scripts/bench/*.bpf.c)
 BENCH_SKELS := $(patsubst scripts/bench/%.bpf.c,$(BENCH)/%.skel.h,$(BENCH_BPF))
 BENCH_SRCS := $(filter-out %.bpf.c,$(wildcard scripts/bench/*.c)) tests/lib/packet.c

@@ -2,7 +2,7 @@
 /*
  * cmd.h - the commands of the xdp-ratelimit CLI, one struct xrl_cmd per
  * cmd_*.c file. A new command is one new file defining its struct and one
- * line in the table of user/xdp-ratelimit.c.
+ * line in the table of user/cli/xdp-ratelimit.c.
  */
 #ifndef XRL_CMD_H
 #define XRL_CMD_H

@@ -9,6 +9,7 @@
 #include "pin.h"
 #include "policy.h"
 #include "policy_file.h"
+#include "policy_map.h"
 
 struct attach_args {
 	const char *ifname;

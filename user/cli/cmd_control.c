@@ -16,7 +16,7 @@
 #include "client.h"
 #include "cmd.h"
 #include "report.h"
-#include "server.h"
+#include "xrl.h"
 
 #define SOCKET_HELP \
 	"  -S, --socket PATH   control socket (default " XRL_SOCKET_PATH ")\n"

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * xdp-ratelimit - attach the per-source rate limiter to interfaces and
- * read its state. Commands live in user/lib/cmd_*.c; this file is their
+ * read its state. Commands live in user/cli/cmd_*.c; this file is their
  * table and the global options.
  */
 #include <getopt.h>
 #include <stdlib.h>
 #include "cmd.h"
+#include "datapath.h"
 #include "log.h"
 #include "xrl.h"
 

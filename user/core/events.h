@@ -14,8 +14,6 @@
 #include "policy.h"
 #include "xrl.h"
 
-struct xrl_datapath;
-
 #define XRL_EVENTS_KEPT		1024	/* recent events the daemon keeps */
 
 struct xrl_event_record {
@@ -59,21 +57,6 @@ uint64_t xrl_event_log_add(struct xrl_event_log *log,
 /* The records after seq @since, at most the last @max, oldest first. */
 json_t *xrl_event_log_json(const struct xrl_event_log *log, uint64_t since,
 			   size_t max);
-
-/*
- * The ring buffer's reader: @fn is called for each event read. Returns
- * NULL with errno set when the map cannot be read.
- */
-struct xrl_event_reader;
-typedef int (*xrl_event_fn)(const struct xrl_limit_event *event, void *ctx);
-
-struct xrl_event_reader *xrl_event_reader_open(const struct xrl_datapath *dp,
-					       xrl_event_fn fn, void *ctx);
-/* An fd readable when events wait (for epoll). */
-int xrl_event_reader_fd(const struct xrl_event_reader *reader);
-/* Reads every event waiting; returns how many, or -errno. */
-int xrl_event_reader_drain(struct xrl_event_reader *reader);
-void xrl_event_reader_close(struct xrl_event_reader *reader);
 
 /* Wall time, in seconds since the epoch, of a CLOCK_MONOTONIC time. */
 double xrl_monotonic_to_wall(uint64_t monotonic_ns);

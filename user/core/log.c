@@ -2,7 +2,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <bpf/libbpf.h>
 #include "log.h"
 
 static enum xrl_log_level max_level = XRL_LOG_INFO;
@@ -19,7 +18,7 @@ void xrl_log_set_level(enum xrl_log_level level)
 	max_level = level;
 }
 
-static void log_va(enum xrl_log_level level, const char *fmt, va_list ap)
+void xrl_vlog(enum xrl_log_level level, const char *fmt, va_list ap)
 {
 	char line[1024];
 	size_t len;
@@ -42,18 +41,6 @@ void xrl_log(enum xrl_log_level level, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_va(level, fmt, ap);
+	xrl_vlog(level, fmt, ap);
 	va_end(ap);
-}
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt,
-			va_list ap)
-{
-	log_va(level == LIBBPF_WARN ? XRL_LOG_WARN : XRL_LOG_DEBUG, fmt, ap);
-	return 0;
-}
-
-void xrl_log_libbpf(void)
-{
-	libbpf_set_print(libbpf_print);
 }

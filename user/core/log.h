@@ -6,6 +6,8 @@
 #ifndef XRL_LOG_H
 #define XRL_LOG_H
 
+#include <stdarg.h>
+
 enum xrl_log_level {
 	XRL_LOG_ERROR = 0,
 	XRL_LOG_WARN,
@@ -21,9 +23,8 @@ void xrl_log_set_level(enum xrl_log_level level);
 void xrl_log(enum xrl_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Routes libbpf's messages through xrl_log (warnings as warnings, the
- * rest as debug). */
-void xrl_log_libbpf(void);
+/* The same with a va_list. */
+void xrl_vlog(enum xrl_log_level level, const char *fmt, va_list ap);
 
 #define pr_err(...)	xrl_log(XRL_LOG_ERROR, __VA_ARGS__)
 #define pr_warn(...)	xrl_log(XRL_LOG_WARN, __VA_ARGS__)

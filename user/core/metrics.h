@@ -14,8 +14,6 @@
 #include <stdio.h>
 #include "xrl.h"
 
-struct xrl_datapath;
-
 #define XRL_METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
 struct xrl_metrics_rule {
@@ -46,15 +44,6 @@ struct xrl_metrics {
 	xrl_metrics_extra_fn extra;
 	void *extra_ctx;
 };
-
-/*
- * Reads the counters of the data path into @m: the global counters, the
- * table pressure counters and, for each of the @n_rules rules of @m->rules
- * (their ids and names set by the caller), its counters, reading each map
- * once (the rule counters in batches over the ids). Leaves
- * tracked_sources, evictions and the policy fields alone. 0 or -errno.
- */
-int xrl_metrics_collect(const struct xrl_datapath *dp, struct xrl_metrics *m);
 
 /* Writes the whole exposition of @m. 0 or -errno (a write error). */
 int xrl_metrics_write(FILE *out, const struct xrl_metrics *m);

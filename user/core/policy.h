@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * policy.h - a rule set in memory, and how it becomes the data path's.
- *
- * A policy is built (from a YAML file, or from control commands), checked
- * whole, then applied in one step: a fresh LPM map is filled and swapped
- * into the program's outer map with a single update.
+ * policy.h - a rule set in memory: built (from a YAML file, or from
+ * control commands) and checked whole. How it becomes the data path's:
+ * policy_map.h.
  */
 #ifndef XRL_POLICY_H
 #define XRL_POLICY_H
@@ -13,8 +11,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "xrl.h"
-
-struct xrl_datapath;
 
 #define XRL_RULE_NAME_MAX	64
 #define XRL_DEFAULT_RULE_NAME	"default"
@@ -118,13 +114,6 @@ void xrl_new_sources_budget(const struct xrl_policy *policy,
 const char *xrl_unknown_name(enum xrl_unknown_verdict verdict);
 int xrl_unknown_parse(const char *text, enum xrl_unknown_verdict *verdict);
 
-/*
- * Makes @policy the data path's in one step. Nothing changes when it
- * fails (returns -errno, @err says why).
- */
-int xrl_policy_apply(struct xrl_datapath *dp, const struct xrl_policy *policy,
-		     char *err, size_t len);
-
 const char *xrl_action_name(enum xrl_action action);
 /* "source", "aggregate"; parse returns -EINVAL for other text. */
 const char *xrl_scope_name(enum xrl_scope scope);
@@ -138,6 +127,14 @@ int xrl_action_parse(const char *text, enum xrl_action *action);
 /* A deep copy of @src into @dst (uninitialised). 0 or -ENOMEM. */
 int xrl_policy_copy(struct xrl_policy *dst, const struct xrl_policy *src);
 
+/* Pointers to the rules of @policy sorted by prefix (free() it), for
+ * xrl_policy_find_sorted; NULL when out of memory. */
+const struct xrl_rule_spec **xrl_policy_sorted(const struct xrl_policy *policy);
+/* The rule of exactly @prefix among @n sorted ones, or NULL. */
+const struct xrl_rule_spec *
+xrl_policy_find_sorted(const struct xrl_rule_spec **sorted, size_t n,
+		       const struct xrl_lpm_key *prefix);
+
 /*
  * Gives every rule of @next whose prefix is in @running the id it holds
  * there, and every other rule an id that no rule of either holds, so the
@@ -146,20 +143,5 @@ int xrl_policy_copy(struct xrl_policy *dst, const struct xrl_policy *src);
  */
 int xrl_policy_carry_ids(struct xrl_policy *next,
 			 const struct xrl_policy *running);
-
-/*
- * Reads back the rules map in force: prefixes, ids and actions (no
- * rates, no names beyond the CIDR text) and the key prefix lengths; enough
- * to carry ids over when the full policy is not known. 0 or -errno.
- */
-int xrl_policy_read_ids(const struct xrl_datapath *dp,
-			struct xrl_policy *out);
-
-/*
- * 0 when the data path holds exactly @policy compiled (every rule, no
- * other, and its settings); -ESTALE when not, -errno on failure.
- */
-int xrl_policy_matches_map(const struct xrl_datapath *dp,
-			   const struct xrl_policy *policy);
 
 #endif

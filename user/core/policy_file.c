@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
-#include "budget.h"
 #include "limit.h"
 #include "policy_file.h"
 

@@ -2,16 +2,12 @@
 /*
  * policy_running.c - what a change of the running policy needs besides
  * the policy itself: a copy to modify, rule ids carried over from the
- * policy in force, and reading the policy in force back from the maps.
+ * policy in force (reading it back from the maps: datapath/policy_map.c).
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <bpf/bpf.h>
-#include "datapath.h"
-#include "mapwalk.h"
 #include "policy.h"
 
 int xrl_policy_copy(struct xrl_policy *dst, const struct xrl_policy *src)
@@ -157,127 +153,14 @@ free_all:
 	return ret;
 }
 
-/* Calls @fn for each entry of the rules map in force until it fails. */
-static int walk_rules_map(const struct xrl_datapath *dp,
-			  int (*fn)(const void *key, const void *value,
-				    void *ctx),
-			  void *ctx)
+const struct xrl_rule_spec **xrl_policy_sorted(const struct xrl_policy *policy)
 {
-	int fd, ret;
-
-	fd = xrl_datapath_rules_fd(dp);
-	if (fd < 0)
-		return fd;
-	ret = xrl_map_walk(fd, sizeof(struct xrl_lpm_key),
-			   sizeof(struct xrl_rule), fn, ctx);
-	close(fd);
-	return ret;
+	return sorted_rules(policy);
 }
 
-static int read_settings(const struct xrl_datapath *dp,
-			 struct xrl_settings *settings)
+const struct xrl_rule_spec *
+xrl_policy_find_sorted(const struct xrl_rule_spec **sorted, size_t n,
+		       const struct xrl_lpm_key *prefix)
 {
-	__u32 zero = 0;
-
-	if (bpf_map_lookup_elem(dp->settings_fd, &zero, settings))
-		return -errno;
-	return 0;
-}
-
-static int add_read_rule(const void *key_ptr, const void *value_ptr,
-			 void *ctx)
-{
-	const struct xrl_lpm_key *key = key_ptr;
-	const struct xrl_rule *value = value_ptr;
-	struct xrl_policy *policy = ctx;
-	struct xrl_rule_spec rule = {
-		.prefix = *key,
-		.action = value->action,
-		.scope = value->scope < XRL_SCOPE_COUNT ? value->scope :
-			 XRL_SCOPE_SOURCE,
-	};
-	int ret;
-
-	if (key->prefixlen == 0) {
-		policy->rules[0].action = value->action;
-		policy->rules[0].id = value->id;
-		return 0;
-	}
-	xrl_cidr_format(key, rule.name, sizeof(rule.name));
-	ret = xrl_policy_add(policy, &rule);
-	if (ret)
-		return ret;
-	policy->rules[policy->n_rules - 1].id = value->id;
-	return 0;
-}
-
-int xrl_policy_read_ids(const struct xrl_datapath *dp, struct xrl_policy *out)
-{
-	struct xrl_settings settings;
-	int ret;
-
-	ret = xrl_policy_init(out);
-	if (ret)
-		return ret;
-	ret = read_settings(dp, &settings);
-	if (!ret)
-		ret = walk_rules_map(dp, add_read_rule, out);
-	if (ret) {
-		xrl_policy_free(out);
-		return ret;
-	}
-	out->v4_prefix = settings.v4_prefix;
-	out->v6_prefix = settings.v6_prefix;
-	out->malformed = settings.malformed_verdict;
-	out->unknown = settings.unknown_verdict;
-	if (settings.new_sources_set) {
-		out->new_pps = settings.new_sources_pps;
-		out->new_burst = settings.new_sources_burst;
-		out->new_sources_off = !settings.new_sources.interval;
-	}
-	return 0;
-}
-
-struct match_ctx {
-	const struct xrl_rule_spec **sorted;
-	size_t n_rules;
-	size_t n_seen;
-};
-
-static int match_rule(const void *key, const void *value, void *ctx)
-{
-	struct match_ctx *match = ctx;
-	const struct xrl_rule_spec *rule;
-	struct xrl_rule compiled;
-
-	rule = find_sorted(match->sorted, match->n_rules, key);
-	if (!rule || xrl_rule_compile(rule, &compiled) ||
-	    memcmp(&compiled, value, sizeof(compiled)))
-		return -ESTALE;
-	match->n_seen++;
-	return 0;
-}
-
-int xrl_policy_matches_map(const struct xrl_datapath *dp,
-			   const struct xrl_policy *policy)
-{
-	struct xrl_settings in_force, wanted;
-	struct match_ctx match = { .n_rules = policy->n_rules };
-	int ret;
-
-	ret = read_settings(dp, &in_force);
-	if (ret)
-		return ret;
-	xrl_policy_settings(policy, xrl_datapath_max_sources(dp),
-			    xrl_datapath_cpus(), &wanted);
-	if (memcmp(&in_force, &wanted, sizeof(wanted)))
-		return -ESTALE;
-	match.sorted = sorted_rules(policy);
-	if (!match.sorted)
-		return -ENOMEM;
-	ret = walk_rules_map(dp, match_rule, &match);
-	free(match.sorted);
-	if (!ret && match.n_seen != policy->n_rules)
-		ret = -ESTALE;
-	return ret;
+	return find_sorted(sorted, n, prefix);
 }

@@ -12,75 +12,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "aggregate.h"
 #include "policy.h"
+#include "share.h"
 
 struct xrl_datapath;
 struct xrl_global;
 
 #define XRL_SYNC_INTERVAL_MS	100
-/*
- * Every CPU (or node) keeps at least this percent of an even share, so an
- * idle one admits its first packets at once. Demand counts arrivals, not
- * admissions, so how fast an idle CPU gets its part does not depend on
- * the floor (one sync); what an idle CPU's floor holds is unused, so the
- * floor is small: with k of n CPUs idle, at most k * 2% / n of the
- * budget goes unused (1% with one of two).
- */
-#define XRL_SHARE_FLOOR_PERCENT	2
-
-/*
- * Splits XRL_SHARE_ONE into @n weights (n <= XRL_SHARE_ONE): each at least
- * the floor (floor_percent of ONE / n, at least 1), the rest in proportion
- * to @demand, rounded by largest remainder so that they sum to ONE exactly.
- * With no demand at all @weights is left as it is and 1 is returned;
- * otherwise 0, or -EINVAL for n == 0, n > ONE or floor_percent > 100.
- */
-int xrl_share_split(const uint64_t *demand, unsigned n, unsigned floor_percent,
-		    uint32_t *weights);
-
-/* @n weights as even as whole numbers go, summing to XRL_SHARE_ONE. */
-void xrl_share_even(unsigned n, uint32_t *weights);
-
-/* True for a rule that has per-CPU shares: aggregate, limit or monitor. */
-bool xrl_rule_is_aggregate(const struct xrl_rule_spec *rule);
-
-/*
- * The budget a rule's shares divide: its own limits, or for a global rule
- * the node's part of them. Both limits are scaled alike.
- */
-struct xrl_budget_limits {
-	uint64_t pps, burst;
-	uint64_t bps, burst_bytes;
-};
-
-void xrl_budget_limits_of(const struct xrl_rule_spec *rule,
-			  struct xrl_budget_limits *out);
-/* @limits scaled by @num / @den (each non-zero result at least 1). */
-void xrl_budget_limits_scale(const struct xrl_budget_limits *limits,
-			     uint64_t num, uint64_t den,
-			     struct xrl_budget_limits *out);
-
-/* Writes rule @id's per-CPU shares: @weights (one per possible CPU) of
- * @limits. 0 or -errno. */
-int xrl_agg_write_shares(const struct xrl_datapath *dp, uint32_t id,
-			 const struct xrl_budget_limits *limits,
-			 const uint32_t *weights);
-
-/*
- * With each policy (xrl_policy_apply): every aggregate rule of @policy
- * gets an even split of its budget (before the swap). -E2BIG past
- * XRL_MAX_AGGREGATES aggregate rules; @err says so.
- */
-int xrl_agg_write_even(const struct xrl_datapath *dp,
-		       const struct xrl_policy *policy, char *err, size_t len);
-/* After the swap: shares and state of rules no longer aggregate go. */
-void xrl_agg_forget_stale(const struct xrl_datapath *dp,
-			  const struct xrl_policy *policy);
-
-/* Reads rule @id's per-CPU state into @per_cpu (xrl_datapath_cpus()
- * entries). -ENOENT before its first packet. */
-int xrl_agg_read_state(const struct xrl_datapath *dp, uint32_t id,
-		       struct xrl_agg_state *per_cpu);
 
 /* ---- the sync engine ---------------------------------------------- */
 

@@ -24,6 +24,7 @@
 #include "log.h"
 #include "policy.h"
 #include "policy_file.h"
+#include "policy_map.h"
 #include "stats.h"
 
 /* A global rule needs Redis: the daemon's --redis or the config's. */

@@ -11,6 +11,7 @@
 #include <microhttpd.h>
 #include "datapath.h"
 #include "mapwalk.h"
+#include "metrics_collect.h"
 #include "metrics_http.h"
 #include "policy.h"
 

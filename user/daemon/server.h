@@ -12,7 +12,6 @@
 
 struct xrl_daemon_state;
 
-#define XRL_SOCKET_PATH		"/run/xdp-ratelimit/control.sock"
 #define XRL_IDLE_TIMEOUT_MS	30000
 #define XRL_MAX_CLIENTS		64
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "attach.h"
 #include "budget.h"
+#include "event_reader.h"
 #include "global.h"
 #include "control.h"
 #include "datapath.h"
@@ -24,6 +25,7 @@
 #include "metrics_http.h"
 #include "pin.h"
 #include "policy_file.h"
+#include "policy_map.h"
 #include "server.h"
 
 #define DEFAULT_CONFIG	"/etc/xdp-ratelimit/policy.yaml"

@@ -12,6 +12,7 @@
 #include "xdp_ratelimit.skel.h"
 #include "datapath.h"
 #include "policy.h"
+#include "policy_map.h"
 
 #define PROG_PIN_NAME "xdp_ratelimit"
 
@@ -42,23 +43,6 @@ static __u64 random_seed(void)
 	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
 		seed = (__u64)time(NULL) * 0x9e3779b97f4a7c15ULL ^ getpid();
 	return seed | 1;
-}
-
-__u32 xrl_datapath_max_sources(const struct xrl_datapath *dp)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-
-	if (bpf_obj_get_info_by_fd(dp->buckets_fd, &info, &len))
-		return 0;
-	return info.max_entries;
-}
-
-unsigned xrl_datapath_cpus(void)
-{
-	int n = libbpf_num_possible_cpus();
-
-	return n > 0 ? (unsigned)n : 1;
 }
 
 static int install_default_policy(struct xrl_datapath *dp)
@@ -249,17 +233,6 @@ void xrl_datapath_close(struct xrl_datapath *dp)
 		}
 	}
 	reset_fds(dp);
-}
-
-int xrl_datapath_rules_fd(const struct xrl_datapath *dp)
-{
-	__u32 zero = 0, rules_id;
-	int fd;
-
-	if (bpf_map_lookup_elem(dp->policy_fd, &zero, &rules_id))
-		return -errno;
-	fd = bpf_map_get_fd_by_id(rules_id);
-	return fd < 0 ? -errno : fd;
 }
 
 void xrl_datapath_set_time(struct xrl_datapath *dp, __u64 now_ns)

@@ -65,4 +65,8 @@ unsigned xrl_datapath_cpus(void);
 /* Sets the test clock (only when loaded with test_clock). */
 void xrl_datapath_set_time(struct xrl_datapath *dp, __u64 now_ns);
 
+/* Routes libbpf's messages through xrl_log (warnings as warnings, the
+ * rest as debug). */
+void xrl_log_libbpf(void);
+
 #endif

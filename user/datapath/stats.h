@@ -5,6 +5,7 @@
 #ifndef XRL_STATS_H
 #define XRL_STATS_H
 
+#include "counters.h"
 #include "xrl.h"
 
 struct xrl_datapath;
@@ -17,23 +18,13 @@ int xrl_stats_read(const struct xrl_datapath *dp,
 int xrl_rule_stats_read(const struct xrl_datapath *dp, __u32 rule_id,
 			struct xrl_rule_counters *totals);
 
-/* "pass", "drop", "monitor", "allow", "deny", "malformed", "nonip". */
-const char *xrl_verdict_name(enum xrl_verdict verdict);
-
 /* Sums the table pressure counters (new-source budget, fallback) of
  * every CPU. 0 or -errno. */
 int xrl_table_stats_read(const struct xrl_datapath *dp,
 			 struct xrl_table_counters *totals);
 
-/* "inserts", "insert_failures", "refused", "fallback_pass",
- * "fallback_drop". */
-const char *xrl_table_event_name(enum xrl_table_event event);
-
 /* Sums the limit event counters (and cap state) of every CPU. */
 int xrl_event_stats_read(const struct xrl_datapath *dp,
 			 struct xrl_event_state *totals);
-
-/* "sent", "suppressed", "lost". */
-const char *xrl_event_outcome_name(enum xrl_event_outcome outcome);
 
 #endif
