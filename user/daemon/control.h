@@ -30,6 +30,13 @@ struct xrl_datapath;
 struct xrl_daemon_state;
 struct xrl_event_log;
 
+/* The last reload of a file (SIGHUP or `reload`): when, and how it went. */
+struct xrl_reload_result {
+	time_t at;		/* 0: none since the daemon started */
+	bool ok;
+	char error[512];	/* the refusal's line, when not ok */
+};
+
 typedef int (*xrl_apply_fn)(struct xrl_daemon_state *state,
 			    const struct xrl_policy *next, char *err,
 			    size_t len);
@@ -54,6 +61,7 @@ struct xrl_daemon_state {
 	void (*changed)(struct xrl_daemon_state *state);
 	void *changed_ctx;		/* for @changed */
 	struct xrl_event_log *events;	/* recent limit events, or NULL */
+	struct xrl_reload_result last_reload;	/* SIGHUP or `reload` */
 };
 
 /*
@@ -76,6 +84,7 @@ int xrl_daemon_check_in_force(struct xrl_daemon_state *state, char *err,
 /*
  * Reads a policy file (@path, or the config file when NULL) and applies
  * it whole. The file's own error line ("FILE:LINE: FIELD: ...") in @err.
+ * The outcome is kept in @state->last_reload.
  */
 int xrl_daemon_reload(struct xrl_daemon_state *state, const char *path,
 		      char *err, size_t len);

@@ -80,6 +80,21 @@ int xrl_control_stats(struct xrl_request *req)
 	return 0;
 }
 
+/* The last reload of a file, or null when none since the start. */
+static json_t *last_reload_json(const struct xrl_reload_result *last)
+{
+	char stamp[32];
+	struct tm tm;
+
+	if (!last->at)
+		return json_null();
+	gmtime_r(&last->at, &tm);
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return json_pack("{s:s, s:I, s:b, s:s?}", "at", stamp,
+			 "at_s", (json_int_t)last->at, "ok", last->ok,
+			 "error", last->ok ? NULL : last->error);
+}
+
 static json_t *daemon_json(const struct xrl_daemon_state *state)
 {
 	json_t *ifaces = json_array();
@@ -88,7 +103,8 @@ static json_t *daemon_json(const struct xrl_daemon_state *state)
 	for (i = 0; i < state->n_interfaces; i++)
 		json_array_append_new(ifaces,
 				      json_string(state->interfaces[i]));
-	return json_pack("{s:s, s:I, s:s?, s:s?, s:s?, s:I, s:I, s:I, s:o}",
+	return json_pack("{s:s, s:I, s:s?, s:s?, s:s?, s:I, s:I, s:I, s:o, "
+			 "s:o}",
 		"version", XRL_VERSION,
 		"pid", (json_int_t)getpid(),
 		"socket", state->socket_path,
@@ -97,7 +113,8 @@ static json_t *daemon_json(const struct xrl_daemon_state *state)
 		"uptime_s", (json_int_t)(time(NULL) - state->started),
 		"policies_applied", (json_int_t)state->n_changes,
 		"changes_refused", (json_int_t)state->n_refused,
-		"interfaces", ifaces);
+		"interfaces", ifaces,
+		"last_reload", last_reload_json(&state->last_reload));
 }
 
 int xrl_control_status(struct xrl_request *req)

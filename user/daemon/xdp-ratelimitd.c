@@ -23,6 +23,7 @@
 #include "events.h"
 #include "log.h"
 #include "metrics_http.h"
+#include "notify.h"
 #include "pin.h"
 #include "policy_file.h"
 #include "policy_map.h"
@@ -569,7 +570,9 @@ static int run(struct daemon_opts *opts)
 	flock(dir.fd, LOCK_UN);
 
 	pr_info("listening on %s", opts->socket_path);
+	xrl_notify_ready(&state);
 	ret = xrl_server_run(&state, &opts->server, listen_fd);
+	xrl_notify_stopping();
 	listen_fd = -1;	/* closed by the loop */
 	if (ret)
 		pr_err("event loop: %s", strerror(-ret));
