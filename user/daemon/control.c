@@ -208,6 +208,9 @@ int xrl_daemon_reload(struct xrl_daemon_state *state, const char *path,
 	last->at = time(NULL);
 	last->ok = !ret;
 	snprintf(last->error, sizeof(last->error), "%s", ret ? err : "");
+	/* After the result is known: a change already called it once. */
+	if (state->changed)
+		state->changed(state);
 	return ret;
 }
 

@@ -57,7 +57,8 @@ struct xrl_daemon_state {
 	uint64_t n_refused;		/* changes refused since start */
 	struct xrl_budgets *budgets;	/* aggregate sync engine, or NULL */
 	time_t changed_at;		/* when the policy in force came */
-	/* Called after each change, e.g. to hand the names to /metrics. */
+	/* Called after each change and each reload, applied or refused,
+	 * e.g. to hand the names and the reload's result to /metrics. */
 	void (*changed)(struct xrl_daemon_state *state);
 	void *changed_ctx;		/* for @changed */
 	struct xrl_event_log *events;	/* recent limit events, or NULL */
