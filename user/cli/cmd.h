@@ -76,5 +76,6 @@ extern const struct xrl_cmd xrl_cmd_rule;
 extern const struct xrl_cmd xrl_cmd_reload;
 extern const struct xrl_cmd xrl_cmd_top;
 extern const struct xrl_cmd xrl_cmd_events;
+extern const struct xrl_cmd xrl_cmd_check;
 
 #endif

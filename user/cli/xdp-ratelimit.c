@@ -20,6 +20,7 @@ static const struct xrl_cmd *const commands[] = {
 	&xrl_cmd_reload,
 	&xrl_cmd_top,
 	&xrl_cmd_events,
+	&xrl_cmd_check,
 	NULL
 };
 
