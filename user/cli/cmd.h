@@ -79,5 +79,6 @@ extern const struct xrl_cmd xrl_cmd_events;
 extern const struct xrl_cmd xrl_cmd_check;
 extern const struct xrl_cmd xrl_cmd_explain;
 extern const struct xrl_cmd xrl_cmd_reset;
+extern const struct xrl_cmd xrl_cmd_daemon;
 
 #endif

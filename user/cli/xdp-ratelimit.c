@@ -23,6 +23,7 @@ static const struct xrl_cmd *const commands[] = {
 	&xrl_cmd_check,
 	&xrl_cmd_explain,
 	&xrl_cmd_reset,
+	&xrl_cmd_daemon,
 	NULL
 };
 

@@ -63,6 +63,7 @@ struct xrl_daemon_state {
 	void *changed_ctx;		/* for @changed */
 	struct xrl_event_log *events;	/* recent limit events, or NULL */
 	struct xrl_reload_result last_reload;	/* SIGHUP or `reload` */
+	size_t n_clients;		/* connected to the socket now */
 };
 
 /*

@@ -104,8 +104,8 @@ static json_t *daemon_json(const struct xrl_daemon_state *state)
 	for (i = 0; i < state->n_interfaces; i++)
 		json_array_append_new(ifaces,
 				      json_string(state->interfaces[i]));
-	return json_pack("{s:s, s:I, s:s?, s:s?, s:s?, s:I, s:I, s:I, s:o, "
-			 "s:o}",
+	return json_pack("{s:s, s:I, s:s?, s:s?, s:s?, s:I, s:I, s:I, s:I, "
+			 "s:o, s:o}",
 		"version", XRL_VERSION,
 		"pid", (json_int_t)getpid(),
 		"socket", state->socket_path,
@@ -114,6 +114,7 @@ static json_t *daemon_json(const struct xrl_daemon_state *state)
 		"uptime_s", (json_int_t)(time(NULL) - state->started),
 		"policies_applied", (json_int_t)state->n_changes,
 		"changes_refused", (json_int_t)state->n_refused,
+		"clients", (json_int_t)state->n_clients,
 		"interfaces", ifaces,
 		"last_reload", last_reload_json(&state->last_reload));
 }

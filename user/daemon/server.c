@@ -230,6 +230,7 @@ static void drop_client(struct server *srv, struct client *client,
 	free(client->out);
 	free(client);
 	srv->n_clients--;
+	srv->state->n_clients = srv->n_clients;
 }
 
 /* Waits for input, or for room to write when output is pending. */
@@ -450,6 +451,7 @@ static void accept_client(struct server *srv)
 	client->next = srv->clients;
 	srv->clients = client;
 	srv->n_clients++;
+	srv->state->n_clients = srv->n_clients;
 	pr_debug("client pid %d uid %u connected", (int)cred.pid,
 		 (unsigned)cred.uid);
 }
