@@ -6,6 +6,7 @@
  * policy is in force; 503 with the reason once the program is detached,
  * the policy map emptied, or with nothing attached at all.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,4 +121,24 @@ Test(health, only_get_and_known_paths)
 	cr_assert_eq(topo_sh("nsenter --net=/run/netns/%s curl -s -o /dev/null "
 			     "-w '%%{http_code}' http://%s/healthz/x | "
 			     "grep -qx 404", topo.ns_rx, listen_at), 0);
+}
+
+Test(health, 503_when_a_policy_is_swapped_in_behind_the_daemon_then_ok_on_reload)
+{
+	char other[PATH_MAX + 16];
+
+	start_attached();
+	cr_assert_eq(healthz(), 200, "%s", body);
+	snprintf(other, sizeof(other), "%s/other.yaml", env.dir);
+	env_write(&env, other, "default:\n  action: deny\n");
+	cr_assert_eq(topo_sh("nsenter --net=/run/netns/%s build/xdp-ratelimit "
+			     "--pin-dir %s attach %s --policy %s >/dev/null",
+			     topo.ns_rx, env.pin_dir, topo.if_rx, other), 0);
+	cr_assert_eq(healthz(), 503, "%s", body);
+	cr_assert(strstr(body, "unhealthy: the policy in force (rules map "),
+		  "%s", body);
+	cr_assert(strstr(body, "is not the daemon's"), "%s", body);
+	/* The daemon takes it over by reloading its own file. */
+	json_decref(request_ok(&env, "{\"cmd\":\"reload\"}"));
+	cr_assert_eq(healthz(), 200, "%s", body);
 }
