@@ -263,6 +263,13 @@ Test(install, bash_completion_offers_what_the_tools_take)
 	snprintf(words, sizeof(words), "%s/usr/sbin/xdp-ratelimit rule _", dir);
 	complete(dir, words);
 	cr_assert_str_eq(out, "add del list");
+	snprintf(words, sizeof(words), "%s/usr/sbin/xdp-ratelimit re", dir);
+	complete(dir, words);
+	cr_assert_str_eq(out, "reload reset");
+	snprintf(words, sizeof(words), "%s/usr/sbin/xdp-ratelimit check "
+		 "examples/demo-pol", dir);
+	complete(dir, words);
+	cr_assert_str_eq(out, "examples/demo-policy.yaml");
 	snprintf(words, sizeof(words), "%s/usr/sbin/xdp-ratelimitd --met", dir);
 	complete(dir, words);
 	cr_assert_str_eq(out, "--metrics");
