@@ -5,6 +5,7 @@
 #include <linux/if_ether.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/tcp.h>
 #include "packet.h"
 
 size_t packet_ip_offset(int n_vlan)
@@ -42,7 +43,13 @@ int packet_build(struct packet *pkt, const struct packet_spec *spec)
 
 	size_t l3_min = ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
 
-	if (frame_len > PACKET_MAX || spec->n_vlan > 2 ||
+	if (spec->tcp)
+		l3_min += PACKET_TCP_HDR;
+	/* Deep tag stacks: the shortest frame with a UDP header. */
+	if (!spec->frame_len &&
+	    frame_len < packet_ip_offset(spec->n_vlan) + l3_min)
+		frame_len = packet_ip_offset(spec->n_vlan) + l3_min + 8;
+	if (frame_len > PACKET_MAX || spec->n_vlan > PACKET_MAX_TAGS ||
 	    (!spec->src && !spec->ethertype) ||
 	    frame_len < packet_ip_offset(spec->n_vlan) + l3_min)
 		return -1;
@@ -50,8 +57,11 @@ int packet_build(struct packet *pkt, const struct packet_spec *spec)
 	memcpy(eth->h_dest, "\x02\x00\x00\x00\x00\x02", ETH_ALEN);
 	memcpy(eth->h_source, "\x02\x00\x00\x00\x00\x01", ETH_ALEN);
 	for (i = 0; i < spec->n_vlan; i++) {
-		put_be16(pkt, proto, i == 0 && spec->qinq ? ETH_P_8021AD :
-							    ETH_P_8021Q);
+		if (spec->vlan_tpids[i])
+			put_be16(pkt, proto, spec->vlan_tpids[i]);
+		else
+			put_be16(pkt, proto, i == 0 && spec->qinq ?
+					     ETH_P_8021AD : ETH_P_8021Q);
 		put_be16(pkt, off, spec->vlan_tags[i]);
 		proto = off + 2;
 		off += 4;
@@ -63,13 +73,14 @@ int packet_build(struct packet *pkt, const struct packet_spec *spec)
 
 		put_be16(pkt, proto, ETH_P_IPV6);
 		ip6->version = 6;
-		ip6->nexthdr = IPPROTO_UDP;
+		ip6->nexthdr = spec->tcp ? IPPROTO_TCP : IPPROTO_UDP;
 		ip6->hop_limit = 64;
 		ip6->payload_len = htons(frame_len - off - sizeof(*ip6));
 		if (inet_pton(AF_INET6, spec->src, &ip6->saddr) != 1 ||
 		    inet_pton(AF_INET6, spec->dst ? spec->dst : "fd00::ff",
 			      &ip6->daddr) != 1)
 			return -1;
+		off += sizeof(*ip6);
 	} else {
 		struct iphdr *ip = (struct iphdr *)(pkt->data + off);
 
@@ -77,13 +88,22 @@ int packet_build(struct packet *pkt, const struct packet_spec *spec)
 		ip->version = 4;
 		ip->ihl = 5;
 		ip->ttl = 64;
-		ip->protocol = IPPROTO_UDP;
+		ip->protocol = spec->tcp ? IPPROTO_TCP : IPPROTO_UDP;
 		ip->tot_len = htons(frame_len - off);
 		if (inet_pton(AF_INET, spec->src, &ip->saddr) != 1 ||
 		    inet_pton(AF_INET, spec->dst ? spec->dst : "198.19.0.1",
 			      &ip->daddr) != 1)
 			return -1;
 		ip->check = ipv4_checksum(ip);
+		off += sizeof(*ip);
+	}
+	if (spec->tcp && !spec->ethertype) {
+		struct tcphdr *tcp = (struct tcphdr *)(pkt->data + off);
+
+		tcp->source = htons(40000);
+		tcp->dest = htons(5201);
+		tcp->doff = PACKET_TCP_HDR / 4;
+		tcp->ack = 1;
 	}
 	pkt->len = frame_len;
 	return 0;
