@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <criterion/criterion.h>
 #include <jansson.h>
@@ -432,4 +433,132 @@ Test(e2e, an_interface_deleted_under_the_program_is_reported_and_detachable)
 	cr_assert_eq(topo_cli(&topo, out, sizeof(out), err, sizeof(err),
 			      "detach %s", topo.if_rx), 0, "detach: %s", err);
 	cr_assert_not(exists(topo.pin_dir), "the last detach removes the pins");
+}
+
+/*
+ * The bypasses of issue 11, on the wire. Each test first shows, with no
+ * program attached, that Linux delivers the crafted frames to a UDP
+ * socket of the receiving namespace (the control), then that the
+ * attached limiter stops them and counts them where it says it does.
+ */
+#define BYPASS_PORT 9999
+#define BYPASS_FRAMES 10
+
+/* A UDP datagram to BYPASS_PORT behind @n_tags 802.1Q tags of VID 0. */
+static void udp_frame(struct packet *pkt, const char *src, const char *dst,
+		      int n_tags)
+{
+	struct packet_spec spec = {
+		.src = src, .dst = dst, .n_vlan = n_tags,
+		.udp_port = BYPASS_PORT,
+	};
+
+	cr_assert_eq(packet_build(pkt, &spec), 0, "frame from %s", src);
+}
+
+/* Datagrams the socket received of BYPASS_FRAMES copies of @pkt. */
+static uint64_t delivered(int fd, struct packet *pkt)
+{
+	wire_send_frame(&topo, pkt, BYPASS_FRAMES);
+	return wire_udp_drain(fd, QUIET_MS);
+}
+
+/* Sources outside the veth's subnet pass reverse-path filtering. */
+static void route_test_sources(void)
+{
+	cr_assert_eq(topo_sh("ip -n %s route add 198.18.0.0/15 dev %s",
+			     topo.ns_rx, topo.if_rx), 0);
+}
+
+static const char vlan_deny_policy[] =
+	"default:\n"
+	"  action: allow\n"
+	"rules:\n"
+	"  - name: banned\n"
+	"    cidr: 198.18.9.0/24\n"
+	"    action: deny\n";
+
+/*
+ * Linux strips VID-0 tags one after the other, up to eight (its
+ * VLAN_MAX_DEPTH): the limiter follows as deep. A ninth tag Linux does
+ * not deliver, so dropping it by default loses nothing.
+ */
+static void priority_tags_are_judged(const char *mode)
+{
+	struct packet denied, deepest, allowed, too_deep;
+	json_t *stats;
+	int fd;
+
+	route_test_sources();
+	fd = wire_udp_open(&topo, AF_INET, BYPASS_PORT);
+	udp_frame(&denied, "198.18.9.1", "198.18.0.2", 3);
+	udp_frame(&deepest, "198.18.9.2", "198.18.0.2", 8);
+	udp_frame(&allowed, "198.18.10.1", "198.18.0.2", 3);
+	udp_frame(&too_deep, "198.18.10.1", "198.18.0.2", 9);
+	cr_assert_eq(delivered(fd, &denied), BYPASS_FRAMES,
+		     "control: Linux strips three VID-0 tags and delivers");
+	cr_assert_eq(delivered(fd, &deepest), BYPASS_FRAMES,
+		     "control: and eight");
+	cr_assert_eq(delivered(fd, &too_deep), 0,
+		     "control: but not nine");
+
+	attach_with_policy(vlan_deny_policy, mode);
+	cr_assert_eq(delivered(fd, &denied), 0, "three tags, denied source");
+	cr_assert_eq(delivered(fd, &deepest), 0, "eight tags, denied source");
+	cr_assert_eq(delivered(fd, &allowed), BYPASS_FRAMES,
+		     "an allowed source behind the same tags");
+	wire_send_frame(&topo, &too_deep, BYPASS_FRAMES);
+	stats = cli_json("stats");
+	cr_assert_eq(rule_counter(stats, "198.18.9.0/24", "dropped"),
+		     2 * BYPASS_FRAMES);
+	cr_assert_eq(counter(stats, "deny"), 2 * BYPASS_FRAMES);
+	cr_assert_eq(counter(stats, "vlan_overflow"), BYPASS_FRAMES);
+	json_decref(stats);
+	close(fd);
+}
+
+Test(e2e, three_priority_tags_around_a_denied_source_are_stopped_native)
+{
+	priority_tags_are_judged("--mode native");
+}
+
+Test(e2e, three_priority_tags_around_a_denied_source_are_stopped_generic)
+{
+	priority_tags_are_judged("--mode generic");
+}
+
+static const char allow_lab_policy[] =
+	"default:\n"
+	"  action: deny\n"
+	"rules:\n"
+	"  - name: lab\n"
+	"    cidr: 198.18.5.0/24\n"
+	"    action: allow\n";
+
+Test(e2e, an_ipv6_frame_naming_an_allowed_ipv4_source_is_stopped)
+{
+	struct packet mapped, compat, v4;
+	json_t *stats;
+	int fd;
+
+	route_test_sources();
+	fd = wire_udp_open(&topo, AF_INET6, BYPASS_PORT);
+	udp_frame(&mapped, "::ffff:198.18.5.1", "fd00:5::2", 0);
+	udp_frame(&compat, "::198.18.5.1", "fd00:5::2", 0);
+	udp_frame(&v4, "198.18.5.1", "198.18.0.2", 0);
+	cr_assert_eq(delivered(fd, &mapped), BYPASS_FRAMES,
+		     "control: a dual-stack socket receives ::ffff:198.18.5.1");
+	cr_assert_eq(delivered(fd, &compat), BYPASS_FRAMES,
+		     "control: and ::198.18.5.1");
+
+	attach_with_policy(allow_lab_policy, "");
+	cr_assert_eq(delivered(fd, &v4), BYPASS_FRAMES, "the IPv4 source");
+	cr_assert_eq(delivered(fd, &mapped), 0, "IPv4-mapped");
+	cr_assert_eq(delivered(fd, &compat), 0, "IPv4-compatible");
+	stats = cli_json("stats");
+	cr_assert_eq(rule_counter(stats, "198.18.5.0/24", "passed"),
+		     BYPASS_FRAMES, "only the IPv4 frames took the rule");
+	cr_assert_eq(counter(stats, "ipv4_mapped"), 2 * BYPASS_FRAMES);
+	json_decref(stats);
+	close(fd);
 }

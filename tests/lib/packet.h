@@ -30,8 +30,9 @@ struct packet_spec {
 	int n_vlan;
 	int qinq;		/* outer tag is 802.1ad */
 	int tcp;		/* a TCP header (PACKET_TCP_HDR), not UDP */
+	uint16_t udp_port;	/* non-zero: a whole UDP datagram to it */
 	size_t frame_len;	/* whole frame; 0: 64 bytes (or as short
-				 * as the headers and a UDP header) */
+				 * as the headers, when longer) */
 };
 
 /* Builds a frame; returns 0, or -1 for an unparsable address. */
