@@ -10,12 +10,16 @@
  * bursts are sent in well under a second: a limited source receives
  * exactly its burst, plus at most rate * elapsed.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/stat.h>
 #include <criterion/criterion.h>
 #include <jansson.h>
@@ -561,4 +565,133 @@ Test(e2e, an_ipv6_frame_naming_an_allowed_ipv4_source_is_stopped)
 	cr_assert_eq(counter(stats, "ipv4_mapped"), 2 * BYPASS_FRAMES);
 	json_decref(stats);
 	close(fd);
+}
+
+/*
+ * Generic mode sees the GSO aggregates of a TCP stream over a veth
+ * (about 64 kB each, not 1500-byte packets). A monitor rule of burst
+ * GRO_BURST packets at 1 pps must admit no more than that many wire
+ * packets, however they were aggregated: at most GRO_BURST + elapsed
+ * full-sized (1514-byte) frames' worth of bytes.
+ */
+#define GRO_PORT 9998
+#define GRO_BYTES (4 << 20)
+#define GRO_BURST 1000
+
+struct tcp_sink {
+	int listen_fd;
+	uint64_t received;
+};
+
+static void *tcp_sink_run(void *arg)
+{
+	struct tcp_sink *sink = arg;
+	char buf[65536];
+	ssize_t n;
+	int fd;
+
+	fd = accept(sink->listen_fd, NULL, NULL);
+	if (fd < 0)
+		return NULL;
+	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
+		sink->received += n;
+	close(fd);
+	return NULL;
+}
+
+/* Streams GRO_BYTES from 198.18.0.1 to 198.18.0.2 over TCP. */
+static void tcp_stream(void)
+{
+	struct sockaddr_in addr = {
+		.sin_family = AF_INET,
+		.sin_port = htons(GRO_PORT),
+	};
+	struct timeval limit = { .tv_sec = 20 };
+	struct tcp_sink sink = { .listen_fd = -1 };
+	static char chunk[65536];
+	size_t sent = 0;
+	pthread_t thread;
+	ssize_t n;
+	int fd;
+
+	inet_pton(AF_INET, "198.18.0.2", &addr.sin_addr);
+	sink.listen_fd = topo_socket_in(topo.ns_rx, AF_INET, SOCK_STREAM, 0);
+	cr_assert_geq(sink.listen_fd, 0);
+	cr_assert_eq(bind(sink.listen_fd, (struct sockaddr *)&addr,
+			  sizeof(addr)), 0, "bind: %s", strerror(errno));
+	cr_assert_eq(listen(sink.listen_fd, 1), 0);
+	cr_assert_eq(pthread_create(&thread, NULL, tcp_sink_run, &sink), 0);
+	fd = topo_socket_in(topo.ns_tx, AF_INET, SOCK_STREAM, 0);
+	cr_assert_geq(fd, 0);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit));
+	cr_assert_eq(connect(fd, (struct sockaddr *)&addr, sizeof(addr)), 0,
+		     "connect: %s", strerror(errno));
+	while (sent < GRO_BYTES) {
+		n = send(fd, chunk, sizeof(chunk), 0);
+		cr_assert_gt(n, 0, "send: %s", strerror(errno));
+		sent += n;
+	}
+	close(fd);
+	pthread_join(thread, NULL);
+	close(sink.listen_fd);
+	cr_assert_eq(sink.received, sent, "the whole stream arrived");
+}
+
+static uint64_t rule_bytes(json_t *stats, const char *prefix,
+			   const char *outcome)
+{
+	json_t *rules = json_object_get(stats, "rules"), *rule;
+	size_t i;
+
+	json_array_foreach(rules, i, rule)
+		if (!strcmp(json_string_value(json_object_get(rule, "prefix")),
+			    prefix))
+			return json_integer_value(json_object_get(
+				json_object_get(rule, outcome), "bytes"));
+	cr_assert_fail("no rule %s in stats --json", prefix);
+	return 0;
+}
+
+static const char gro_policy[] =
+	"default:\n"
+	"  action: allow\n"
+	"rules:\n"
+	"  - name: bulk\n"
+	"    cidr: 198.18.0.1/32\n"
+	"    action: monitor\n"
+	"    pps: 1\n"
+	"    burst: 1000\n";
+
+Test(e2e, generic_mode_holds_a_pps_limit_over_tcp_aggregates)
+{
+	uint64_t frames, bytes, passed_bytes, most;
+	double start, elapsed;
+	json_t *stats;
+
+	attach_with_policy(gro_policy, "--mode generic");
+	start = now_s();
+	tcp_stream();
+	elapsed = now_s() - start;
+	stats = cli_json("stats");
+	frames = rule_counter(stats, "198.18.0.1/32", "passed") +
+		 rule_counter(stats, "198.18.0.1/32", "dropped");
+	bytes = rule_bytes(stats, "198.18.0.1/32", "passed") +
+		rule_bytes(stats, "198.18.0.1/32", "dropped");
+	passed_bytes = rule_bytes(stats, "198.18.0.1/32", "passed");
+	json_decref(stats);
+	cr_log_info("%llu frames, %llu bytes, %llu admitted in %.3f s",
+		    (unsigned long long)frames, (unsigned long long)bytes,
+		    (unsigned long long)passed_bytes, elapsed);
+
+	/* Not vacuous: the program saw aggregates, not wire packets. */
+	cr_assert_gt(bytes / frames, 4 * 1514, "%llu frames of %llu bytes",
+		     (unsigned long long)frames, (unsigned long long)bytes);
+	most = (GRO_BURST + (uint64_t)elapsed + 1) * 1514;
+	cr_assert_leq(passed_bytes, most,
+		      "admitted %llu bytes, more than %d packets hold",
+		      (unsigned long long)passed_bytes, GRO_BURST);
+	/* Nor charged more than it carried: exact at full-sized segments. */
+	cr_assert_geq(passed_bytes, GRO_BURST * 1448 * 7 / 10,
+		      "admitted only %llu bytes",
+		      (unsigned long long)passed_bytes);
 }
