@@ -124,6 +124,22 @@ Test(vlan, nine_tags_or_more_are_dropped_and_counted_by_default)
 	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_MALFORMED), 0);
 }
 
+Test(vlan, nine_tags_pass_counted_when_vlan_overflow_is_pass)
+{
+	struct packet pkt;
+
+	/* Deny all: nothing judged as IP could pass. */
+	fixture_rule(&policy, NULL, XRL_ACTION_DENY, 0, 0, 0, 0);
+	policy.vlan_overflow = XRL_VLAN_OVERFLOW_PASS;
+	fixture_apply(&dp, &policy);
+	tagged(&pkt, "198.18.1.1", 9);
+	cr_assert_eq(fixture_offer(&dp, &pkt, 5), XDP_PASS);
+	tagged(&pkt, "198.18.1.1", 8);
+	cr_assert_eq(fixture_run(&dp, &pkt), XDP_DROP, "eight: judged");
+	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_VLAN_OVERFLOW), 5);
+	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_DENY), 1);
+}
+
 Test(vlan, a_tag_cut_short_within_eight_is_malformed)
 {
 	struct packet pkt;
@@ -186,6 +202,32 @@ Test(mapped, the_unspecified_loopback_and_neighbouring_sources_are_ipv6)
 	}
 	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_DENY),
 		     N_OF(unmapped_sources));
+	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_IPV4_MAPPED), 0);
+}
+
+/*
+ * ipv4_mapped: ipv6 judges them by IPv6 rules and limits, as ordinary
+ * sources: a limit of burst 3 admits 3 of each, and nothing is counted
+ * as ipv4_mapped.
+ */
+Test(mapped, with_ipv4_mapped_ipv6_they_are_judged_as_ipv6_sources)
+{
+	struct packet pkt;
+	size_t i;
+
+	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, 1, 3, 0, 0);
+	policy.ipv4_mapped = XRL_IPV4_MAPPED_IPV6;
+	policy.v6_prefix = 128;
+	fixture_apply(&dp, &policy);
+	for (i = 0; i < N_OF(mapped_sources); i++) {
+		cr_assert_eq(packet_from(&pkt, mapped_sources[i]), 0);
+		cr_assert_eq(fixture_run_many(&dp, &pkt, 5), 3, "%s",
+			     mapped_sources[i]);
+	}
+	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_PASS),
+		     3 * N_OF(mapped_sources));
+	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_DROP),
+		     2 * N_OF(mapped_sources));
 	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_IPV4_MAPPED), 0);
 }
 

@@ -202,6 +202,8 @@ int xrl_policy_read_ids(const struct xrl_datapath *dp, struct xrl_policy *out)
 	out->v4_prefix = settings.v4_prefix;
 	out->v6_prefix = settings.v6_prefix;
 	out->malformed = settings.malformed_verdict;
+	out->vlan_overflow = settings.vlan_overflow_verdict;
+	out->ipv4_mapped = settings.ipv4_mapped_verdict;
 	out->unknown = settings.unknown_verdict;
 	if (settings.new_sources_set) {
 		out->new_pps = settings.new_sources_pps;
