@@ -695,3 +695,32 @@ Test(e2e, generic_mode_holds_a_pps_limit_over_tcp_aggregates)
 		      "admitted only %llu bytes",
 		      (unsigned long long)passed_bytes);
 }
+
+static const char bps_only_policy[] =
+	"default:\n"
+	"  action: allow\n"
+	"rules:\n"
+	"  - name: bytes\n"
+	"    cidr: 198.18.1.0/24\n"
+	"    bps: 8000000\n"
+	"    burst_bytes: 100000\n";
+
+Test(e2e, attach_warns_when_generic_mode_meets_pps_rules)
+{
+	attach_with_policy(limited_policy, "--mode generic");
+	cr_assert(strstr(err, topo.if_rx), "names the interface: %s", err);
+	cr_assert(strstr(err, "warning: generic mode judges GRO/GSO aggregates:"
+			 " the pps limits of 1 rule count an estimate of their"
+			 " wire packets"), "stderr: %s", err);
+	cr_assert_eq(strchr(err, '\n'), err + strlen(err) - 1, "one line");
+	/* Attaching again (a new policy) on the generic link warns too. */
+	attach_with_policy(gro_policy, "");
+	cr_assert(strstr(err, "warning: generic mode"), "stderr: %s", err);
+	attach_with_policy(bps_only_policy, "");
+	cr_assert_not(strstr(err, "warning"), "no pps rule: %s", err);
+	cr_assert_eq(topo_cli(&topo, out, sizeof(out), err, sizeof(err),
+			      "detach %s", topo.if_rx), 0, "detach: %s", err);
+
+	attach_with_policy(limited_policy, "--mode native");
+	cr_assert_not(strstr(err, "warning"), "native mode: %s", err);
+}
