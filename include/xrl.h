@@ -165,8 +165,9 @@ enum xrl_limit_kind {
  * is admitted at most one unit (under 0.025% of an interval) after its
  * ideal instant. The tolerance is at most 2^32 * 2^13 = 2^45 units for any
  * burst up to 2^32, far inside the 2^57 units that a bucket's 58-bit
- * clock can tell apart (see struct xrl_bucket), and a packet's cost
- * (frame length times interval) stays within 2^16 * 2^13 = 2^29.
+ * clock can tell apart (see struct xrl_bucket), and a frame's cost
+ * (its length times interval; a generic-mode aggregate's wire bytes,
+ * under 2^20, or its packets, bpf/parse.h) stays within 2^33.
  *
  * interval == 0 means the limit is not set.
  */
