@@ -169,3 +169,30 @@ Test(metrics, off_unless_asked_and_a_bad_address_is_refused)
 	cr_assert(log_contains(&env, "--metrics localhost: expected "
 			       "ADDRESS:PORT"), "%s", daemon_log(&env));
 }
+
+Test(metrics, the_last_reload_says_whether_it_was_applied_and_when)
+{
+	time_t before = time(NULL);
+
+	daemon_start(&env, "--metrics", listen_at, NULL);
+	scrape();
+	/* No reload yet: the start is not one. */
+	cr_assert_not(has_sample("xdp_ratelimit_last_reload_success"));
+
+	env_write(&env, NULL, "rules: [\n");
+	request_fail(&env, "{\"cmd\":\"reload\"}");
+	scrape();
+	cr_assert_eq(sample("xdp_ratelimit_last_reload_success{}"), 0);
+	cr_assert_geq(sample("xdp_ratelimit_last_reload_timestamp_seconds{}"),
+		      before);
+	cr_assert_leq(sample("xdp_ratelimit_last_reload_timestamp_seconds{}"),
+		      time(NULL));
+	/* The refused file changed nothing: still the first policy. */
+	cr_assert_eq(sample("xdp_ratelimit_policy_generation{}"), 1);
+
+	env_write(&env, NULL, "default:\n  action: allow\n");
+	json_decref(request_ok(&env, "{\"cmd\":\"reload\"}"));
+	scrape();
+	cr_assert_eq(sample("xdp_ratelimit_last_reload_success{}"), 1);
+	cr_assert_eq(sample("xdp_ratelimit_policy_generation{}"), 2);
+}

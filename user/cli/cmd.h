@@ -76,5 +76,9 @@ extern const struct xrl_cmd xrl_cmd_rule;
 extern const struct xrl_cmd xrl_cmd_reload;
 extern const struct xrl_cmd xrl_cmd_top;
 extern const struct xrl_cmd xrl_cmd_events;
+extern const struct xrl_cmd xrl_cmd_check;
+extern const struct xrl_cmd xrl_cmd_explain;
+extern const struct xrl_cmd xrl_cmd_reset;
+extern const struct xrl_cmd xrl_cmd_daemon;
 
 #endif

@@ -20,6 +20,10 @@ static const struct xrl_cmd *const commands[] = {
 	&xrl_cmd_reload,
 	&xrl_cmd_top,
 	&xrl_cmd_events,
+	&xrl_cmd_check,
+	&xrl_cmd_explain,
+	&xrl_cmd_reset,
+	&xrl_cmd_daemon,
 	NULL
 };
 

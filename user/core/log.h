@@ -7,6 +7,7 @@
 #define XRL_LOG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 
 enum xrl_log_level {
 	XRL_LOG_ERROR = 0,
@@ -19,7 +20,9 @@ enum xrl_log_level {
 void xrl_log_set_level(enum xrl_log_level level);
 
 /* Writes "LEVEL: message\n" to stderr; newlines in the message become
- * spaces so one event stays one line. */
+ * spaces so one event stays one line. When stderr is the journal
+ * (JOURNAL_STREAM), the line starts with its priority ("<6>info: ..."),
+ * which journald takes off and keeps as the entry's priority. */
 void xrl_log(enum xrl_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

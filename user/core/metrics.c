@@ -230,6 +230,17 @@ static void write_gauges(FILE *out, const struct xrl_metrics *m)
 			   "gauge", "When the policy in force was applied.");
 	xrl_metrics_sample(out, "xdp_ratelimit_policy_reload_timestamp_seconds",
 			   NULL, m->reload_time);
+	if (!m->have_last_reload)
+		return;
+	xrl_metrics_family(out, "xdp_ratelimit_last_reload_success", "gauge",
+			   "1 when the last reload of the policy file (SIGHUP "
+			   "or reload) was applied, 0 when it was refused.");
+	xrl_metrics_sample_u64(out, "xdp_ratelimit_last_reload_success", NULL,
+			       m->last_reload_ok);
+	xrl_metrics_family(out, "xdp_ratelimit_last_reload_timestamp_seconds",
+			   "gauge", "When the last reload was tried.");
+	xrl_metrics_sample(out, "xdp_ratelimit_last_reload_timestamp_seconds",
+			   NULL, m->last_reload_time);
 }
 
 int xrl_metrics_write(FILE *out, const struct xrl_metrics *m)

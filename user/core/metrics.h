@@ -41,6 +41,9 @@ struct xrl_metrics {
 	bool have_policy;		/* the two below are known */
 	__u64 generation;		/* policies applied by the daemon */
 	double reload_time;		/* when, seconds since the epoch */
+	bool have_last_reload;		/* a file was reloaded since start */
+	bool last_reload_ok;		/* it was applied (not refused) */
+	double last_reload_time;	/* when it was tried */
 	xrl_metrics_extra_fn extra;
 	void *extra_ctx;
 };

@@ -23,6 +23,7 @@
 #include "control_cmds.h"
 #include "datapath.h"
 #include "log.h"
+#include "notify.h"
 #include "policy.h"
 #include "policy_file.h"
 #include "policy_map.h"
@@ -168,8 +169,8 @@ refuse:
 	return ret;
 }
 
-int xrl_daemon_reload(struct xrl_daemon_state *state, const char *path,
-		      char *err, size_t len)
+static int reload_file(struct xrl_daemon_state *state, const char *path,
+		       char *err, size_t len)
 {
 	struct xrl_config config;
 	struct stat st;
@@ -196,6 +197,21 @@ int xrl_daemon_reload(struct xrl_daemon_state *state, const char *path,
 		return ret;
 	ret = xrl_daemon_change(state, &config.policy, err, len);
 	xrl_config_free(&config);
+	return ret;
+}
+
+int xrl_daemon_reload(struct xrl_daemon_state *state, const char *path,
+		      char *err, size_t len)
+{
+	struct xrl_reload_result *last = &state->last_reload;
+	int ret = reload_file(state, path, err, len);
+
+	last->at = time(NULL);
+	last->ok = !ret;
+	snprintf(last->error, sizeof(last->error), "%s", ret ? err : "");
+	/* After the result is known: a change already called it once. */
+	if (state->changed)
+		state->changed(state);
 	return ret;
 }
 
@@ -663,6 +679,7 @@ static int cmd_reload(struct xrl_request *req)
 		return -EPERM;
 	}
 	ret = xrl_daemon_reload(req->state, path, req->err, sizeof(req->err));
+	xrl_notify_status(req->state);
 	if (ret) {
 		pr_err("reload refused, the running policy stays: %s",
 		       req->err);

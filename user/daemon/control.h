@@ -30,6 +30,13 @@ struct xrl_datapath;
 struct xrl_daemon_state;
 struct xrl_event_log;
 
+/* The last reload of a file (SIGHUP or `reload`): when, and how it went. */
+struct xrl_reload_result {
+	time_t at;		/* 0: none since the daemon started */
+	bool ok;
+	char error[512];	/* the refusal's line, when not ok */
+};
+
 typedef int (*xrl_apply_fn)(struct xrl_daemon_state *state,
 			    const struct xrl_policy *next, char *err,
 			    size_t len);
@@ -50,10 +57,13 @@ struct xrl_daemon_state {
 	uint64_t n_refused;		/* changes refused since start */
 	struct xrl_budgets *budgets;	/* aggregate sync engine, or NULL */
 	time_t changed_at;		/* when the policy in force came */
-	/* Called after each change, e.g. to hand the names to /metrics. */
+	/* Called after each change and each reload, applied or refused,
+	 * e.g. to hand the names and the reload's result to /metrics. */
 	void (*changed)(struct xrl_daemon_state *state);
 	void *changed_ctx;		/* for @changed */
 	struct xrl_event_log *events;	/* recent limit events, or NULL */
+	struct xrl_reload_result last_reload;	/* SIGHUP or `reload` */
+	size_t n_clients;		/* connected to the socket now */
 };
 
 /*
@@ -76,6 +86,7 @@ int xrl_daemon_check_in_force(struct xrl_daemon_state *state, char *err,
 /*
  * Reads a policy file (@path, or the config file when NULL) and applies
  * it whole. The file's own error line ("FILE:LINE: FIELD: ...") in @err.
+ * The outcome is kept in @state->last_reload.
  */
 int xrl_daemon_reload(struct xrl_daemon_state *state, const char *path,
 		      char *err, size_t len);

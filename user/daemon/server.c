@@ -27,6 +27,7 @@
 #include "budget.h"
 #include "control.h"
 #include "log.h"
+#include "notify.h"
 #include "server.h"
 
 /* One line and its newline. */
@@ -229,6 +230,7 @@ static void drop_client(struct server *srv, struct client *client,
 	free(client->out);
 	free(client);
 	srv->n_clients--;
+	srv->state->n_clients = srv->n_clients;
 }
 
 /* Waits for input, or for room to write when output is pending. */
@@ -449,6 +451,7 @@ static void accept_client(struct server *srv)
 	client->next = srv->clients;
 	srv->clients = client;
 	srv->n_clients++;
+	srv->state->n_clients = srv->n_clients;
 	pr_debug("client pid %d uid %u connected", (int)cred.pid,
 		 (unsigned)cred.uid);
 }
@@ -465,12 +468,15 @@ static void handle_signal(struct server *srv)
 		srv->stop = true;
 		return;
 	}
+	xrl_notify_reloading();
 	if (xrl_daemon_reload(srv->state, NULL, err, sizeof(err)))
 		pr_err("SIGHUP: reload refused, the running policy stays: %s",
 		       err);
 	else
 		pr_info("SIGHUP: reloaded %s: %zu rules",
 			srv->state->config_path, srv->state->policy.n_rules);
+	/* Refused or not, the daemon runs on: ready again. */
+	xrl_notify_ready(srv->state);
 }
 
 /* Drops the clients silent past the timeout; returns ms to the next one. */

@@ -23,6 +23,7 @@
 #include "events.h"
 #include "log.h"
 #include "metrics_http.h"
+#include "notify.h"
 #include "pin.h"
 #include "policy_file.h"
 #include "policy_map.h"
@@ -407,9 +408,17 @@ static int start_budgets(struct xrl_budgets *budgets, struct xrl_datapath *dp,
 /* Hands the rule names of each new policy to the scrape thread. */
 static void policy_changed(struct xrl_daemon_state *state)
 {
+	const struct xrl_reload_result *last = &state->last_reload;
+
 	if (xrl_metrics_server_policy(state->changed_ctx, &state->policy,
-				      state->n_changes, state->changed_at))
+				      state->n_changes, state->changed_at) ||
+	    xrl_metrics_server_health(state->changed_ctx, state->interfaces,
+				      state->n_interfaces,
+				      state->rules_map_id))
 		pr_warn("/metrics: out of memory: rule names not updated");
+	if (last->at)
+		xrl_metrics_server_reload(state->changed_ctx, last->at,
+					  last->ok);
 }
 
 static int start_metrics(struct xrl_daemon_state *state,
@@ -569,7 +578,9 @@ static int run(struct daemon_opts *opts)
 	flock(dir.fd, LOCK_UN);
 
 	pr_info("listening on %s", opts->socket_path);
+	xrl_notify_ready(&state);
 	ret = xrl_server_run(&state, &opts->server, listen_fd);
+	xrl_notify_stopping();
 	listen_fd = -1;	/* closed by the loop */
 	if (ret)
 		pr_err("event loop: %s", strerror(-ret));

@@ -276,3 +276,93 @@ int xrl_policy_matches_map(const struct xrl_datapath *dp,
 		ret = -ESTALE;
 	return ret;
 }
+
+struct diff_ctx {
+	const struct xrl_policy *next;
+	const struct xrl_rule_spec **sorted;
+	bool *seen;		/* by index in next->rules */
+	xrl_rule_change_fn fn;
+	void *ctx;
+	struct xrl_policy_diff *diff;
+};
+
+static int diff_rule(const void *key, const void *value, void *ctx)
+{
+	struct diff_ctx *d = ctx;
+	const struct xrl_rule *in_force = value;
+	const struct xrl_rule_spec *rule;
+	struct xrl_rule compiled;
+
+	d->diff->in_force++;
+	rule = xrl_policy_find_sorted(d->sorted, d->next->n_rules, key);
+	if (!rule) {
+		d->diff->removed++;
+		d->fn(XRL_RULE_REMOVED, key, NULL, in_force, d->ctx);
+		return 0;
+	}
+	d->seen[rule - d->next->rules] = true;
+	if (xrl_rule_compile(rule, &compiled))
+		return -EINVAL;
+	compiled.id = in_force->id;
+	if (memcmp(&compiled, in_force, sizeof(compiled))) {
+		d->diff->changed++;
+		d->fn(XRL_RULE_CHANGED, key, rule, in_force, d->ctx);
+	} else {
+		d->diff->same++;
+	}
+	return 0;
+}
+
+static void diff_settings(const struct xrl_settings *a,
+			  const struct xrl_settings *b,
+			  struct xrl_policy_diff *diff)
+{
+	diff->keys = a->v4_prefix != b->v4_prefix ||
+		     a->v6_prefix != b->v6_prefix;
+	diff->malformed = a->malformed_verdict != b->malformed_verdict;
+	diff->unknown = a->unknown_verdict != b->unknown_verdict;
+	diff->new_sources = a->new_sources_set != b->new_sources_set ||
+			    a->new_sources_pps != b->new_sources_pps ||
+			    a->new_sources_burst != b->new_sources_burst ||
+			    memcmp(&a->new_sources, &b->new_sources,
+				   sizeof(a->new_sources));
+	diff->events = memcmp(&a->events, &b->events, sizeof(a->events)) ||
+		       a->event_quiet_ns != b->event_quiet_ns;
+}
+
+int xrl_policy_diff(const struct xrl_datapath *dp,
+		    const struct xrl_policy *next, xrl_rule_change_fn fn,
+		    void *ctx, struct xrl_policy_diff *diff)
+{
+	struct xrl_settings in_force, wanted;
+	struct diff_ctx d = { .next = next, .fn = fn, .ctx = ctx,
+			      .diff = diff };
+	size_t i;
+	int ret;
+
+	memset(diff, 0, sizeof(*diff));
+	ret = read_settings(dp, &in_force);
+	if (ret)
+		return ret;
+	xrl_policy_settings(next, xrl_datapath_max_sources(dp),
+			    xrl_datapath_cpus(), &wanted);
+	diff_settings(&in_force, &wanted, diff);
+	d.sorted = xrl_policy_sorted(next);
+	d.seen = calloc(next->n_rules ? next->n_rules : 1, sizeof(*d.seen));
+	if (!d.sorted || !d.seen) {
+		ret = -ENOMEM;
+		goto free;
+	}
+	ret = walk_rules_map(dp, diff_rule, &d);
+	for (i = 0; !ret && i < next->n_rules; i++) {
+		if (d.seen[i])
+			continue;
+		diff->added++;
+		fn(XRL_RULE_ADDED, &next->rules[i].prefix, &next->rules[i],
+		   NULL, ctx);
+	}
+free:
+	free(d.seen);
+	free(d.sorted);
+	return ret;
+}

@@ -40,4 +40,35 @@ int xrl_policy_count_pps_rules(const struct xrl_datapath *dp);
 int xrl_policy_matches_map(const struct xrl_datapath *dp,
 			   const struct xrl_policy *policy);
 
+/* What applying a policy would change, rule by rule (by prefix). */
+enum xrl_rule_change {
+	XRL_RULE_ADDED,		/* a prefix not in force */
+	XRL_RULE_REMOVED,	/* in force, not in the policy */
+	XRL_RULE_CHANGED,	/* action, limits or scope differ */
+};
+
+/* @next is the policy's rule (NULL when removed), @in_force the map's
+ * value (NULL when added). */
+typedef void (*xrl_rule_change_fn)(enum xrl_rule_change change,
+				   const struct xrl_lpm_key *prefix,
+				   const struct xrl_rule_spec *next,
+				   const struct xrl_rule *in_force, void *ctx);
+
+struct xrl_policy_diff {
+	size_t in_force;	/* rules in force */
+	size_t added, removed, changed, same;
+	/* Settings that differ: keys:, malformed:, new_sources:,
+	 * unknown_sources:, events:. */
+	bool keys, malformed, new_sources, unknown, events;
+};
+
+/*
+ * Compares @next with the policy in force, calling @fn for each rule
+ * that applying it would add, remove or change (ids aside: they are
+ * carried over by prefix). Reads only. 0 or -errno.
+ */
+int xrl_policy_diff(const struct xrl_datapath *dp,
+		    const struct xrl_policy *next, xrl_rule_change_fn fn,
+		    void *ctx, struct xrl_policy_diff *diff);
+
 #endif
