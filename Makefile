@@ -220,4 +220,8 @@ clean:
 $(BUILD):
 	$(Q)mkdir -p $@
 
+# Dependency files are made by the compiler, never by a rule: without this
+# a stale one (an older build's test-NAME.d) would match test-% and be
+# overwritten with a binary.
+%.d: ;
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
