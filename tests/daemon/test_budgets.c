@@ -71,7 +71,7 @@ Test(budgets, the_daemon_resplits_an_aggregate_by_demand)
 		  "rules:\n"
 		  "  - name: botnet\n"
 		  "    cidr: 198.18.0.0/16\n"
-		  "    pps: 1000\n"
+		  "    pps: 10M\n"		/* above the pool: split by demand */
 		  "    burst: 100\n"
 		  "    scope: aggregate\n");
 	daemon_start(&env, "--sync-interval", "20ms", NULL);

@@ -44,6 +44,7 @@ static struct redis_server redis;
 static struct node nodes[2] = { { .name = "a" }, { .name = "b" } };
 static uint64_t now_ns;
 static uint64_t ttl_ms = 30000;
+static uint64_t rule_pps = GLOBAL_PPS, rule_burst = BURST;
 
 static void pin_to_cpu0(void)
 {
@@ -58,7 +59,7 @@ static uint32_t add_rule(struct xrl_policy *policy, const char *name,
 			 const char *cidr, bool global)
 {
 	struct xrl_rule_spec rule = {
-		.action = XRL_ACTION_LIMIT, .pps = GLOBAL_PPS, .burst = BURST,
+		.action = XRL_ACTION_LIMIT, .pps = rule_pps, .burst = rule_burst,
 		.scope = XRL_SCOPE_AGGREGATE, .global = global,
 	};
 	char err[128];
@@ -278,6 +279,7 @@ Test(global, a_silent_redis_costs_one_timeout_and_stalls_nothing)
 
 	fake = fake_redis_listen(&port);
 	node_start(&nodes[0], port, "198.18.1.1", 0, true);
+	nodes[0].budgets.pool_pps = 0;	/* the CPU split shows the re-split */
 	cr_assert_eq(packet_from(&pkt, "198.18.1.1"), 0);
 	for (i = 0; i < 50; i++)
 		fixture_run(&nodes[0].dp, &pkt);	/* local rule, CPU 0 */
@@ -330,4 +332,41 @@ Test(global, a_departed_node_stops_counting_after_its_ttl)
 		GLOBAL_PPS);
 	cr_assert_geq(w.a, GLOBAL_PPS * 0.95);
 	cr_assert_leq(w.a, GLOBAL_PPS + BURST);
+}
+
+/*
+ * The node-level debt bound: node b's demand reads 0 for two intervals,
+ * so its part drops to the floor (2% of half of 200 pps: 2 pps, whose one
+ * packet of tolerance is half a second). When its traffic comes back, a
+ * sync gives it its part again, and the debt the floor left is cut to
+ * what that part tolerates: it loses about one sync, not the 0.9 s it
+ * took before the bound.
+ */
+Test(global, a_node_whose_demand_dipped_is_not_locked_out)
+{
+	struct xrl_budget_rule *rule;
+	uint64_t b_before, b_after;
+	double expected;
+
+	rule_pps = 200;
+	rule_burst = 20;
+	node_start(&nodes[0], redis.port, "198.18.0.1", 3, false); /* 600 */
+	node_start(&nodes[1], redis.port, "198.18.0.2", 1, false); /* 200 */
+	run(2, CHUNKS_PER_S);
+	nodes[1].offer = 0;
+	run(2, 2 * SYNC_EVERY);
+	rule = xrl_budgets_find(&nodes[1].budgets, nodes[1].id);
+	cr_assert_eq(rule->node_weight, xrl_share_floor(2, 2),
+		     "b at the floor: %u", rule->node_weight);
+	nodes[1].offer = 1;
+	b_before = admitted(&nodes[1]);
+	run(2, 2 * CHUNKS_PER_S);
+	b_after = admitted(&nodes[1]);
+	/* b's part of 200 pps at demand 1:3, for 2 s less one sync */
+	expected = 200.0 * rule->node_weight / XRL_SHARE_ONE * 1.9;
+	fprintf(stderr, "global 200 pps, b back after a dip: %lu admitted in "
+		"2 s, %.0f expected (weight %u)\n", b_after - b_before,
+		expected, rule->node_weight);
+	cr_assert_gt(rule->node_weight, XRL_SHARE_ONE / 5);
+	cr_assert_geq(b_after - b_before, expected * 0.95);
 }

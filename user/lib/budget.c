@@ -26,28 +26,47 @@ void xrl_share_even(unsigned n, uint32_t *weights)
 		weights[i] = XRL_SHARE_ONE / n + (i < XRL_SHARE_ONE % n);
 }
 
-int xrl_share_split(const uint64_t *demand, unsigned n, unsigned floor_percent,
-		    uint32_t *weights)
+uint32_t xrl_share_floor(unsigned n, unsigned floor_percent)
 {
-	unsigned __int128 part;
+	uint32_t floor = n ? XRL_SHARE_ONE / n * floor_percent / 100 : 0;
+
+	return floor ? floor : 1;
+}
+
+uint32_t xrl_share_floors(unsigned n, unsigned floor_percent,
+			  uint32_t *weights)
+{
+	uint32_t floor = xrl_share_floor(n, floor_percent);
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		weights[i] = floor;
+	return XRL_SHARE_ONE - floor * n;
+}
+
+int xrl_share_split_part(const uint64_t *demand, unsigned n,
+			 unsigned floor_percent, uint32_t part,
+			 uint32_t *weights)
+{
+	unsigned __int128 part_of;
 	uint64_t total = 0, rest[n ? n : 1];
 	uint32_t floor, spare, given = 0;
 	unsigned i, best;
 
 	if (!n || n > XRL_SHARE_ONE || floor_percent > 100)
 		return -EINVAL;
+	floor = xrl_share_floor(n, floor_percent);
+	if (part > XRL_SHARE_ONE || part < (uint64_t)floor * n)
+		return -EINVAL;
 	for (i = 0; i < n; i++)
 		total += demand[i];
 	if (!total)
 		return 1;
-	floor = XRL_SHARE_ONE / n * floor_percent / 100;
-	if (!floor)
-		floor = 1;
-	spare = XRL_SHARE_ONE - floor * n;
+	spare = part - floor * n;
 	for (i = 0; i < n; i++) {
-		part = (unsigned __int128)spare * demand[i];
-		weights[i] = floor + (uint32_t)(part / total);
-		rest[i] = (uint64_t)(part % total);
+		part_of = (unsigned __int128)spare * demand[i];
+		weights[i] = floor + (uint32_t)(part_of / total);
+		rest[i] = (uint64_t)(part_of % total);
 		given += weights[i] - floor;
 	}
 	/* Largest remainders get the units lost to rounding down. */
@@ -60,6 +79,13 @@ int xrl_share_split(const uint64_t *demand, unsigned n, unsigned floor_percent,
 		rest[best] = 0;
 	}
 	return 0;
+}
+
+int xrl_share_split(const uint64_t *demand, unsigned n, unsigned floor_percent,
+		    uint32_t *weights)
+{
+	return xrl_share_split_part(demand, n, floor_percent, XRL_SHARE_ONE,
+				    weights);
 }
 
 /* ---- shares in the data path ---------------------------------------- */
@@ -100,35 +126,66 @@ void xrl_budget_limits_scale(const struct xrl_budget_limits *limits,
 	out->burst_bytes = scale(limits->burst_bytes, num, den);
 }
 
-static int compile_share(const struct xrl_budget_limits *limits,
-			 uint32_t weight, struct xrl_agg_share *share)
+/* Weight of ONE that @rate * weight / ONE <= @cap asks for, rounded down. */
+static uint64_t weight_for(uint64_t rate, uint64_t cap)
+{
+	if (!rate)
+		return XRL_SHARE_ONE;
+	return (unsigned __int128)cap * XRL_SHARE_ONE / rate;
+}
+
+uint32_t xrl_agg_pool_weight(const struct xrl_budget_limits *limits,
+			     unsigned n, unsigned floor_percent,
+			     uint64_t pool_pps)
+{
+	uint64_t most = XRL_SHARE_ONE - (uint64_t)xrl_share_floor(
+				n, floor_percent) * n;
+	uint64_t w = weight_for(limits->pps, pool_pps);
+	uint64_t w_bytes = weight_for(limits->bps, pool_pps *
+				      XRL_AGG_FLOOR_BYTES * 8);
+
+	if (w_bytes < w)
+		w = w_bytes;
+	return w < most ? (uint32_t)w : (uint32_t)most;
+}
+
+static int compile_limits(const struct xrl_budget_limits *limits,
+			  uint32_t weight, struct xrl_limit *out)
 {
 	int ret = 0;
 
-	memset(share, 0, sizeof(*share));
+	memset(out, 0, XRL_LIMIT_KINDS * sizeof(*out));
+	if (!weight)
+		return 0;	/* no pool: its limits stay unset */
 	if (limits->pps)
 		ret = xrl_limit_compile_pps_weighted(limits->pps, limits->burst,
-				weight, &share->limit[XRL_LIMIT_PACKETS]);
+				weight, &out[XRL_LIMIT_PACKETS]);
 	if (!ret && limits->bps)
 		ret = xrl_limit_compile_bps_weighted(limits->bps,
 				limits->burst_bytes, weight,
-				&share->limit[XRL_LIMIT_BYTES]);
+				&out[XRL_LIMIT_BYTES]);
 	return ret;
 }
 
 int xrl_agg_write_shares(const struct xrl_datapath *dp, uint32_t id,
 			 const struct xrl_budget_limits *limits,
-			 const uint32_t *weights)
+			 const uint32_t *weights, uint32_t pool_weight)
 {
 	unsigned i, n = xrl_datapath_cpus();
 	struct xrl_agg_share *shares;
-	int ret = 0;
+	struct xrl_limit pool[XRL_LIMIT_KINDS];
+	int ret;
 
 	shares = calloc(n, sizeof(*shares));
 	if (!shares)
 		return -ENOMEM;
-	for (i = 0; i < n && !ret; i++)
-		ret = compile_share(limits, weights[i], &shares[i]);
+	ret = compile_limits(limits, pool_weight, pool);
+	for (i = 0; i < n && !ret; i++) {
+		/* A CPU always has a weight: a zero one would fail open. */
+		ret = compile_limits(limits, weights[i] ? weights[i] : 1,
+				     shares[i].limit);
+		memcpy(shares[i].pool, pool, sizeof(pool));
+	}
 	/* One update sets every CPU's share; the program reads its own. */
 	if (!ret && bpf_map_update_elem(dp->agg_shares_fd, &id, shares, 0))
 		ret = -errno;
@@ -142,7 +199,7 @@ int xrl_agg_write_even(const struct xrl_datapath *dp,
 	struct xrl_budget_limits limits;
 	unsigned n = xrl_datapath_cpus();
 	size_t i, count = 0;
-	uint32_t *weights;
+	uint32_t *weights, pool;
 	int ret = 0;
 
 	for (i = 0; i < policy->n_rules; i++)
@@ -157,14 +214,15 @@ int xrl_agg_write_even(const struct xrl_datapath *dp,
 	weights = calloc(n, sizeof(*weights));
 	if (!weights)
 		return -ENOMEM;
-	xrl_share_even(n, weights);
+	pool = xrl_share_floors(n, XRL_SHARE_FLOOR_PERCENT, weights);
 	for (i = 0; i < policy->n_rules && !ret; i++) {
 		const struct xrl_rule_spec *rule = &policy->rules[i];
 
 		if (!xrl_rule_is_aggregate(rule))
 			continue;
 		xrl_budget_limits_of(rule, &limits);
-		ret = xrl_agg_write_shares(dp, rule->id, &limits, weights);
+		ret = xrl_agg_write_shares(dp, rule->id, &limits, weights,
+					   pool);
 		if (ret)
 			snprintf(err, len, "rule %s: writing its shares: %s",
 				 rule->name, strerror(-ret));
@@ -205,6 +263,7 @@ void xrl_agg_forget_stale(const struct xrl_datapath *dp,
 {
 	forget_stale(dp->agg_shares_fd, policy);
 	forget_stale(dp->agg_state_fd, policy);
+	forget_stale(dp->agg_pool_fd, policy);
 }
 
 int xrl_agg_read_state(const struct xrl_datapath *dp, uint32_t id,
@@ -230,6 +289,7 @@ int xrl_budgets_init(struct xrl_budgets *b, struct xrl_datapath *dp,
 	b->dp = dp;
 	b->n_cpus = xrl_datapath_cpus();
 	b->floor_percent = XRL_SHARE_FLOOR_PERCENT;
+	b->pool_pps = XRL_AGG_POOL_PPS;
 	b->interval_ns = interval_ns ? interval_ns :
 			 XRL_SYNC_INTERVAL_MS * 1000000ULL;
 	pthread_mutex_init(&b->lock, NULL);
@@ -278,7 +338,9 @@ static int init_rule(struct xrl_budgets *b, struct xrl_budget_rule *rule,
 		free_rule(rule);
 		return -ENOMEM;
 	}
-	xrl_share_even(b->n_cpus, rule->weights);
+	/* As the apply wrote it, until demand says otherwise. */
+	rule->pool_weight = xrl_share_floors(b->n_cpus, b->floor_percent,
+					     rule->weights);
 	xrl_budget_limits_of(spec, &rule->local);
 	return 0;
 }
@@ -333,7 +395,8 @@ static int set_policy(struct xrl_budgets *b, const struct xrl_policy *policy,
 	for (i = 0; i < n; i++) {
 		struct xrl_budget_rule *rule = &rules[i];
 		int err = xrl_agg_write_shares(b->dp, rule->spec.id,
-					       &rule->local, rule->weights);
+					       &rule->local, rule->weights,
+					       rule->pool_weight);
 
 		rule->written = !err;
 		if (err && !ret)
@@ -361,16 +424,39 @@ static bool read_demand(struct xrl_budgets *b, struct xrl_budget_rule *rule,
 	return primed;
 }
 
-/* Re-splits one rule by its CPUs' demand; marks it to write if changed. */
+/*
+ * Re-splits one rule: the pool as its (maybe new) local budget asks, the
+ * rest over the CPUs by the demand just read (or, without a reading, in
+ * the proportions they had); marks it to write if anything changed.
+ */
 static void resplit_rule(struct xrl_budgets *b, struct xrl_budget_rule *rule,
-			 struct xrl_agg_state *state, uint32_t *weights)
+			 bool have_demand, uint32_t *weights)
 {
-	if (!read_demand(b, rule, state) ||
-	    xrl_share_split(rule->demand, b->n_cpus, b->floor_percent, weights))
-		return;	/* no reading to go by: the split stays */
-	if (!memcmp(weights, rule->weights, b->n_cpus * sizeof(*weights)))
+	uint32_t pool = xrl_agg_pool_weight(&rule->local, b->n_cpus,
+					    b->floor_percent, b->pool_pps);
+	uint64_t by[b->n_cpus];
+	const uint64_t *demand = rule->demand;
+	unsigned i;
+
+	if (!have_demand) {
+		if (pool == rule->pool_weight)
+			return;	/* nothing to go by: the split stays */
+		for (i = 0; i < b->n_cpus; i++)
+			by[i] = rule->weights[i];
+		demand = by;
+	}
+	if (xrl_share_split_part(demand, b->n_cpus, b->floor_percent,
+				 XRL_SHARE_ONE - pool, weights)) {
+		if (pool == rule->pool_weight)
+			return;
+		/* No demand anywhere: floors, the rest to the pool. */
+		pool = xrl_share_floors(b->n_cpus, b->floor_percent, weights);
+	}
+	if (pool == rule->pool_weight &&
+	    !memcmp(weights, rule->weights, b->n_cpus * sizeof(*weights)))
 		return;
 	memcpy(rule->weights, weights, b->n_cpus * sizeof(*weights));
+	rule->pool_weight = pool;
 	rule->written = false;
 }
 
@@ -381,7 +467,7 @@ static int write_rule(struct xrl_budgets *b, struct xrl_budget_rule *rule)
 	if (rule->written)
 		return 0;
 	ret = xrl_agg_write_shares(b->dp, rule->spec.id, &rule->local,
-				   rule->weights);
+				   rule->weights, rule->pool_weight);
 	if (ret)
 		return ret;
 	rule->written = true;
@@ -393,6 +479,7 @@ static int sync_all(struct xrl_budgets *b, uint64_t now_ns)
 {
 	struct xrl_agg_state *state;
 	uint32_t *weights;
+	bool *have = NULL;
 	size_t i;
 	int ret = 0, err;
 
@@ -404,20 +491,28 @@ static int sync_all(struct xrl_budgets *b, uint64_t now_ns)
 		ret = -ENOMEM;
 		goto free_all;
 	}
+	have = calloc(b->n_rules, sizeof(*have));
+	if (!have) {
+		ret = -ENOMEM;
+		goto free_all;
+	}
 	for (i = 0; i < b->n_rules; i++)
-		resplit_rule(b, &b->rules[i], state, weights);
-	/* Global rules learn their node's part from the demands just read. */
+		have[i] = read_demand(b, &b->rules[i], state);
+	/* Global rules learn their node's part from the demands just read;
+	 * the split of that part over the CPUs comes after. */
 	if (b->global) {
 		err = xrl_global_sync(b->global, b, now_ns);
 		if (err && !ret)
 			ret = err;
 	}
 	for (i = 0; i < b->n_rules; i++) {
+		resplit_rule(b, &b->rules[i], have[i], weights);
 		err = write_rule(b, &b->rules[i]);
 		if (err && !ret)
 			ret = err;
 	}
 free_all:
+	free(have);
 	free(state);
 	free(weights);
 	return ret;
@@ -464,11 +559,12 @@ static json_t *rule_json(const struct xrl_budgets *b,
 
 	for (i = 0; i < b->n_cpus; i++)
 		json_array_append_new(weights, json_integer(rule->weights[i]));
-	obj = json_pack("{s:s, s:I, s:b, s:o, s:I, s:I}",
+	obj = json_pack("{s:s, s:I, s:b, s:o, s:I, s:I, s:I}",
 			"rule", rule->spec.name,
 			"id", (json_int_t)rule->spec.id,
 			"global", rule->spec.global,
 			"cpu_weights", weights,
+			"pool_weight", (json_int_t)rule->pool_weight,
 			"local_pps", (json_int_t)rule->local.pps,
 			"local_bps", (json_int_t)rule->local.bps);
 	if (obj && rule->spec.global) {
