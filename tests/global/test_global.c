@@ -245,10 +245,16 @@ Test(global, redis_down_degrades_to_the_fallback_and_recovers)
 	/* Back: after the cool-off (5 s from the failure) one probe each
 	 * closes the breaker. */
 	redis_start(&redis, port);
-	while (now_ns < opened + 5 * NS_PER_S)
+	while (degraded(&nodes[0])) {
+		cr_assert_lt(now_ns, opened + 6 * NS_PER_S, "never recovered");
 		run(2, SYNC_EVERY);
-	run(2, SYNC_EVERY);
-	cr_assert(!degraded(&nodes[0]), "a still degraded");
+	}
+	cr_assert_geq(now_ns, opened + 5 * NS_PER_S, "probed before the "
+		      "cool-off");
+	/* Rejoining: a probed first and saw itself alone in the fresh
+	 * Redis; it took no more than its part of the 2 nodes it knew. */
+	cr_assert_leq(xrl_budgets_find(&nodes[0].budgets, nodes[0].id)
+		      ->node_weight, XRL_SHARE_ONE / 2);
 	cr_assert(!degraded(&nodes[1]), "b still degraded");
 	run(2, CHUNKS_PER_S / 2);
 	w = measure(CHUNKS_PER_S);
@@ -369,4 +375,255 @@ Test(global, a_node_whose_demand_dipped_is_not_locked_out)
 		expected, rule->node_weight);
 	cr_assert_gt(rule->node_weight, XRL_SHARE_ONE / 5);
 	cr_assert_geq(b_after - b_before, expected * 0.95);
+}
+
+/* ---- Redis Cluster: three real masters ------------------------------- */
+
+static struct redis_cluster cluster;
+
+static void setup_cluster(void)
+{
+	pin_to_cpu0();
+	now_ns = NS_PER_S;
+	redis_cluster_start(&cluster);
+}
+
+static void teardown_cluster(void)
+{
+	node_stop(&nodes[0]);
+	node_stop(&nodes[1]);
+	redis_cluster_stop(&cluster);
+}
+
+TestSuite(cluster, .init = setup_cluster, .fini = teardown_cluster,
+	  .timeout = 60);
+
+static unsigned rule_slot(const char *name)
+{
+	char key[96];
+
+	snprintf(key, sizeof(key), "xrl:{%s}:demand", name);
+	return redis_key_slot(key);
+}
+
+static void assert_shared_3_to_1(const char *what, double seconds)
+{
+	struct window w = measure(seconds * CHUNKS_PER_S);
+
+	report(what, w, seconds);
+	cr_assert_geq(w.a + w.b, GLOBAL_PPS * seconds * 0.95);
+	cr_assert_leq(w.a + w.b, GLOBAL_PPS * seconds * 1.05);
+	cr_assert_gt(w.a, 2 * w.b, "a %lu, b %lu", w.a, w.b);
+	cr_assert_lt(w.a, 4 * w.b, "a %lu, b %lu", w.a, w.b);
+}
+
+/* Both daemons are pointed at a master that does not own the rule's
+ * slot: they follow MOVED, learn the map, and share the budget. */
+Test(cluster, daemons_pointed_at_a_non_owner_follow_moved)
+{
+	int owner = redis_cluster_owner(&cluster, rule_slot("fleet"));
+	uint16_t port = cluster.node[(owner + 1) % 3].port;
+	struct xrl_global_status status;
+
+	node_start(&nodes[0], port, "198.18.0.1", 150, false);
+	node_start(&nodes[1], port, "198.18.0.2", 50, false);
+	run(2, CHUNKS_PER_S);
+	assert_shared_3_to_1("cluster, pointed at a non-owner", 2);
+	xrl_global_status(nodes[0].budgets.global, &status);
+	cr_assert(status.cluster);
+	cr_assert(!status.degraded, "%s", status.reason);
+	/* The map from CLUSTER SLOTS sends it to the owner at once: no
+	 * redirect, ever (MOVED is followed in a_slot_migration_*). */
+	cr_assert_eq(status.moved, 0, "MOVED followed %lu times", status.moved);
+	cr_assert_eq(status.masters, 2, "the one asked and the owner");
+	cr_assert_eq(xrl_budgets_find(&nodes[0].budgets, nodes[0].id)->nodes,
+		     2);
+}
+
+/* Two global rules whose slots live on different masters: both sync,
+ * each over its own connection, in the same round trip. */
+Test(cluster, rules_on_different_masters_all_sync)
+{
+	char other[16] = "";
+	struct xrl_budget_rule *r0, *r1;
+	struct xrl_global_status status;
+	int k, i, owner = redis_cluster_owner(&cluster, rule_slot("fleet"));
+
+	for (i = 0; i < 100 && !other[0]; i++) {
+		snprintf(other, sizeof(other), "fleet%d", i);
+		if (redis_cluster_owner(&cluster, rule_slot(other)) == owner)
+			other[0] = '\0';
+	}
+	cr_assert_neq(other[0], '\0');
+	for (k = 0; k < 2; k++) {
+		node_start(&nodes[k], cluster.node[0].port,
+			   k ? "198.18.0.2" : "198.18.0.1", k ? 50 : 150, false);
+		add_rule(&nodes[k].policy, other, "198.18.2.0/24", true);
+		fixture_apply(&nodes[k].dp, &nodes[k].policy);
+		cr_assert_eq(xrl_budgets_set_policy(&nodes[k].budgets,
+						    &nodes[k].policy, now_ns), 0);
+	}
+	run(2, CHUNKS_PER_S);
+	for (k = 0; k < 2; k++) {
+		r0 = xrl_budgets_find(&nodes[k].budgets, nodes[k].id);
+		r1 = xrl_budgets_find(&nodes[k].budgets,
+				      nodes[k].policy.rules[2].id);
+		cr_assert(r1 && r1->spec.global);
+		cr_assert(!r0->degraded && !r1->degraded, "%s / %s",
+			  r0->reason, r1->reason);
+		cr_assert_eq(r0->nodes, 2);
+		cr_assert_eq(r1->nodes, 2, "rule %s on another master", other);
+		xrl_global_status(nodes[k].budgets.global, &status);
+		cr_assert_geq(status.masters, 2);
+	}
+	assert_shared_3_to_1("cluster, two rules on two masters", 1);
+}
+
+/* The rule's slot migrates mid-run, in the steps redis-cli takes: keys
+ * moved (ASK), then the slot given away (MOVED). No sync is lost: after
+ * every one the rule is synced, not degraded. */
+Test(cluster, a_slot_migration_costs_no_sync)
+{
+	unsigned slot = rule_slot("fleet");
+	int from = redis_cluster_owner(&cluster, slot), to = (from + 1) % 3;
+	struct xrl_global_status status;
+	struct xrl_budget_rule *a;
+
+	node_start(&nodes[0], cluster.node[from].port, "198.18.0.1", 150,
+		   false);
+	node_start(&nodes[1], cluster.node[from].port, "198.18.0.2", 50,
+		   false);
+	run(2, CHUNKS_PER_S);
+	a = xrl_budgets_find(&nodes[0].budgets, nodes[0].id);
+	redis_cluster_migrate_begin(&cluster, slot, from, to);
+	run(2, SYNC_EVERY);
+	cr_assert(!a->degraded, "importing/migrating: %s", a->reason);
+	redis_cluster_migrate_keys(&cluster, slot, from, to);
+	run(2, SYNC_EVERY);	/* the source answers ASK */
+	cr_assert(!a->degraded, "keys moved (ASK): %s", a->reason);
+	cr_assert_eq(a->nodes, 2);
+	xrl_global_status(nodes[0].budgets.global, &status);
+	cr_assert_geq(status.asked, 1, "no ASK was followed");
+	redis_cluster_migrate_end(&cluster, slot, to);
+	run(2, SYNC_EVERY);	/* the source answers MOVED */
+	cr_assert(!a->degraded, "slot moved (MOVED): %s", a->reason);
+	cr_assert_eq(a->nodes, 2);
+	cr_assert_eq(redis_cluster_owner(&cluster, slot), to);
+	xrl_global_status(nodes[0].budgets.global, &status);
+	cr_assert_eq(status.moved, 1, "MOVED followed %lu times", status.moved);
+	assert_shared_3_to_1("cluster, after a slot migration", 1);
+}
+
+/* ---- a stranger's replies -------------------------------------------- */
+
+#define SHA_REPLY "$40\r\n0123456789012345678901234567890123456789\r\n"
+#define PLAIN "-ERR This instance has cluster support disabled\r\n"
+
+struct stranger {
+	const char *what;
+	const char *cluster_slots;	/* reply to CLUSTER SLOTS */
+	const char *evalsha;		/* reply to EVALSHA */
+	const char *reason;		/* what status says, a prefix */
+};
+
+static const struct stranger strangers[] = {
+	{ "an integer for the script", PLAIN, ":1\r\n",
+	  "unexpected reply to the sync script" },
+	{ "our own name missing", PLAIN,
+	  "*3\r\n:0\r\n$5\r\nother\r\n$3\r\n100\r\n",
+	  "unexpected reply to the sync script" },
+	{ "a negative demand", PLAIN, "*3\r\n:0\r\n$1\r\na\r\n$2\r\n-5\r\n",
+	  "unexpected reply to the sync script" },
+	{ "a demand of 10^20", PLAIN,
+	  "*3\r\n:0\r\n$1\r\na\r\n$21\r\n100000000000000000000\r\n",
+	  "unexpected reply to the sync script" },
+	{ "a name of 200 bytes", PLAIN,
+	  "*3\r\n:0\r\n$200\r\n"
+	  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	  "\r\n$1\r\n1\r\n", "unexpected reply to the sync script" },
+	{ "our name twice", PLAIN,
+	  "*5\r\n:0\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\na\r\n$1\r\n9\r\n",
+	  "unexpected reply to the sync script" },
+	{ "nested arrays for names", PLAIN,
+	  "*3\r\n:0\r\n*1\r\n$1\r\na\r\n$1\r\n1\r\n",
+	  "unexpected reply to the sync script" },
+	{ "an array of 2^31 - 1 announced", PLAIN, "*2147483647\r\n", "" },
+	{ "a string of 1 GB announced", PLAIN, "$1073741824\r\nabc", "" },
+	{ "an error", PLAIN, "-OOM command not allowed\r\n",
+	  "error reply: OOM" },
+	{ "MOVED to a slot that is not the rule's", PLAIN,
+	  "-MOVED 1 127.0.0.1:1\r\n", "bad redirect" },
+	{ "MOVED to garbage", PLAIN, "-MOVED 99999 nowhere\r\n",
+	  "bad redirect" },
+	{ "CLUSTER SLOTS with start after end",
+	  "*1\r\n*3\r\n:9\r\n:1\r\n*2\r\n$9\r\n127.0.0.1\r\n:1\r\n", NULL,
+	  "CLUSTER SLOTS: unexpected reply" },
+	{ "CLUSTER SLOTS with port 0",
+	  "*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n$9\r\n127.0.0.1\r\n:0\r\n", NULL,
+	  "CLUSTER SLOTS: unexpected reply" },
+	{ "CLUSTER SLOTS as a string", "+OK\r\n", NULL,
+	  "CLUSTER SLOTS: unexpected reply" },
+};
+
+/*
+ * Each of the worst replies fails the rule, with a reason, never the
+ * engine: bounded in time (one 50 ms timeout at most), the rule degraded
+ * and holding its fallback part, and a local aggregate rule beside it
+ * still re-split.
+ */
+Test(stranger, every_crafted_reply_degrades_the_rule_and_nothing_else)
+{
+	struct xrl_global_status status;
+	struct fake_redis fake;
+	struct packet pkt;
+	size_t i;
+	int k;
+
+	pin_to_cpu0();
+	now_ns = NS_PER_S;
+	for (i = 0; i < sizeof(strangers) / sizeof(strangers[0]); i++) {
+		const struct stranger *s = &strangers[i];
+		struct fake_reply replies[] = {
+			{ "CLUSTER SLOTS", s->cluster_slots, 0 },
+			{ "SCRIPT LOAD", SHA_REPLY, 0 },
+			{ "EVALSHA", s->evalsha ? s->evalsha : ":1\r\n", 0 },
+		};
+		struct xrl_budget_rule *rule, *local;
+		double started, took;
+
+		fake_redis_start(&fake, replies, 3);
+		nodes[0].name = "a";
+		node_start(&nodes[0], fake.port, "198.18.1.1", 0, true);
+		nodes[0].budgets.pool_pps = 0;
+		cr_assert_eq(packet_from(&pkt, "198.18.1.1"), 0);
+		started = real_ms();
+		for (k = 0; k < 3; k++) {
+			int j;
+
+			for (j = 0; j < 50; j++)
+				fixture_run(&nodes[0].dp, &pkt);
+			now_ns += 100 * 1000000ULL;
+			xrl_budgets_sync(&nodes[0].budgets, now_ns);
+		}
+		took = real_ms() - started;
+		rule = xrl_budgets_find(&nodes[0].budgets, nodes[0].id);
+		local = xrl_budgets_find(&nodes[0].budgets,
+					 nodes[0].policy.rules[2].id);
+		xrl_global_status(nodes[0].budgets.global, &status);
+		fprintf(stderr, "stranger: %s: degraded: %s (%.0f ms)\n",
+			s->what, rule->reason, took);
+		cr_assert(rule->degraded, "%s: not degraded", s->what);
+		cr_assert(status.degraded, "%s", s->what);
+		cr_assert_neq(rule->reason[0], '\0', "%s: no reason", s->what);
+		cr_assert(!strncmp(rule->reason, s->reason, strlen(s->reason)),
+			  "%s: reason \"%s\"", s->what, rule->reason);
+		cr_assert_lt(took, 2000, "%s: %.0f ms", s->what, took);
+		cr_assert_leq(rule->local.pps, GLOBAL_PPS);
+		cr_assert_gt(local->weights[0], local->weights[1],
+			     "%s: the local rule was not re-split", s->what);
+		node_stop(&nodes[0]);
+		fake_redis_stop(&fake);
+	}
 }

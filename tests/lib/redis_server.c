@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -313,13 +314,10 @@ int redis_cluster_owner(const struct redis_cluster *c, unsigned slot)
 	return -1;
 }
 
-void redis_cluster_move_slot(struct redis_cluster *c, unsigned slot, int from,
-			     int to)
+void redis_cluster_migrate_begin(struct redis_cluster *c, unsigned slot,
+				 int from, int to)
 {
 	char from_id[64], to_id[64];
-	redisReply *reply, *keys;
-	size_t i;
-	int k;
 
 	node_id(&c->node[from], from_id, sizeof(from_id));
 	node_id(&c->node[to], to_id, sizeof(to_id));
@@ -327,13 +325,21 @@ void redis_cluster_move_slot(struct redis_cluster *c, unsigned slot, int from,
 				slot, from_id));
 	freeReplyObject(command(&c->node[from], "CLUSTER SETSLOT %u MIGRATING "
 				"%s", slot, to_id));
+}
+
+void redis_cluster_migrate_keys(struct redis_cluster *c, unsigned slot,
+				int from, int to)
+{
+	redisReply *reply, *keys;
+	size_t i;
+
 	for (;;) {
 		keys = command(&c->node[from], "CLUSTER GETKEYSINSLOT %u 100",
 			       slot);
 		cr_assert_eq(keys->type, REDIS_REPLY_ARRAY);
 		if (!keys->elements) {
 			freeReplyObject(keys);
-			break;
+			return;
 		}
 		for (i = 0; i < keys->elements; i++) {
 			reply = command(&c->node[from], "MIGRATE 127.0.0.1 %u "
@@ -345,9 +351,29 @@ void redis_cluster_move_slot(struct redis_cluster *c, unsigned slot, int from,
 		}
 		freeReplyObject(keys);
 	}
+}
+
+void redis_cluster_migrate_end(struct redis_cluster *c, unsigned slot, int to)
+{
+	char to_id[64];
+	int k;
+
+	node_id(&c->node[to], to_id, sizeof(to_id));
+	/* The new owner first, as redis-cli does. */
+	freeReplyObject(command(&c->node[to], "CLUSTER SETSLOT %u NODE %s",
+				slot, to_id));
 	for (k = 0; k < REDIS_CLUSTER_MASTERS; k++)
-		freeReplyObject(command(&c->node[k], "CLUSTER SETSLOT %u NODE "
-					"%s", slot, to_id));
+		if (k != to)
+			freeReplyObject(command(&c->node[k], "CLUSTER SETSLOT "
+						"%u NODE %s", slot, to_id));
+}
+
+void redis_cluster_move_slot(struct redis_cluster *c, unsigned slot, int from,
+			     int to)
+{
+	redis_cluster_migrate_begin(c, slot, from, to);
+	redis_cluster_migrate_keys(c, slot, from, to);
+	redis_cluster_migrate_end(c, slot, to);
 }
 
 /* CRC16-CCITT (XModem), as the cluster specification defines it. */
@@ -384,4 +410,116 @@ int fake_redis_listen(uint16_t *port)
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(listen(fd, 16), 0);
 	return fd;
+}
+
+/* ---- a fake one, for crafted replies ---------------------------------- */
+
+/*
+ * One RESP command from @buf (an array of bulk strings); its first one or
+ * two words into @name. Returns the bytes it took, 0 when incomplete.
+ */
+static size_t parse_command(const char *buf, size_t len, char *name,
+			    size_t name_len)
+{
+	const char *p = buf, *end = buf + len, *nl;
+	long n, i, blen;
+	size_t used = 0;
+
+	name[0] = '\0';
+	if (len < 1 || *p != '*' || !(nl = memchr(p, '\n', len)))
+		return 0;
+	n = strtol(p + 1, NULL, 10);
+	p = nl + 1;
+	for (i = 0; i < n; i++) {
+		if (p >= end || *p != '$' || !(nl = memchr(p, '\n', end - p)))
+			return 0;
+		blen = strtol(p + 1, NULL, 10);
+		p = nl + 1;
+		if (end - p < blen + 2)
+			return 0;
+		if (i < 2 && used + blen + 2 < name_len) {
+			if (used)
+				name[used++] = ' ';
+			memcpy(name + used, p, blen);
+			used += blen;
+			name[used] = '\0';
+		}
+		p += blen + 2;
+	}
+	return p - buf;
+}
+
+static void serve_client(struct fake_redis *f, int fd)
+{
+	char buf[65536], name[128];
+	const struct fake_reply *r;
+	size_t have = 0, used, i, len;
+	ssize_t n;
+
+	while (!f->stop) {
+		struct timeval tv = { .tv_usec = 100000 };
+
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		n = read(fd, buf + have, sizeof(buf) - have);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+			return;
+		if (n > 0)
+			have += n;
+		while ((used = parse_command(buf, have, name, sizeof(name)))) {
+			for (i = 0, r = NULL; i < f->n_replies && !r; i++)
+				if (!strncasecmp(name, f->replies[i].command,
+						 strlen(f->replies[i].command)))
+					r = &f->replies[i];
+			if (r) {
+				len = r->len ? r->len : strlen(r->raw);
+				if (write(fd, r->raw, len) != (ssize_t)len)
+					return;
+			} else if (write(fd, "-ERR unknown command\r\n", 22) !=
+				   22) {
+				return;
+			}
+			f->served++;
+			memmove(buf, buf + used, have - used);
+			have -= used;
+		}
+		if (have == sizeof(buf))
+			return;
+	}
+}
+
+static void *fake_thread(void *arg)
+{
+	struct fake_redis *f = arg;
+	struct timeval tv = { .tv_usec = 100000 };
+	int client;
+
+	setsockopt(f->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (!f->stop) {
+		client = accept(f->fd, NULL, NULL);
+		if (client < 0)
+			continue;
+		serve_client(f, client);
+		close(client);
+	}
+	return NULL;
+}
+
+void fake_redis_start(struct fake_redis *f, const struct fake_reply *replies,
+		      size_t n)
+{
+	memset(f, 0, sizeof(*f));
+	f->replies = replies;
+	f->n_replies = n;
+	f->fd = fake_redis_listen(&f->port);
+	cr_assert_eq(pthread_create(&f->thread, NULL, fake_thread, f), 0);
+}
+
+void fake_redis_stop(struct fake_redis *f)
+{
+	if (!f->fd)
+		return;
+	f->stop = 1;
+	pthread_join(f->thread, NULL);
+	close(f->fd);
+	f->fd = 0;
 }

@@ -10,6 +10,8 @@
 #define XRL_TEST_REDIS_SERVER_H
 
 #include <stdbool.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -54,14 +56,47 @@ void redis_cluster_stop(struct redis_cluster *c);
 /* The node (index) that owns @slot. */
 int redis_cluster_owner(const struct redis_cluster *c, unsigned slot);
 /* Moves @slot from node @from to node @to, keys and all (MIGRATE), as
- * redis-cli --cluster reshard does. */
+ * redis-cli --cluster reshard does; or in its three steps: marks it
+ * importing/migrating, moves its keys (the source then answers ASK for
+ * them), gives the slot to @to on every node (the others answer MOVED). */
 void redis_cluster_move_slot(struct redis_cluster *c, unsigned slot, int from,
 			     int to);
+void redis_cluster_migrate_begin(struct redis_cluster *c, unsigned slot,
+				 int from, int to);
+void redis_cluster_migrate_keys(struct redis_cluster *c, unsigned slot,
+				int from, int to);
+void redis_cluster_migrate_end(struct redis_cluster *c, unsigned slot, int to);
 /* The cluster key slot of @key (CRC16 of its hash tag, mod 16384). */
 unsigned redis_key_slot(const char *key);
 
 /* A listening socket on a free loopback port that reads nothing: returns
  * the fd, sets *@port. */
 int fake_redis_listen(uint16_t *port);
+
+/*
+ * A fake Redis that answers each command with the raw bytes of the first
+ * entry whose @command (e.g. "EVALSHA", "CLUSTER SLOTS") it starts with,
+ * "-ERR unknown command" otherwise: the worst replies a stranger could
+ * send, crafted. Served by a thread until fake_redis_stop().
+ */
+struct fake_reply {
+	const char *command;
+	const char *raw;
+	size_t len;		/* 0: strlen(raw) */
+};
+
+struct fake_redis {
+	uint16_t port;
+	int fd;
+	const struct fake_reply *replies;
+	size_t n_replies;
+	volatile int stop;
+	unsigned long served;	/* commands answered */
+	pthread_t thread;
+};
+
+void fake_redis_start(struct fake_redis *f, const struct fake_reply *replies,
+		      size_t n);
+void fake_redis_stop(struct fake_redis *f);
 
 #endif

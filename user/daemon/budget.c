@@ -285,6 +285,16 @@ int xrl_budgets_sync(struct xrl_budgets *b, uint64_t now_ns)
 
 /* ---- what status, stats and /metrics show --------------------------- */
 
+bool xrl_budgets_rule_degraded(const struct xrl_budgets *b, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; b && i < b->n_rules; i++)
+		if (b->rules[i].spec.id == id)
+			return b->rules[i].spec.global && b->rules[i].degraded;
+	return false;
+}
+
 bool xrl_budgets_degraded(const struct xrl_budgets *b)
 {
 	struct xrl_global_status status;
@@ -318,7 +328,10 @@ static json_t *rule_json(const struct xrl_budgets *b,
 		json_object_set_new(obj, "demand_pps",
 				    json_integer(rule->demand_pps));
 		json_object_set_new(obj, "degraded",
-				    json_boolean(xrl_budgets_degraded(b)));
+				    json_boolean(rule->degraded));
+		if (rule->degraded)
+			json_object_set_new(obj, "degraded_reason",
+					    json_string(rule->reason));
 	}
 	return obj;
 }
@@ -331,9 +344,10 @@ static json_t *global_json(const struct xrl_global *g)
 	json_t *obj;
 
 	xrl_global_status(g, &status);
-	obj = json_pack("{s:s, s:s, s:b, s:I, s:I}",
+	obj = json_pack("{s:s, s:s, s:b, s:b, s:I, s:I, s:I}",
 			"redis", status.address, "node", status.node,
-			"degraded", status.degraded,
+			"degraded", status.degraded, "cluster", status.cluster,
+			"masters", (json_int_t)status.masters,
 			"syncs", (json_int_t)status.syncs,
 			"failures", (json_int_t)status.failures);
 	if (obj && status.degraded) {
@@ -382,11 +396,9 @@ static void write_sync_counters(FILE *out, const struct xrl_global *g)
 void xrl_budgets_write_metrics(FILE *out, void *ctx)
 {
 	struct xrl_budgets *b = ctx;
-	bool degraded;
 	size_t i;
 
 	pthread_mutex_lock(&b->lock);
-	degraded = xrl_budgets_degraded(b);
 	if (b->global)
 		write_sync_counters(out, b->global);
 	xrl_metrics_family(out, "xdp_ratelimit_sync_degraded", "gauge",
@@ -397,7 +409,7 @@ void xrl_budgets_write_metrics(FILE *out, void *ctx)
 
 		if (b->rules[i].spec.global)
 			xrl_metrics_sample(out, "xdp_ratelimit_sync_degraded",
-					   labels, degraded);
+					   labels, b->rules[i].degraded);
 	}
 	xrl_metrics_family(out, "xdp_ratelimit_budget_local_pps", "gauge",
 			   "Packets per second of an aggregate budget this "

@@ -363,7 +363,7 @@ json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
 	if (rule->global) {
 		json_object_set_new(obj, "global", json_true());
 		json_object_set_new(obj, "degraded", json_boolean(
-			xrl_budgets_degraded(state->budgets)));
+			xrl_budgets_rule_degraded(state->budgets, rule->id)));
 	}
 	if (state->dp && !xrl_rule_stats_read(state->dp, rule->id, &counters)) {
 		json_object_set_new(obj, "passed", counter_json(
