@@ -44,6 +44,8 @@ struct fleet {
 	int n;
 	struct fleet_node node[FLEET_MAX_NODES];
 	struct redis_server redis;
+	const char *redis_address;	/* set: "redis:" for the daemons
+					 * (a cluster the test runs) */
 };
 
 /* Namespaces, veths and a redis-server in the fleet's namespace (when
@@ -51,6 +53,10 @@ struct fleet {
 void fleet_create(struct fleet *f, int n, bool with_redis);
 /* Stops senders and daemons (by pid) and Redis, removes everything. */
 void fleet_destroy(struct fleet *f);
+
+/* Moves the calling process into the fleet's namespace (for a Redis
+ * Cluster the test itself starts and drives there). */
+void fleet_enter(struct fleet *f);
 
 /* Starts node @k's daemon on @yaml (the rules; "redis:" is added when the
  * fleet has Redis), attached to its veth; waits until it listens. */

@@ -18,9 +18,13 @@
 #define MOVE_EVERY_S	0.15
 
 static struct fleet fleet;
+static struct redis_cluster cluster;
+static bool with_cluster;
 
 static void teardown(void)
 {
+	if (with_cluster)
+		redis_cluster_stop(&cluster);
 	fleet_destroy(&fleet);
 }
 
@@ -34,6 +38,10 @@ struct scenario {
 	unsigned offer[FLEET_MAX_NODES];
 	double window_s;
 	bool moved;		/* senders moved between CPUs on purpose */
+	bool cluster;		/* a 3-master cluster, daemons pointed at a
+				 * master that does not own the rule */
+	double migrate_at_s;	/* >0: the rule's slot moves then */
+	double redis_down_s[2];	/* >0: Redis stopped, then started */
 };
 
 struct outcome {
@@ -65,7 +73,20 @@ static void start_fleet(const struct scenario *s)
 		 "    burst: %u\n"
 		 "    scope: aggregate\n"
 		 "%s", s->pps, s->burst, s->global ? "    global: true\n" : "");
-	fleet_create(&fleet, s->nodes, s->global);
+	fleet_create(&fleet, s->nodes, s->global && !s->cluster);
+	if (s->cluster) {
+		static char address[32];
+		int owner;
+
+		fleet_enter(&fleet);
+		with_cluster = true;
+		redis_cluster_start(&cluster);
+		owner = redis_cluster_owner(&cluster,
+					    redis_key_slot("xrl:{fleet}:demand"));
+		snprintf(address, sizeof(address), "127.0.0.1:%u",
+			 cluster.node[(owner + 1) % 3].port);
+		fleet.redis_address = address;
+	}
 	for (k = 0; k < s->nodes; k++)
 		fleet_start_daemon(&fleet, k, yaml);
 }
@@ -114,6 +135,29 @@ static void assert_moved(const struct scenario *s)
 	}
 }
 
+/* At @at the rule's slot moves to another master (keys and all). */
+static void migrate(double at, double until)
+{
+	unsigned slot = redis_key_slot("xrl:{fleet}:demand");
+	int from = redis_cluster_owner(&cluster, slot);
+
+	fleet_sleep(at - fleet_now());
+	redis_cluster_move_slot(&cluster, slot, from, (from + 1) % 3);
+	cr_assert_eq(redis_cluster_owner(&cluster, slot), (from + 1) % 3);
+	fleet_sleep(until - fleet_now());
+}
+
+static void redis_down_and_back(double t0, const struct scenario *s)
+{
+	uint16_t port = fleet.redis.port;
+
+	fleet_sleep(t0 + s->redis_down_s[0] - fleet_now());
+	redis_stop(&fleet.redis);
+	fleet_sleep(t0 + s->redis_down_s[1] - fleet_now());
+	redis_start(&fleet.redis, port);
+	fleet_sleep(t0 + s->window_s - fleet_now());
+}
+
 static struct outcome run(const struct scenario *s)
 {
 	uint64_t a0[FLEET_MAX_NODES], r0[FLEET_MAX_NODES];
@@ -132,6 +176,10 @@ static struct outcome run(const struct scenario *s)
 	t0 = fleet_now();
 	if (s->moved)
 		move_senders(s->nodes, t0 + s->window_s);
+	else if (s->migrate_at_s > 0)
+		migrate(t0 + s->migrate_at_s, t0 + s->window_s);
+	else if (s->redis_down_s[0] > 0)
+		redis_down_and_back(t0, s);
 	else
 		fleet_sleep(s->window_s);
 	read_counts(s->nodes, a1, r1);
@@ -265,4 +313,45 @@ Test(fleet, local_aggregate_without_redis_20000pps_moved_between_cpus)
 	struct outcome o = run(&s);
 
 	assert_accurate(&s, &o);
+}
+
+Test(fleet, cluster_daemons_pointed_at_a_non_owner_and_a_slot_migrated)
+{
+	struct scenario s = {
+		.what = "2 daemons, 3-master cluster, non-owner, slot moved "
+			"at 2 s", .nodes = 2, .global = true, .pps = 200,
+		.burst = 20, .offer = { 450, 150 }, .window_s = 4,
+		.cluster = true, .migrate_at_s = 2,
+	};
+	struct outcome o = run(&s);
+
+	assert_accurate(&s, &o);
+	cr_assert_null(strstr(fleet_log(&fleet, 0), "degraded"), "%s",
+		       fleet_log(&fleet, 0));
+}
+
+/*
+ * Redis stopped 1 s into the window and started again 4 s later, empty:
+ * grace (1 s of last parts), fallback (200 / 2 each), the cool-off (5 s
+ * from the failure), then the rejoin. Over the 10 s the fleet admits
+ * the global rate within 5%, never more.
+ */
+Test(fleet, redis_stopped_and_back)
+{
+	struct scenario s = {
+		.what = "2 daemons, Redis stopped at 1 s, back at 5 s",
+		.nodes = 2, .global = true, .pps = 200, .burst = 20,
+		.offer = { 450, 150 }, .window_s = 10,
+		.redis_down_s = { 1, 5 },
+	};
+	struct outcome o = run(&s);
+	double budget = s.pps * o.window_s;
+
+	report(&s, &o);
+	cr_assert_leq(o.total, budget * 1.05);
+	cr_assert_geq(o.total, budget * 0.95);
+	cr_assert(strstr(fleet_log(&fleet, 0), "reachable again"), "%s",
+		  fleet_log(&fleet, 0));
+	cr_assert(strstr(fleet_log(&fleet, 0), "budget sync: working again"),
+		  "%s", fleet_log(&fleet, 0));
 }

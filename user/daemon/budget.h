@@ -44,6 +44,7 @@ struct xrl_budget_rule {
 	 * another daemon writes this node's name. */
 	bool degraded;
 	bool sync_failed;		/* fallback parts apply */
+	unsigned misses;		/* failed exchanges in a row */
 	char reason[160];		/* why */
 	uint64_t degraded_since_ns;
 	time_t degraded_since_wall;

@@ -54,6 +54,14 @@ struct xrl_daemon_state {
 	void (*changed)(struct xrl_daemon_state *state);
 	void *changed_ctx;		/* for @changed */
 	struct xrl_event_log *events;	/* recent limit events, or NULL */
+	/* What only a restart changes, as the config file had it at start
+	 * (a reload that changes one is refused, naming it). */
+	struct {
+		const char *redis;		/* "redis:", or NULL */
+		uint64_t sync_interval_ms;	/* 0: not set */
+		char **interfaces;		/* "interfaces:" */
+		size_t n_interfaces;
+	} started_with;
 };
 
 /*

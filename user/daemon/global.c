@@ -65,6 +65,7 @@ struct redis_node {
 	uint16_t port;
 	redisContext *ctx;
 	bool open;			/* its breaker */
+	unsigned misses;		/* failed round trips in a row */
 	uint64_t retry_at_ns;
 	char reason[160];		/* why it opened */
 };
@@ -83,6 +84,8 @@ struct xrl_global {
 	size_t n_nodes;
 	uint64_t syncs, failures;
 	uint64_t moved, asked;
+	unsigned newly_failed, newly_synced;	/* rules, this sync */
+	char first_failed[200];
 	/* As of the last sync, for xrl_global_status(). */
 	unsigned n_degraded;
 	time_t degraded_since;
@@ -213,7 +216,7 @@ void xrl_global_follow(struct xrl_global *g, struct xrl_budgets *b,
 			rule->node_weight = XRL_SHARE_ONE;
 			rule->nodes = 1;
 		}
-		if (rule->degraded)
+		if (rule->sync_failed)
 			degraded_part(g, rule, now_ns);
 		else
 			set_local(rule, rule->node_weight, XRL_SHARE_ONE);
@@ -380,12 +383,15 @@ static const char *io_error(redisContext *ctx, char *buf, size_t len)
 	return buf;
 }
 
+/* A failed round trip; the breaker opens at the XRL_GLOBAL_MISSES-th in a
+ * row (or at once when it was open: the probe failed). */
 static void open_breaker(struct xrl_global *g, struct redis_node *n,
 			 uint64_t now_ns, const char *why)
 {
-	g->failures++;
-	n->retry_at_ns = now_ns + g->cooloff_ns;
 	disconnect(n);
+	if (!n->open && ++n->misses < XRL_GLOBAL_MISSES)
+		return;	/* tried again at the next sync */
+	n->retry_at_ns = now_ns + g->cooloff_ns;
 	if (n->open) {
 		pr_warn("redis %s:%u: probe failed: %s; next try in %llu ms",
 			n->host, n->port, why,
@@ -402,6 +408,7 @@ static void open_breaker(struct xrl_global *g, struct redis_node *n,
 
 static void close_breaker(struct redis_node *n)
 {
+	n->misses = 0;
 	if (!n->open)
 		return;
 	n->open = false;
@@ -584,13 +591,20 @@ static uint64_t ttl_ms_of(const struct xrl_global *g,
 static void rule_failed(struct xrl_global *g, struct xrl_budget_rule *rule,
 			const char *why, uint64_t now_ns)
 {
+	if (!rule->misses++)
+		rule->degraded_since_ns = now_ns;	/* grace starts here */
+	if (!rule->sync_failed && rule->misses < XRL_GLOBAL_MISSES) {
+		set_local(rule, rule->node_weight, XRL_SHARE_ONE);
+		return;	/* a missed sync: the last part, not degraded yet */
+	}
 	if (!rule->sync_failed) {
 		rule->sync_failed = true;
-		rule->degraded_since_ns = now_ns;
 		rule->degraded_since_wall = time(NULL);
 		rule->nodes_before = rule->nodes;
-		pr_warn("rule %s: budget sync failed: %s: degraded",
-			rule->spec.name, why);
+		g->newly_failed++;	/* logged once per sync, not per rule */
+		if (!g->first_failed[0])
+			snprintf(g->first_failed, sizeof(g->first_failed),
+				 "%s: %s", rule->spec.name, why);
 	}
 	rule->degraded = true;
 	snprintf(rule->reason, sizeof(rule->reason), "%s", why);
@@ -609,10 +623,11 @@ static void rule_synced(struct xrl_global *g, struct xrl_budget_rule *rule,
 	uint64_t weight = part->weight, cap;
 	bool was_failed = rule->sync_failed;
 
+	rule->misses = 0;
 	if (rule->sync_failed) {
 		rule->sync_failed = false;
 		rule->rejoin_until_ns = now_ns + ttl_ms * MS;
-		pr_info("rule %s: budget sync working again", rule->spec.name);
+		g->newly_synced++;
 	}
 	if (part->nodes >= rule->nodes_before)
 		rule->rejoin_until_ns = 0;	/* everyone is back */
@@ -767,6 +782,27 @@ static bool reachable(struct xrl_global *g, int k, uint64_t now_ns,
 }
 
 /*
+ * Redis answers a pipeline when it has run all of it: the read waits the
+ * timeout plus XRL_GLOBAL_SCRIPT_US for each script in it (1,000 rules:
+ * 50 ms + 500 ms at most, on the daemon's event loop).
+ */
+static void read_timeout(struct xrl_global *g, struct redis_node *node,
+			 const struct exchange *xs, size_t n, int k)
+{
+	uint64_t us = (uint64_t)g->timeout.tv_sec * 1000000 +
+		      (uint64_t)g->timeout.tv_usec;
+	struct timeval tv;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!xs[i].done && !xs[i].failed && xs[i].target == k)
+			us += XRL_GLOBAL_SCRIPT_US;
+	tv.tv_sec = (time_t)(us / 1000000);
+	tv.tv_usec = (suseconds_t)(us % 1000000);
+	redisSetTimeout(node->ctx, tv);
+}
+
+/*
  * One round: every pending exchange is sent to its node, all nodes'
  * pipelines flushed before any reply is read (one round trip, nodes in
  * parallel), then the replies judged in order.
@@ -811,6 +847,7 @@ static void round_trip(struct xrl_global *g, struct exchange *xs, size_t n,
 
 		if (!used[k])
 			continue;
+		read_timeout(g, node, xs, n, (int)k);
 		for (i = 0; i < n; i++) {
 			struct exchange *x = &xs[i];
 			bool asking = x->asking;
@@ -845,10 +882,12 @@ static void round_trip(struct xrl_global *g, struct exchange *xs, size_t n,
 			}
 			freeReplyObject(reply);
 		}
-		if (broken)
+		if (broken) {
 			open_breaker(g, node, now_ns, why);
-		else
-			close_breaker(node);
+			continue;
+		}
+		redisSetTimeout(node->ctx, g->timeout);
+		close_breaker(node);
 		if (reload && !broken)
 			disconnect(node);	/* loads it on reconnecting */
 	}
@@ -902,6 +941,8 @@ int xrl_global_sync(struct xrl_global *g, struct xrl_budgets *b,
 	}
 	if (!n)
 		goto free_all;
+	g->newly_failed = g->newly_synced = 0;
+	g->first_failed[0] = '\0';
 	/* The map first: the seed tells whether it is a cluster at all. */
 	if (!g->map_known && reachable(g, 0, now_ns, why, sizeof(why)) &&
 	    !g->map_known && ask_slots(g, 0, why, sizeof(why)))
@@ -924,6 +965,13 @@ int xrl_global_sync(struct xrl_global *g, struct xrl_budgets *b,
 		for (i = 0; i < g->n_nodes && g->map_stale; i++)
 			if (g->nodes[i].ctx)
 				ask_slots(g, (int)i, why, sizeof(why));
+	if (g->newly_failed)
+		pr_warn("global budgets: sync failed for %u rule%s (%s): "
+			"degraded", g->newly_failed,
+			g->newly_failed == 1 ? "" : "s", g->first_failed);
+	if (g->newly_synced)
+		pr_info("global budgets: %u rule%s synced again",
+			g->newly_synced, g->newly_synced == 1 ? "" : "s");
 	if (any_done)
 		g->syncs++;
 	if (any_failed)

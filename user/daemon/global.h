@@ -30,10 +30,12 @@
  * costs one timeout (hiredis 0.14 has no cap on an array's count: a huge
  * one fails its allocation or times out).
  *
- * Degraded state is per rule: a rule whose exchange failed keeps its last
- * part for the grace period, then falls back to the budget / the nodes
- * it last saw. A Redis node that failed (no answer, timeout) has a
- * circuit breaker: it is left alone for the cool-off, then probed once.
+ * Degraded state is per rule: a rule whose exchange failed
+ * XRL_GLOBAL_MISSES times in a row is degraded; it keeps its last part
+ * for the grace period (from its first miss), then falls back to the
+ * budget / the nodes it last saw. A Redis node that failed as often (no
+ * answer, timeout) has a circuit breaker: it is left alone for the
+ * cool-off, then probed once.
  * A rule that comes back does not take more than its part of the nodes
  * it saw before the failure until the others had a TTL to rejoin.
  *
@@ -56,6 +58,14 @@ struct xrl_global;
 #define XRL_GLOBAL_COOLOFF_MS	5000
 #define XRL_GLOBAL_GRACE_MS	1000
 #define XRL_GLOBAL_TTL_WINDOWS	3
+/*
+ * Missed exchanges in a row before a rule is degraded (and a Redis node's
+ * breaker opens): one slow reply on a loaded host costs nothing, the rule
+ * keeps its last part (the grace period counts from the first miss).
+ */
+#define XRL_GLOBAL_MISSES	3
+/* What one rule's script may cost Redis before its reply times out. */
+#define XRL_GLOBAL_SCRIPT_US	500
 #define XRL_NODE_NAME_MAX	64
 #define XRL_GLOBAL_MAX_NODES	1024	/* sharing one rule */
 #define XRL_REDIS_MAX_MASTERS	64	/* connections of one daemon */
