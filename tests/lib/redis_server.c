@@ -449,6 +449,24 @@ static size_t parse_command(const char *buf, size_t len, char *name,
 	return p - buf;
 }
 
+/* The reply, at once or trickled (bounded: stops with the server). */
+static int write_reply(struct fake_redis *f, int fd,
+		       const struct fake_reply *r, size_t len)
+{
+	size_t i;
+
+	/* MSG_NOSIGNAL: the client hanging up must not kill the test. */
+	if (!r->trickle_ms)
+		return send(fd, r->raw, len, MSG_NOSIGNAL) == (ssize_t)len ?
+		       0 : -1;
+	for (i = 0; i < len && !f->stop; i++) {
+		if (send(fd, r->raw + i, 1, MSG_NOSIGNAL) != 1)
+			return -1;
+		usleep(r->trickle_ms * 1000);
+	}
+	return 0;
+}
+
 static void serve_client(struct fake_redis *f, int fd)
 {
 	char buf[65536], name[128];
@@ -472,10 +490,10 @@ static void serve_client(struct fake_redis *f, int fd)
 					r = &f->replies[i];
 			if (r) {
 				len = r->len ? r->len : strlen(r->raw);
-				if (write(fd, r->raw, len) != (ssize_t)len)
+				if (write_reply(f, fd, r, len))
 					return;
-			} else if (write(fd, "-ERR unknown command\r\n", 22) !=
-				   22) {
+			} else if (send(fd, "-ERR unknown command\r\n", 22,
+					MSG_NOSIGNAL) != 22) {
 				return;
 			}
 			f->served++;

@@ -83,6 +83,7 @@ struct fake_reply {
 	const char *command;
 	const char *raw;
 	size_t len;		/* 0: strlen(raw) */
+	unsigned trickle_ms;	/* >0: one byte every that many ms */
 };
 
 struct fake_redis {

@@ -416,18 +416,64 @@ static void close_breaker(struct redis_node *n)
 	pr_info("redis %s:%u: reachable again", n->host, n->port);
 }
 
-/* One command, or NULL with @why. */
-static redisReply *call(struct redis_node *n, char *why, size_t len,
-			const char *fmt, ...)
+/*
+ * A reply by @deadline_ns (CLOCK_MONOTONIC), however slowly its bytes
+ * trickle in: each read is bounded by the socket's timeout, the whole by
+ * the deadline (a server sending a byte every 40 ms would otherwise hold
+ * the daemon as long as it likes).
+ */
+static int get_reply(redisContext *ctx, redisReply **out, uint64_t deadline_ns)
 {
-	redisReply *reply;
+	void *reply = NULL;
+
+	if (redisGetReplyFromReader(ctx, &reply) != REDIS_OK)
+		return REDIS_ERR;
+	while (!reply) {
+		uint64_t now = xrl_monotonic_ns(), left;
+		struct timeval tv;
+
+		if (now >= deadline_ns) {
+			ctx->err = REDIS_ERR_IO;
+			snprintf(ctx->errstr, sizeof(ctx->errstr), "timed out");
+			errno = EAGAIN;
+			return REDIS_ERR;
+		}
+		/* This read waits no longer than the deadline allows. */
+		left = deadline_ns - now;
+		tv.tv_sec = (time_t)(left / 1000000000ULL);
+		tv.tv_usec = (suseconds_t)(left % 1000000000ULL / 1000) ?: 1;
+		if (redisSetTimeout(ctx, tv) != REDIS_OK ||
+		    redisBufferRead(ctx) != REDIS_OK ||
+		    redisGetReplyFromReader(ctx, &reply) != REDIS_OK)
+			return REDIS_ERR;
+	}
+	*out = reply;
+	return REDIS_OK;
+}
+
+static uint64_t timeout_ns(const struct xrl_global *g)
+{
+	return (uint64_t)g->timeout.tv_sec * 1000000000ULL +
+	       (uint64_t)g->timeout.tv_usec * 1000ULL;
+}
+
+static int flush(redisContext *ctx);
+
+/* One command, answered within the timeout, or NULL with @why. */
+static redisReply *call(struct xrl_global *g, struct redis_node *n, char *why,
+			size_t len, const char *fmt, ...)
+{
+	redisReply *reply = NULL;
 	va_list ap;
 
 	va_start(ap, fmt);
-	reply = redisvCommand(n->ctx, fmt, ap);
+	redisvAppendCommand(n->ctx, fmt, ap);
 	va_end(ap);
-	if (!reply)
+	if (flush(n->ctx) ||
+	    get_reply(n->ctx, &reply, xrl_monotonic_ns() + timeout_ns(g))) {
 		io_error(n->ctx, why, len);
+		return NULL;
+	}
 	return reply;
 }
 
@@ -437,7 +483,7 @@ static redisReply *call(struct redis_node *n, char *why, size_t len,
  */
 static int ask_slots(struct xrl_global *g, int k, char *why, size_t len)
 {
-	redisReply *reply = call(&g->nodes[k], why, len, "CLUSTER SLOTS");
+	redisReply *reply = call(g, &g->nodes[k], why, len, "CLUSTER SLOTS");
 	int ret = 0;
 
 	if (!reply)
@@ -479,7 +525,7 @@ static int connect_node(struct xrl_global *g, int k, char *why, size_t len)
 		goto fail;
 	}
 	guard_reader(n->ctx->reader);
-	reply = call(n, why, len, "SCRIPT LOAD %s", sync_script);
+	reply = call(g, n, why, len, "SCRIPT LOAD %s", sync_script);
 	if (!reply)
 		goto fail;
 	if (reply->type != REDIS_REPLY_STRING || reply->len != 40) {
@@ -782,24 +828,20 @@ static bool reachable(struct xrl_global *g, int k, uint64_t now_ns,
 }
 
 /*
- * Redis answers a pipeline when it has run all of it: the read waits the
- * timeout plus XRL_GLOBAL_SCRIPT_US for each script in it (1,000 rules:
- * 50 ms + 500 ms at most, on the daemon's event loop).
+ * Redis answers a pipeline when it has run all of it: its replies are
+ * due within the timeout plus XRL_GLOBAL_SCRIPT_US for each script in it
+ * (1,000 rules: 50 ms + 500 ms at most, on the daemon's event loop).
  */
-static void read_timeout(struct xrl_global *g, struct redis_node *node,
-			 const struct exchange *xs, size_t n, int k)
+static uint64_t pipeline_deadline(const struct xrl_global *g,
+				  const struct exchange *xs, size_t n, int k)
 {
-	uint64_t us = (uint64_t)g->timeout.tv_sec * 1000000 +
-		      (uint64_t)g->timeout.tv_usec;
-	struct timeval tv;
+	uint64_t ns = timeout_ns(g);
 	size_t i;
 
 	for (i = 0; i < n; i++)
 		if (!xs[i].done && !xs[i].failed && xs[i].target == k)
-			us += XRL_GLOBAL_SCRIPT_US;
-	tv.tv_sec = (time_t)(us / 1000000);
-	tv.tv_usec = (suseconds_t)(us % 1000000);
-	redisSetTimeout(node->ctx, tv);
+			ns += XRL_GLOBAL_SCRIPT_US * 1000ULL;
+	return xrl_monotonic_ns() + ns;
 }
 
 /*
@@ -844,10 +886,11 @@ static void round_trip(struct xrl_global *g, struct exchange *xs, size_t n,
 	for (k = 0; k < g->n_nodes; k++) {
 		struct redis_node *node = &g->nodes[k];
 		bool reload = false, broken = false;
+		uint64_t deadline;
 
 		if (!used[k])
 			continue;
-		read_timeout(g, node, xs, n, (int)k);
+		deadline = pipeline_deadline(g, xs, n, (int)k);
 		for (i = 0; i < n; i++) {
 			struct exchange *x = &xs[i];
 			bool asking = x->asking;
@@ -859,10 +902,10 @@ static void round_trip(struct xrl_global *g, struct exchange *xs, size_t n,
 				snprintf(x->why, sizeof(x->why), "%s", why);
 				continue;
 			}
-			if (asking && redisGetReply(node->ctx,
-						    (void **)&reply) == REDIS_OK)
+			if (asking && get_reply(node->ctx, &reply,
+						deadline) == REDIS_OK)
 				freeReplyObject(reply);	/* +OK of ASKING */
-			if (redisGetReply(node->ctx, (void **)&reply) !=
+			if (get_reply(node->ctx, &reply, deadline) !=
 			    REDIS_OK) {
 				io_error(node->ctx, why, sizeof(why));
 				broken = true;
@@ -886,7 +929,6 @@ static void round_trip(struct xrl_global *g, struct exchange *xs, size_t n,
 			open_breaker(g, node, now_ns, why);
 			continue;
 		}
-		redisSetTimeout(node->ctx, g->timeout);
 		close_breaker(node);
 		if (reload && !broken)
 			disconnect(node);	/* loads it on reconnecting */

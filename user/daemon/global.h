@@ -25,10 +25,10 @@
  * Every reply is a stranger's input: types, counts (at most
  * XRL_GLOBAL_MAX_NODES nodes), lengths, numbers and redirect targets are
  * checked, and a reply that is not what the script returns fails the
- * rule, never the daemon. Calls are bounded by a timeout (connect and
- * command, default 50 ms), so a reply announcing more than it sends
- * costs one timeout (hiredis 0.14 has no cap on an array's count: a huge
- * one fails its allocation or times out).
+ * rule, never the daemon. Calls are bounded by a timeout (connect, and
+ * a deadline for each reply however its bytes trickle in; default
+ * 50 ms), and our reader refuses, before allocating, arrays and strings
+ * longer than any reply we accept (hiredis 0.14 believes any count).
  *
  * Degraded state is per rule: a rule whose exchange failed
  * XRL_GLOBAL_MISSES times in a row is degraded; it keeps its last part
