@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * aggregate.h - rules of scope aggregate: one budget for everything the
- * rule matches, enforced per CPU with the share userspace gave this CPU
- * (design: struct xrl_agg_share in include/xrl.h). Only such rules reach
- * this code; source-scope rules never touch these maps.
+ * rule matches, enforced per CPU with the share userspace gave this CPU,
+ * then by the pool all CPUs share (design, and the bound on what all of
+ * them admit: struct xrl_agg_share in include/xrl.h). Only such rules
+ * reach this code; source-scope rules never touch these maps.
  */
 #ifndef XRL_AGGREGATE_H
 #define XRL_AGGREGATE_H
@@ -28,6 +29,14 @@ struct {
 	__type(value, struct xrl_agg_state);
 } xrl_agg_state SEC(".maps");
 
+/* The pool of each rule: one bucket for every CPU, as a source's is. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XRL_MAX_AGGREGATES);
+	__type(key, __u32);
+	__type(value, struct xrl_bucket);
+} xrl_agg_pool SEC(".maps");
+
 /*
  * This CPU's state of the rule, made on its first packet (an insert from
  * the program sets this CPU's value and zeroes the others').
@@ -41,6 +50,25 @@ static __always_inline struct xrl_agg_state *agg_state(__u32 rule_id)
 		return state;
 	bpf_map_update_elem(&xrl_agg_state, &rule_id, &fresh, BPF_NOEXIST);
 	return bpf_map_lookup_elem(&xrl_agg_state, &rule_id);
+}
+
+/*
+ * The debt bound: a TAT that owes more than @lim tolerates (written
+ * under an earlier, smaller share: a floor share's one packet can be
+ * most of a second) is moved to owe exactly the tolerance. The next
+ * packet then waits at most one interval of the share in force, and what
+ * is forgiven is at most the earlier share's tolerance, once per
+ * re-split. @word is returned unchanged when within the tolerance.
+ */
+static __always_inline __u64 agg_bound_debt(__u64 word,
+					    const struct xrl_limit *lim,
+					    __u64 now_ns, __s64 idle_ns)
+{
+	if (!lim->interval ||
+	    limit_debt(word, lim, now_ns, idle_ns) <= lim->tolerance)
+		return word;
+	return tat_pack(to_units(now_ns, lim->shift) + lim->tolerance,
+			lim->shift);
 }
 
 /*
@@ -58,6 +86,10 @@ static __always_inline bool agg_take(struct xrl_agg_state *state,
 	__s64 idle_ns = now_ns - state->last_seen_ns;
 	__u64 pkt_new = 0, byte_new = 0;
 
+	state->tat[XRL_LIMIT_PACKETS] = agg_bound_debt(
+		state->tat[XRL_LIMIT_PACKETS], pkt, now_ns, idle_ns);
+	state->tat[XRL_LIMIT_BYTES] = agg_bound_debt(
+		state->tat[XRL_LIMIT_BYTES], byte, now_ns, idle_ns);
 	if (pkt->interval) {
 		pkt_new = limit_admit(state->tat[XRL_LIMIT_PACKETS], pkt,
 				      now_ns, idle_ns, pkt->interval * packets);
@@ -74,6 +106,63 @@ static __always_inline bool agg_take(struct xrl_agg_state *state,
 	state->tat[XRL_LIMIT_PACKETS] = pkt_new;
 	state->tat[XRL_LIMIT_BYTES] = byte_new;
 	state->last_seen_ns = now_ns;
+	return true;
+}
+
+static __always_inline struct xrl_bucket *agg_pool(__u32 rule_id)
+{
+	struct xrl_bucket fresh = {}, *pool;
+
+	pool = bpf_map_lookup_elem(&xrl_agg_pool, &rule_id);
+	if (pool)
+		return pool;
+	bpf_map_update_elem(&xrl_agg_pool, &rule_id, &fresh, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&xrl_agg_pool, &rule_id);
+}
+
+/* The debt bound on the shared word: one attempt, as losing the race
+ * means another CPU just wrote a TAT of the limit in force. */
+static __always_inline void pool_bound_debt(__u64 *word,
+					    const struct xrl_limit *lim,
+					    __u64 now_ns, __s64 idle_ns)
+{
+	__u64 old = *(volatile __u64 *)word;
+	__u64 bounded = agg_bound_debt(old, lim, now_ns, idle_ns);
+
+	if (bounded != old)
+		__sync_val_compare_and_swap(word, old, bounded);
+}
+
+/*
+ * Takes @packets packets of @bytes from the rule's pool, a bucket shared
+ * by every CPU (compare-and-swap, bpf/gcra.h). Written only when it
+ * admits, so its cache line moves at most at the pool's rate whatever
+ * the flood.
+ */
+static __noinline bool pool_take(__u32 rule_id,
+				 const struct xrl_agg_share *share,
+				 __u64 now_ns, __u64 packets, __u64 bytes)
+{
+	struct xrl_rule limits = {};
+	struct xrl_bucket *pool;
+	__s64 idle_ns;
+	int k;
+
+	if (!share->pool[XRL_LIMIT_PACKETS].interval &&
+	    !share->pool[XRL_LIMIT_BYTES].interval)
+		return false;	/* the daemon gave it all to the CPUs */
+	pool = agg_pool(rule_id);
+	if (!pool)
+		return false;
+	idle_ns = now_ns - pool->last_seen_ns;
+	for (k = 0; k < XRL_LIMIT_KINDS; k++) {
+		limits.limit[k] = share->pool[k];
+		pool_bound_debt(&pool->tat[k], &share->pool[k], now_ns,
+				idle_ns);
+	}
+	if (!bucket_take(pool, &limits, now_ns, packets, bytes))
+		return false;
+	__sync_fetch_and_add(&pool->passed, packets);
 	return true;
 }
 
@@ -96,7 +185,8 @@ static __always_inline int agg_admitted(const struct xrl_rule *rule,
 	if (!share || !state)
 		return -1;
 	state->arrived += packets;
-	admitted = agg_take(state, share, now_ns, packets, bytes);
+	admitted = agg_take(state, share, now_ns, packets, bytes) ||
+		   pool_take(id, share, now_ns, packets, bytes);
 	if (admitted)
 		state->passed += packets;
 	return admitted;

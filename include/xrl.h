@@ -24,6 +24,7 @@
 #define XRL_MAP_TABLE_STATS	"xrl_table_stats"
 #define XRL_MAP_AGG_SHARES	"xrl_agg_shares"
 #define XRL_MAP_AGG_STATE	"xrl_agg_state"
+#define XRL_MAP_AGG_POOL	"xrl_agg_pool"
 #define XRL_MAP_EVENTS		"xrl_events"
 #define XRL_MAP_EVENT_STATE	"xrl_event_state"
 /* Not a map of the program: the inner LPM map in force, pinned for bpftool. */
@@ -204,22 +205,49 @@ struct xrl_rule {
 /*
  * Aggregate budgets (scope: aggregate; README "Scopes and global budgets").
  *
- * No cache line is shared by every CPU: each CPU holds a GCRA bucket of
- * its own for the rule (xrl_agg_state, written only by the program on
- * that CPU) judged with its share of the rule's rate and burst
- * (xrl_agg_shares, written only by userspace). Both are PERCPU_HASH maps
- * keyed by rule id, so that a reload keeps a rule's state as it keeps its
- * id. Shares are weights w_cpu out of XRL_SHARE_ONE summing to it: rate
- * share = rate * w / ONE, and the tolerance (burst / rate, a time) is the
- * same on every CPU, so a CPU keeps how full its bucket is across a
- * re-split. An even split is written with each policy; the daemon
- * re-splits every sync_interval by demand (arrived, admitted or not).
+ * A rule's budget is cut in weights out of XRL_SHARE_ONE, summing to it:
+ * one per possible CPU (xrl_agg_shares, a PERCPU_HASH written only by
+ * userspace; xrl_agg_state holds that CPU's GCRA bucket and demand,
+ * written only by the program on that CPU) and one for a pool shared by
+ * every CPU (struct xrl_agg_share.pool; its bucket is xrl_agg_pool, one
+ * struct xrl_bucket per rule updated by compare-and-swap as a source's
+ * bucket is). A packet is charged to its CPU's share, or when that
+ * refuses, to the pool; it is refused when both refuse. Each share is
+ * rate * w / ONE with the same tolerance as a time (burst / rate, at
+ * least one packet), so all of them together admit at most
+ * rate * t + burst + one packet per CPU.
+ *
+ * Why a pool: traffic moves between CPUs (RSS, IRQ balancing, a sender
+ * rescheduled on a veth) faster than any re-split can follow, and a
+ * share left on a CPU the traffic just left is lost until the next one.
+ * Budget in the pool follows the traffic at once. Its cost is one cache
+ * line shared by the CPUs that are over their own share, written at most
+ * once per packet it admits: at most its rate, whatever the flood. So
+ * the daemon keeps in the pool up to XRL_AGG_POOL_PPS worth of the
+ * budget and splits only the rest by demand over the CPUs; without the
+ * daemon each CPU holds a floor and the pool the rest, so that traffic
+ * on any set of CPUs gets the whole budget.
+ *
+ * A share's weight is at least a floor, 2% of an even share (user
+ * budget.h, XRL_SHARE_FLOOR_PERCENT), rounded down: with ONE = 2^20
+ * idle CPUs hold under 2% of the budget on any machine (at 1,024 CPUs 20
+ * units each, 1.95%; with ONE = 1024 the floor could only be one unit,
+ * 6% of the budget at 64 CPUs and 25% at 256).
+ *
+ * Debt across a re-split (bpf/aggregate.h, agg_bound_debt()): a CPU may
+ * carry a TAT from an earlier, smaller share far past what its current
+ * share tolerates (one packet of a floor share is a long time). Such a
+ * debt is cut to the current tolerance, so a CPU the traffic moves to
+ * admits again within one interval of its current share, never later.
+ * What is forgiven is at most the old tolerance, once per re-split.
  */
 #define XRL_MAX_AGGREGATES	4096
-#define XRL_SHARE_ONE		1024U
+#define XRL_SHARE_ONE		(1U << 20)
+#define XRL_AGG_POOL_PPS	100000ULL
 
 struct xrl_agg_share {
-	struct xrl_limit limit[XRL_LIMIT_KINDS];
+	struct xrl_limit limit[XRL_LIMIT_KINDS];	/* this CPU's */
+	struct xrl_limit pool[XRL_LIMIT_KINDS];	/* the pool's (all CPUs) */
 };
 
 struct xrl_agg_state {
@@ -367,7 +395,7 @@ _Static_assert(sizeof(struct xrl_counter) == 16, "xrl_counter layout");
 _Static_assert(sizeof(struct xrl_rule_counters) == 32, "rule counters layout");
 _Static_assert(sizeof(struct xrl_limit) == 24, "xrl_limit layout");
 _Static_assert(sizeof(struct xrl_rule) == 64, "xrl_rule layout");
-_Static_assert(sizeof(struct xrl_agg_share) == 48, "agg share layout");
+_Static_assert(sizeof(struct xrl_agg_share) == 96, "agg share layout");
 _Static_assert(sizeof(struct xrl_agg_state) == 40, "agg state layout");
 _Static_assert(sizeof(struct xrl_lpm_key) == 20, "xrl_lpm_key layout");
 _Static_assert(sizeof(struct xrl_bucket_key) == 20, "bucket key layout");

@@ -85,7 +85,7 @@ void topo_cleanup_leftovers(void)
 	remove_matching("/tmp", "rm -f /tmp/%s");
 }
 
-static void read_mac(const char *ns, const char *ifname, uint8_t mac[6])
+void topo_read_mac(const char *ns, const char *ifname, uint8_t mac[6])
 {
 	struct ifreq ifr = {};
 	int fd = topo_socket_in(ns, AF_INET, SOCK_DGRAM, 0);
@@ -98,7 +98,7 @@ static void read_mac(const char *ns, const char *ifname, uint8_t mac[6])
 	close(fd);
 }
 
-static int ifindex_in(const char *ns, const char *ifname)
+int topo_ifindex_in(const char *ns, const char *ifname)
 {
 	struct ifreq ifr = {};
 	int fd = topo_socket_in(ns, AF_INET, SOCK_DGRAM, 0);
@@ -149,12 +149,12 @@ void topo_create(struct topo *t)
 			cr_assert_fail("topology: '%s' failed", cmd);
 		}
 	}
-	t->tx_ifindex = ifindex_in(t->ns_tx, t->if_tx);
-	t->rx_ifindex = ifindex_in(t->ns_rx, t->if_rx);
+	t->tx_ifindex = topo_ifindex_in(t->ns_tx, t->if_tx);
+	t->rx_ifindex = topo_ifindex_in(t->ns_rx, t->if_rx);
 	cr_assert_gt(t->tx_ifindex, 0);
 	cr_assert_gt(t->rx_ifindex, 0);
-	read_mac(t->ns_tx, t->if_tx, t->tx_mac);
-	read_mac(t->ns_rx, t->if_rx, t->rx_mac);
+	topo_read_mac(t->ns_tx, t->if_tx, t->tx_mac);
+	topo_read_mac(t->ns_rx, t->if_rx, t->rx_mac);
 }
 
 void topo_destroy(struct topo *t)

@@ -169,6 +169,51 @@ refuse:
 	return ret;
 }
 
+static bool same_text(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static bool same_interfaces(const struct xrl_config *config,
+			    const struct xrl_daemon_state *state)
+{
+	size_t i;
+
+	if (config->n_interfaces != state->started_with.n_interfaces)
+		return false;
+	for (i = 0; i < config->n_interfaces; i++)
+		if (strcmp(config->interfaces[i],
+			   state->started_with.interfaces[i]))
+			return false;
+	return true;
+}
+
+/*
+ * redis:, sync_interval: and interfaces: are read at start only: a file
+ * that changes one is refused whole (nothing half-applied), naming it.
+ */
+static int check_restart_needed(const struct xrl_daemon_state *state,
+				const char *path,
+				const struct xrl_config *config, char *err,
+				size_t len)
+{
+	const char *field = NULL;
+
+	if (!same_text(config->redis, state->started_with.redis))
+		field = "redis";
+	else if (config->sync_interval_ms !=
+		 state->started_with.sync_interval_ms)
+		field = "sync_interval";
+	else if (!same_interfaces(config, state))
+		field = "interfaces";
+	if (!field)
+		return 0;
+	snprintf(err, len, "%s: %s: changed since the daemon started; "
+		 "restart xdp-ratelimitd to apply it (nothing was applied)",
+		 path, field);
+	return -EBUSY;
+}
+
 static int reload_file(struct xrl_daemon_state *state, const char *path,
 		       char *err, size_t len)
 {
@@ -195,7 +240,11 @@ static int reload_file(struct xrl_daemon_state *state, const char *path,
 	ret = xrl_config_load_file(path, &config, err, len);
 	if (ret)
 		return ret;
-	ret = xrl_daemon_change(state, &config.policy, err, len);
+	ret = check_restart_needed(state, path, &config, err, len);
+	if (!ret)
+		ret = xrl_daemon_change(state, &config.policy, err, len);
+	else
+		state->n_refused++;
 	xrl_config_free(&config);
 	return ret;
 }
@@ -380,7 +429,7 @@ json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
 	if (rule->global) {
 		json_object_set_new(obj, "global", json_true());
 		json_object_set_new(obj, "degraded", json_boolean(
-			xrl_budgets_degraded(state->budgets)));
+			xrl_budgets_rule_degraded(state->budgets, rule->id)));
 	}
 	if (state->dp && !xrl_rule_stats_read(state->dp, rule->id, &counters)) {
 		json_object_set_new(obj, "passed", counter_json(

@@ -64,6 +64,14 @@ struct xrl_daemon_state {
 	struct xrl_event_log *events;	/* recent limit events, or NULL */
 	struct xrl_reload_result last_reload;	/* SIGHUP or `reload` */
 	size_t n_clients;		/* connected to the socket now */
+	/* What only a restart changes, as the config file had it at start
+	 * (a reload that changes one is refused, naming it). */
+	struct {
+		const char *redis;		/* "redis:", or NULL */
+		uint64_t sync_interval_ms;	/* 0: not set */
+		char **interfaces;		/* "interfaces:" */
+		size_t n_interfaces;
+	} started_with;
 };
 
 /*

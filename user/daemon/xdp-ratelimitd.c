@@ -558,6 +558,12 @@ static int run(struct daemon_opts *opts)
 	state.interfaces = opts->ifaces;
 	state.n_interfaces = opts->n_ifaces;
 	state.started = time(NULL);
+	if (!config_ret) {
+		state.started_with.redis = config.redis;
+		state.started_with.sync_interval_ms = config.sync_interval_ms;
+		state.started_with.interfaces = config.interfaces;
+		state.started_with.n_interfaces = config.n_interfaces;
+	}
 	ret = install_policy(&state, loaded, &config, config_ret, config_err);
 	if (!ret)
 		ret = xrl_budgets_set_policy(&budgets, &state.policy,

@@ -12,35 +12,43 @@
 #include "datapath.h"
 #include "limit.h"
 
-static int compile_share(const struct xrl_budget_limits *limits,
-			 uint32_t weight, struct xrl_agg_share *share)
+static int compile_limits(const struct xrl_budget_limits *limits,
+			  uint32_t weight, struct xrl_limit *out)
 {
 	int ret = 0;
 
-	memset(share, 0, sizeof(*share));
+	memset(out, 0, XRL_LIMIT_KINDS * sizeof(*out));
+	if (!weight)
+		return 0;	/* no pool: its limits stay unset */
 	if (limits->pps)
 		ret = xrl_limit_compile_pps_weighted(limits->pps, limits->burst,
-				weight, &share->limit[XRL_LIMIT_PACKETS]);
+				weight, &out[XRL_LIMIT_PACKETS]);
 	if (!ret && limits->bps)
 		ret = xrl_limit_compile_bps_weighted(limits->bps,
 				limits->burst_bytes, weight,
-				&share->limit[XRL_LIMIT_BYTES]);
+				&out[XRL_LIMIT_BYTES]);
 	return ret;
 }
 
 int xrl_agg_write_shares(const struct xrl_datapath *dp, uint32_t id,
 			 const struct xrl_budget_limits *limits,
-			 const uint32_t *weights)
+			 const uint32_t *weights, uint32_t pool_weight)
 {
 	unsigned i, n = xrl_datapath_cpus();
+	struct xrl_limit pool[XRL_LIMIT_KINDS];
 	struct xrl_agg_share *shares;
-	int ret = 0;
+	int ret;
 
 	shares = calloc(n, sizeof(*shares));
 	if (!shares)
 		return -ENOMEM;
-	for (i = 0; i < n && !ret; i++)
-		ret = compile_share(limits, weights[i], &shares[i]);
+	ret = compile_limits(limits, pool_weight, pool);
+	for (i = 0; i < n && !ret; i++) {
+		/* A CPU always has a weight: a zero one would fail open. */
+		ret = compile_limits(limits, weights[i] ? weights[i] : 1,
+				     shares[i].limit);
+		memcpy(shares[i].pool, pool, sizeof(pool));
+	}
 	/* One update sets every CPU's share; the program reads its own. */
 	if (!ret && bpf_map_update_elem(dp->agg_shares_fd, &id, shares, 0))
 		ret = -errno;
@@ -54,7 +62,7 @@ int xrl_agg_write_even(const struct xrl_datapath *dp,
 	struct xrl_budget_limits limits;
 	unsigned n = xrl_datapath_cpus();
 	size_t i, count = 0;
-	uint32_t *weights;
+	uint32_t *weights, pool;
 	int ret = 0;
 
 	for (i = 0; i < policy->n_rules; i++)
@@ -69,14 +77,15 @@ int xrl_agg_write_even(const struct xrl_datapath *dp,
 	weights = calloc(n, sizeof(*weights));
 	if (!weights)
 		return -ENOMEM;
-	xrl_share_even(n, weights);
+	pool = xrl_share_floors(n, XRL_SHARE_FLOOR_PERCENT, weights);
 	for (i = 0; i < policy->n_rules && !ret; i++) {
 		const struct xrl_rule_spec *rule = &policy->rules[i];
 
 		if (!xrl_rule_is_aggregate(rule))
 			continue;
 		xrl_budget_limits_of(rule, &limits);
-		ret = xrl_agg_write_shares(dp, rule->id, &limits, weights);
+		ret = xrl_agg_write_shares(dp, rule->id, &limits, weights,
+					   pool);
 		if (ret)
 			snprintf(err, len, "rule %s: writing its shares: %s",
 				 rule->name, strerror(-ret));
@@ -117,6 +126,7 @@ void xrl_agg_forget_stale(const struct xrl_datapath *dp,
 {
 	forget_stale(dp->agg_shares_fd, policy);
 	forget_stale(dp->agg_state_fd, policy);
+	forget_stale(dp->agg_pool_fd, policy);
 }
 
 int xrl_agg_read_state(const struct xrl_datapath *dp, uint32_t id,

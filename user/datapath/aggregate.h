@@ -13,20 +13,21 @@
 
 struct xrl_datapath;
 
-/* Writes rule @id's per-CPU shares: @weights (one per possible CPU) of
- * @limits. 0 or -errno. */
+/* Writes rule @id's shares: @weights (one per possible CPU) and
+ * @pool_weight of @limits (all summing to ONE). 0 or -errno. */
 int xrl_agg_write_shares(const struct xrl_datapath *dp, uint32_t id,
 			 const struct xrl_budget_limits *limits,
-			 const uint32_t *weights);
+			 const uint32_t *weights, uint32_t pool_weight);
 
 /*
  * With each policy (xrl_policy_apply): every aggregate rule of @policy
- * gets an even split of its budget (before the swap). -E2BIG past
+ * gets the split of xrl_share_floors() (before the swap). -E2BIG past
  * XRL_MAX_AGGREGATES aggregate rules; @err says so.
  */
 int xrl_agg_write_even(const struct xrl_datapath *dp,
 		       const struct xrl_policy *policy, char *err, size_t len);
-/* After the swap: shares and state of rules no longer aggregate go. */
+/* After the swap: shares, state and pools of rules no longer aggregate
+ * go. */
 void xrl_agg_forget_stale(const struct xrl_datapath *dp,
 			  const struct xrl_policy *policy);
 

@@ -21,7 +21,7 @@ static void reset_fds(struct xrl_datapath *dp)
 	dp->prog_fd = dp->policy_fd = dp->buckets_fd = -1;
 	dp->stats_fd = dp->rule_stats_fd = dp->settings_fd = -1;
 	dp->table_stats_fd = -1;
-	dp->agg_shares_fd = dp->agg_state_fd = -1;
+	dp->agg_shares_fd = dp->agg_state_fd = dp->agg_pool_fd = -1;
 	dp->events_fd = dp->event_state_fd = -1;
 }
 
@@ -91,6 +91,7 @@ int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 	dp->table_stats_fd = bpf_map__fd(skel->maps.xrl_table_stats);
 	dp->agg_shares_fd = bpf_map__fd(skel->maps.xrl_agg_shares);
 	dp->agg_state_fd = bpf_map__fd(skel->maps.xrl_agg_state);
+	dp->agg_pool_fd = bpf_map__fd(skel->maps.xrl_agg_pool);
 	dp->events_fd = bpf_map__fd(skel->maps.xrl_events);
 	dp->event_state_fd = bpf_map__fd(skel->maps.xrl_event_state);
 	dp->btf_id = map_btf_id(dp->buckets_fd);
@@ -127,6 +128,7 @@ static const struct pinned_object pinned_objects[] = {
 	{ XRL_MAP_TABLE_STATS, offsetof(struct xrl_datapath, table_stats_fd) },
 	{ XRL_MAP_AGG_SHARES, offsetof(struct xrl_datapath, agg_shares_fd) },
 	{ XRL_MAP_AGG_STATE, offsetof(struct xrl_datapath, agg_state_fd) },
+	{ XRL_MAP_AGG_POOL, offsetof(struct xrl_datapath, agg_pool_fd) },
 	{ XRL_MAP_EVENTS, offsetof(struct xrl_datapath, events_fd) },
 	{ XRL_MAP_EVENT_STATE, offsetof(struct xrl_datapath, event_state_fd) },
 };

@@ -23,6 +23,7 @@ struct xrl_datapath {
 	int table_stats_fd;
 	int agg_shares_fd;	/* per-CPU shares of aggregate rules */
 	int agg_state_fd;	/* per-CPU buckets and demand of those */
+	int agg_pool_fd;	/* the bucket all CPUs share, per rule */
 	int events_fd;		/* ring buffer of limit events */
 	int event_state_fd;	/* per-CPU event cap and counters */
 	__u32 btf_id;		/* BTF of the program, for inner maps */
