@@ -28,6 +28,8 @@
 #define XRL_MAP_EVENT_STATE	"xrl_event_state"
 /* Not a map of the program: the inner LPM map in force, pinned for bpftool. */
 #define XRL_PIN_RULES		"xrl_rules"
+/* Nor this: userspace's mark of the rule ids handed out (never reused). */
+#define XRL_PIN_IDS		"xrl_ids"
 #define XRL_PIN_DIR		"/sys/fs/bpf/xdp-ratelimit"
 /* Not of the program either: the daemon's control socket, for both tools. */
 #define XRL_SOCKET_PATH		"/run/xdp-ratelimit/control.sock"
@@ -213,6 +215,10 @@ struct xrl_rule {
  * re-splits every sync_interval by demand (arrived, admitted or not).
  */
 #define XRL_MAX_AGGREGATES	4096
+/* Keys of the share and state maps: room for a whole policy of them and
+ * a whole new one, so a change writes the new rules' shares before the
+ * swap without touching the ones in force. */
+#define XRL_AGG_MAP_ENTRIES	(2 * XRL_MAX_AGGREGATES)
 #define XRL_SHARE_ONE		1024U
 
 struct xrl_agg_share {

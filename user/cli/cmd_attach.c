@@ -115,7 +115,13 @@ static int attach_with(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		goto undo;
 	already = ret == -EALREADY;
 	if (config) {
-		ret = xrl_policy_apply(&dp, &config->policy, err, sizeof(err));
+		/* Ids as the daemon gives them: a rule keeps the id its
+		 * prefix holds in force, a new one gets one never used. */
+		ret = xrl_policy_take_ids(&dp, &config->policy, NULL, err,
+					  sizeof(err));
+		if (!ret)
+			ret = xrl_policy_apply(&dp, &config->policy, err,
+					       sizeof(err));
 		if (ret)
 			goto undo;
 	}

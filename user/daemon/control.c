@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <jansson.h>
@@ -22,6 +23,7 @@
 #include "control_cmds.h"
 #include "datapath.h"
 #include "log.h"
+#include "pin.h"
 #include "policy.h"
 #include "policy_file.h"
 #include "policy_map.h"
@@ -101,6 +103,38 @@ static int resync_ids(struct xrl_daemon_state *state)
 	return 0;
 }
 
+/*
+ * Ids, then the swap, under the pin directory's lock as the CLI takes
+ * it: the id mark and the policy in force are shared with `attach`.
+ */
+static int commit(struct xrl_daemon_state *state, struct xrl_policy *next,
+		  char *err, size_t len)
+{
+	int ret;
+
+	if (state->lock)
+		flock(state->lock->fd, LOCK_EX);
+	if (state->dp)
+		ret = xrl_policy_take_ids(state->dp, next, &state->policy, err,
+					  len);
+	else if ((ret = xrl_policy_carry_ids(next, &state->policy)))
+		snprintf(err, len, "no free rule id: %s", strerror(-ret));
+	if (ret)
+		goto unlock;
+	if (state->apply)
+		ret = state->apply(state, next, err, len);
+	else if (state->dp)
+		ret = xrl_policy_apply(state->dp, next, err, len);
+	else {
+		snprintf(err, len, "no data path to apply the policy to");
+		ret = -ENODEV;
+	}
+unlock:
+	if (state->lock)
+		flock(state->lock->fd, LOCK_UN);
+	return ret;
+}
+
 /* The whole of a policy change, common to every command and to SIGHUP. */
 int xrl_daemon_change(struct xrl_daemon_state *state, struct xrl_policy *next,
 		      char *err, size_t len)
@@ -110,10 +144,9 @@ int xrl_daemon_change(struct xrl_daemon_state *state, struct xrl_policy *next,
 	int ret;
 
 	ret = resync_ids(state);
-	if (!ret)
-		ret = xrl_policy_carry_ids(next, &state->policy);
 	if (ret) {
-		snprintf(err, len, "no free rule id: %s", strerror(-ret));
+		snprintf(err, len, "reading the policy in force: %s",
+			 strerror(-ret));
 		goto refuse;
 	}
 	if (!next->n_rules || next->rules[0].prefix.prefixlen != 0) {
@@ -134,14 +167,7 @@ int xrl_daemon_change(struct xrl_daemon_state *state, struct xrl_policy *next,
 			goto refuse;
 		}
 	}
-	if (state->apply)
-		ret = state->apply(state, next, err, len);
-	else if (state->dp)
-		ret = xrl_policy_apply(state->dp, next, err, len);
-	else {
-		snprintf(err, len, "no data path to apply the policy to");
-		ret = -ENODEV;
-	}
+	ret = commit(state, next, err, len);
 	if (ret)
 		goto refuse;
 

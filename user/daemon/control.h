@@ -29,6 +29,7 @@ struct xrl_budgets;
 struct xrl_datapath;
 struct xrl_daemon_state;
 struct xrl_event_log;
+struct xrl_pin_dir;
 
 typedef int (*xrl_apply_fn)(struct xrl_daemon_state *state,
 			    const struct xrl_policy *next, char *err,
@@ -42,6 +43,7 @@ struct xrl_daemon_state {
 	const char *socket_path;	/* for status */
 	char **interfaces;		/* attached by this daemon */
 	size_t n_interfaces;
+	struct xrl_pin_dir *lock;	/* flocked around each swap, or NULL */
 	xrl_apply_fn apply;		/* NULL: xrl_policy_apply on dp */
 	void *apply_ctx;		/* for @apply */
 	__u32 rules_map_id;		/* rules map it applied, or 0 */

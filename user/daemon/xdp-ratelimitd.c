@@ -230,19 +230,6 @@ static int parse_options(int argc, char **argv, struct daemon_opts *opts)
 	return 0;
 }
 
-/* Every swap holds the pin directory's lock, as the CLI does. */
-static int locked_apply(struct xrl_daemon_state *state,
-			const struct xrl_policy *next, char *err, size_t len)
-{
-	struct xrl_pin_dir *dir = state->apply_ctx;
-	int ret;
-
-	flock(dir->fd, LOCK_EX);
-	ret = xrl_policy_apply(state->dp, next, err, len);
-	flock(dir->fd, LOCK_UN);
-	return ret;
-}
-
 /* The interfaces of the file and of --iface, each once. */
 static void gather_interfaces(struct daemon_opts *opts,
 			      const struct xrl_config *config)
@@ -564,8 +551,7 @@ static int run(struct daemon_opts *opts)
 		ret = start_events(&state, opts, &feed);
 	if (ret)
 		goto close_datapath;
-	state.apply = locked_apply;
-	state.apply_ctx = &dir;
+	state.lock = &dir;
 	flock(dir.fd, LOCK_UN);
 
 	pr_info("listening on %s", opts->socket_path);

@@ -25,6 +25,7 @@ struct xrl_datapath {
 	int agg_state_fd;	/* per-CPU buckets and demand of those */
 	int events_fd;		/* ring buffer of limit events */
 	int event_state_fd;	/* per-CPU event cap and counters */
+	int ids_fd;		/* the rule id mark (policy_map.h) */
 	__u32 btf_id;		/* BTF of the program, for inner maps */
 	char pin_dir[PATH_MAX];	/* empty when not pinned */
 };
