@@ -175,9 +175,9 @@ static void print_rule(json_t *rule)
 	json_t *passed = json_object_get(rule, "passed");
 	json_t *dropped = json_object_get(rule, "dropped");
 
-	printf("%5lld  %-20s %-22s %-8s", int_of(rule, "id"),
+	printf("%5lld  %-20s %-22s %-8s %-7s", int_of(rule, "id"),
 	       str_of(rule, "name"), str_of(rule, "cidr"),
-	       str_of(rule, "action"));
+	       str_of(rule, "action"), str_of(rule, "source") ?: "");
 	print_limit("pps", rule, "pps", "burst");
 	print_limit("bps", rule, "bps", "burst_bytes");
 	if (str_of(rule, "scope") && strcmp(str_of(rule, "scope"), "source"))
@@ -224,8 +224,8 @@ static void print_list(json_t *response)
 	printf("source keys /%lld (IPv4), /%lld (IPv6); malformed: %s\n",
 	       int_of(response, "v4_prefix"), int_of(response, "v6_prefix"),
 	       str_of(response, "malformed"));
-	printf("%5s  %-20s %-22s %-8s limits\n", "id", "name", "cidr",
-	       "action");
+	printf("%5s  %-20s %-22s %-8s %-7s limits\n", "id", "name", "cidr",
+	       "action", "source");
 	json_array_foreach(json_object_get(response, "rules"), i, rule)
 		print_rule(rule);
 }

@@ -26,6 +26,7 @@ struct xrl_rule_spec {
 	bool global;			/* aggregate shared across hosts */
 	int line;			/* line in the policy file, or 0 */
 	int global_line;		/* line of its "global:", or 0 */
+	bool runtime;			/* added through the control socket */
 };
 
 struct xrl_policy {

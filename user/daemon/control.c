@@ -23,6 +23,7 @@
 #include "control_cmds.h"
 #include "datapath.h"
 #include "log.h"
+#include "overlay.h"
 #include "pin.h"
 #include "policy.h"
 #include "policy_file.h"
@@ -135,10 +136,32 @@ unlock:
 	return ret;
 }
 
-/* The whole of a policy change, common to every command and to SIGHUP. */
-int xrl_daemon_change(struct xrl_daemon_state *state, struct xrl_policy *next,
-		      char *err, size_t len)
+/* Puts the policy of @state back in force after a change that was
+ * applied but could not be saved. */
+static void undo_change(struct xrl_daemon_state *state)
 {
+	struct xrl_policy back;
+	char err[256];
+
+	if (xrl_policy_copy(&back, &state->policy))
+		return;
+	if (commit(state, &back, err, sizeof(err)))
+		pr_err("putting the policy back: %s", err);
+	xrl_policy_free(&back);
+}
+
+/*
+ * The whole of a policy change, common to every command and to SIGHUP.
+ * A runtime change (@deleted set: the prefixes deleted at runtime after
+ * it) is saved first to the overlay's temporary file and renamed into
+ * place once applied: what cannot be saved is not applied, what is
+ * applied is saved.
+ */
+static int change(struct xrl_daemon_state *state, struct xrl_policy *next,
+		  struct xrl_lpm_key *deleted, size_t n_deleted, char *err,
+		  size_t len)
+{
+	bool runtime = deleted != NULL, staged = false;
 	char why[256], cidr[64];
 	size_t i;
 	int ret;
@@ -167,9 +190,32 @@ int xrl_daemon_change(struct xrl_daemon_state *state, struct xrl_policy *next,
 			goto refuse;
 		}
 	}
+	if (runtime && state->overlay_path) {
+		ret = xrl_overlay_stage(state->overlay_path, next, deleted,
+					n_deleted, err, len);
+		if (ret)
+			goto refuse;
+		staged = true;
+	}
 	ret = commit(state, next, err, len);
 	if (ret)
 		goto refuse;
+	if (staged) {
+		ret = xrl_overlay_commit(state->overlay_path);
+		if (ret) {
+			staged = false;
+			snprintf(err, len, "saving the runtime changes to %s: "
+				 "%s", state->overlay_path, strerror(-ret));
+			undo_change(state);
+			goto refuse;
+		}
+	}
+	if (runtime) {
+		free(state->deleted);
+		state->deleted = deleted;
+		state->n_deleted = n_deleted;
+		deleted = NULL;
+	}
 
 	xrl_policy_free(&state->policy);
 	state->policy = *next;
@@ -188,8 +234,37 @@ int xrl_daemon_change(struct xrl_daemon_state *state, struct xrl_policy *next,
 	return 0;
 
 refuse:
+	if (staged)
+		xrl_overlay_discard(state->overlay_path);
+	free(deleted);
 	state->n_refused++;
 	xrl_policy_free(next);
+	pr_warn("change refused: %s", err);
+	return ret;
+}
+
+int xrl_daemon_change(struct xrl_daemon_state *state, struct xrl_policy *next,
+		      char *err, size_t len)
+{
+	return change(state, next, NULL, 0, err, len);
+}
+
+int xrl_daemon_merge_runtime(struct xrl_daemon_state *state,
+			     struct xrl_policy *policy, char *err, size_t len)
+{
+	struct xrl_rule_spec *rules;
+	size_t i, n = 0;
+	int ret;
+
+	rules = calloc(state->policy.n_rules ?: 1, sizeof(*rules));
+	if (!rules)
+		return -ENOMEM;
+	for (i = 0; i < state->policy.n_rules; i++)
+		if (state->policy.rules[i].runtime)
+			rules[n++] = state->policy.rules[i];
+	ret = xrl_overlay_merge(policy, rules, n, state->deleted,
+				state->n_deleted, err, len);
+	free(rules);
 	return ret;
 }
 
@@ -219,6 +294,11 @@ int xrl_daemon_reload(struct xrl_daemon_state *state, const char *path,
 	ret = xrl_config_load_file(path, &config, err, len);
 	if (ret)
 		return ret;
+	ret = xrl_daemon_merge_runtime(state, &config.policy, err, len);
+	if (ret) {
+		xrl_config_free(&config);
+		return ret;
+	}
 	ret = xrl_daemon_change(state, &config.policy, err, len);
 	xrl_config_free(&config);
 	return ret;
@@ -297,6 +377,8 @@ free_saved:
 void xrl_daemon_state_free(struct xrl_daemon_state *state)
 {
 	xrl_policy_free(&state->policy);
+	free(state->deleted);
+	state->deleted = NULL;
 }
 
 /*
@@ -386,6 +468,8 @@ json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
 	}
 	json_object_set_new(obj, "scope",
 			    json_string(xrl_scope_name(rule->scope)));
+	json_object_set_new(obj, "source",
+			    json_string(rule->runtime ? "runtime" : "file"));
 	if (rule->global) {
 		json_object_set_new(obj, "global", json_true());
 		json_object_set_new(obj, "degraded", json_boolean(
@@ -442,8 +526,8 @@ static int parse_scope(json_t *req, struct xrl_rule_spec *rule, char *err,
 	return 0;
 }
 
-static int parse_rule(json_t *req, struct xrl_rule_spec *rule, char *err,
-		      size_t len)
+int xrl_control_parse_rule(json_t *req, struct xrl_rule_spec *rule, char *err,
+			   size_t len)
 {
 	const char *cidr, *name, *action;
 	int ret;
@@ -519,7 +603,9 @@ static struct xrl_rule_spec *find_name(struct xrl_policy *policy,
 static int cmd_rule_add(struct xrl_request *req)
 {
 	struct xrl_rule_spec rule, *old, *named;
+	struct xrl_lpm_key *deleted;
 	struct xrl_policy next;
+	size_t n_deleted;
 	char cidr[64];
 	json_t *replace_item = json_object_get(req->json, "replace");
 	bool replace = false;
@@ -531,12 +617,14 @@ static int cmd_rule_add(struct xrl_request *req)
 		return -EINVAL;
 	}
 	replace = replace_item && json_is_true(replace_item);
-	ret = parse_rule(req->json, &rule, req->err, sizeof(req->err));
+	ret = xrl_control_parse_rule(req->json, &rule, req->err,
+				     sizeof(req->err));
 	if (!ret)
 		ret = xrl_daemon_check_in_force(req->state, req->err,
 						sizeof(req->err));
 	if (ret)
 		return ret;
+	rule.runtime = true;
 	ret = xrl_policy_copy(&next, &req->state->policy);
 	if (ret)
 		goto no_memory;
@@ -573,7 +661,13 @@ static int cmd_rule_add(struct xrl_request *req)
 		if (ret)
 			goto free_next;
 	}
-	ret = xrl_daemon_change(req->state, &next, req->err, sizeof(req->err));
+	ret = xrl_overlay_deleted_with(req->state->deleted,
+				       req->state->n_deleted, &rule.prefix,
+				       false, &deleted, &n_deleted);
+	if (ret)
+		goto free_next;
+	ret = change(req->state, &next, deleted, n_deleted, req->err,
+		     sizeof(req->err));
 	if (ret)
 		return ret;
 	pr_info("rule.add: %s (%s) %s", cidr, rule.name,
@@ -594,8 +688,10 @@ no_memory:
 static int cmd_rule_del(struct xrl_request *req)
 {
 	struct xrl_rule_spec *rule;
+	struct xrl_lpm_key *gone;
 	struct xrl_policy next;
 	const char *which;
+	size_t n_gone;
 	json_t *deleted;
 	char cidr[64];
 	int ret;
@@ -621,14 +717,23 @@ static int cmd_rule_del(struct xrl_request *req)
 	}
 	deleted = xrl_control_rule_json(req->state, rule);
 	xrl_cidr_format(&rule->prefix, cidr, sizeof(cidr));
+	ret = xrl_overlay_deleted_with(req->state->deleted,
+				       req->state->n_deleted, &rule->prefix,
+				       true, &gone, &n_gone);
+	if (ret) {
+		snprintf(req->err, sizeof(req->err), "%s", strerror(-ret));
+		goto put_deleted;
+	}
 	ret = xrl_policy_copy(&next, &req->state->policy);
 	if (!ret)
 		ret = xrl_policy_del(&next, cidr);
 	if (ret) {
 		snprintf(req->err, sizeof(req->err), "%s", strerror(-ret));
+		free(gone);
 		goto put_deleted;
 	}
-	ret = xrl_daemon_change(req->state, &next, req->err, sizeof(req->err));
+	ret = change(req->state, &next, gone, n_gone, req->err,
+		     sizeof(req->err));
 	if (ret)
 		goto put_deleted;
 	pr_info("rule.del: %s", cidr);

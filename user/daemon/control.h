@@ -40,6 +40,10 @@ struct xrl_daemon_state {
 	struct xrl_policy policy;	/* the policy in force */
 	const char *config_path;	/* what `reload` reads; NULL: none */
 	const char *state_path;		/* the applied policy's copy */
+	const char *overlay_path;	/* runtime changes (overlay.h); NULL:
+					 * none kept */
+	struct xrl_lpm_key *deleted;	/* prefixes deleted at runtime */
+	size_t n_deleted;
 	const char *socket_path;	/* for status */
 	char **interfaces;		/* attached by this daemon */
 	size_t n_interfaces;
@@ -76,8 +80,15 @@ int xrl_daemon_check_in_force(struct xrl_daemon_state *state, char *err,
 			      size_t len);
 
 /*
+ * Puts the runtime changes of @state (its runtime rules, the prefixes
+ * deleted) on top of @policy, a file's. -errno with @err on a conflict.
+ */
+int xrl_daemon_merge_runtime(struct xrl_daemon_state *state,
+			     struct xrl_policy *policy, char *err, size_t len);
+
+/*
  * Reads a policy file (@path, or the config file when NULL) and applies
- * it whole. The file's own error line ("FILE:LINE: FIELD: ...") in @err.
+ * it whole, with the runtime changes on top. The file's own error line ("FILE:LINE: FIELD: ...") in @err.
  */
 int xrl_daemon_reload(struct xrl_daemon_state *state, const char *path,
 		      char *err, size_t len);

@@ -197,6 +197,16 @@ bad:
 	return -EINVAL;
 }
 
+int xrl_metrics_listen_check(const char *listen, char *err, size_t len)
+{
+	struct addrinfo *addr;
+	int ret = parse_listen(listen, &addr, err, len);
+
+	if (!ret)
+		freeaddrinfo(addr);
+	return ret;
+}
+
 struct xrl_metrics_server *xrl_metrics_server_start(const char *listen,
 						    const struct xrl_datapath *dp,
 						    char *err, size_t len)
