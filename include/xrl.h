@@ -33,6 +33,10 @@
 #define XRL_PIN_DIR		"/sys/fs/bpf/xdp-ratelimit"
 /* Not of the program either: the daemon's control socket, for both tools. */
 #define XRL_SOCKET_PATH		"/run/xdp-ratelimit/control.sock"
+/* Both tools take these from the environment when no option sets them. */
+#define XRL_ENV_PIN_DIR		"XDP_RATELIMIT_PIN_DIR"
+#define XRL_ENV_SOCKET		"XDP_RATELIMIT_SOCKET"
+#define XRL_VERSION		"0.1.0"
 
 #define XRL_MAX_RULES		131072	/* rule ids are below this */
 #define XRL_DEFAULT_SOURCES	1048576	/* bucket map size unless told */

@@ -310,7 +310,7 @@ Test(control, bad_requests_are_refused_whole_and_change_nothing)
 	refused(":3: default.colour", request);
 	refused("No such file", "{\"cmd\":\"reload\",\"path\":\"/nonexistent/p.yaml\"}");
 	refused("not a regular file", "{\"cmd\":\"reload\",\"path\":\"/dev/null\"}");
-	cr_assert(log_contains(&env, "reload refused, the running policy stays"));
+	cr_assert(log_contains(&env, "change refused, the policy in force stays: reload:"));
 
 	/* And the daemon is still there, serving the same policy. */
 	json_decref(request_ok(&env, "{\"cmd\":\"version\"}"));
@@ -395,7 +395,7 @@ Test(control, sighup_reloads_and_an_invalid_file_is_refused_whole)
 		  "  - cidr: 198.18.7.0/24\n    action: deny\n"
 		  "  - cidr: 198.18.8.0/24\n    action: throttle\n");
 	kill(env.pid, SIGHUP);
-	wait_for_log("SIGHUP: reload refused");
+	wait_for_log("the policy in force stays: SIGHUP:");
 	cr_assert(log_contains(&env, "policy.yaml:7: rules[1].action"),
 		  "the log names file, line and field: %s", daemon_log(&env));
 	dump_policy(&env, &after);

@@ -237,10 +237,14 @@ refuse:
 	if (staged)
 		xrl_overlay_discard(state->overlay_path);
 	free(deleted);
-	state->n_refused++;
 	xrl_policy_free(next);
-	pr_warn("change refused: %s", err);
 	return ret;
+}
+
+void xrl_daemon_refused(struct xrl_daemon_state *state, const char *why)
+{
+	state->n_refused++;
+	pr_warn("change refused, the policy in force stays: %s", why);
 }
 
 int xrl_daemon_change(struct xrl_daemon_state *state, struct xrl_policy *next,
@@ -688,7 +692,7 @@ no_memory:
 static int cmd_rule_del(struct xrl_request *req)
 {
 	struct xrl_rule_spec *rule;
-	struct xrl_lpm_key *gone;
+	struct xrl_lpm_key *gone, key;
 	struct xrl_policy next;
 	const char *which;
 	size_t n_gone;
@@ -704,6 +708,9 @@ static int cmd_rule_del(struct xrl_request *req)
 	if (ret)
 		return ret;
 	rule = xrl_policy_find(&req->state->policy, which);
+	/* What rule.add takes, rule.del takes: "198.18.0.7" is a /32. */
+	if (!rule && !xrl_cidr_parse(which, &key))
+		rule = find_prefix(&req->state->policy, &key);
 	if (!rule) {
 		snprintf(req->err, sizeof(req->err), "no rule is named or has "
 			 "the CIDR \"%.64s\"", which);
@@ -781,11 +788,8 @@ static int cmd_reload(struct xrl_request *req)
 		return -EPERM;
 	}
 	ret = xrl_daemon_reload(req->state, path, req->err, sizeof(req->err));
-	if (ret) {
-		pr_err("reload refused, the running policy stays: %s",
-		       req->err);
+	if (ret)
 		return ret;
-	}
 	path = path ? path : req->state->config_path;
 	pr_info("reloaded %s: %zu rules", path, req->state->policy.n_rules);
 	json_object_set_new(req->response, "path", json_string(path));
@@ -813,15 +817,15 @@ static const char *const events_fields[] = { "n", "since", NULL };
 static const char *const no_fields[] = { NULL };
 
 static const struct xrl_control_command commands[] = {
-	{ "rule.add", rule_add_fields, cmd_rule_add },
-	{ "rule.del", rule_del_fields, cmd_rule_del },
-	{ "rule.list", no_fields, cmd_rule_list },
-	{ "reload", reload_fields, cmd_reload },
-	{ "stats", no_fields, xrl_control_stats },
-	{ "status", no_fields, xrl_control_status },
-	{ "top", top_fields, xrl_control_top },
-	{ "events", events_fields, xrl_control_events },
-	{ "version", no_fields, cmd_version },
+	{ "rule.add", rule_add_fields, cmd_rule_add, true },
+	{ "rule.del", rule_del_fields, cmd_rule_del, true },
+	{ "rule.list", no_fields, cmd_rule_list, false },
+	{ "reload", reload_fields, cmd_reload, true },
+	{ "stats", no_fields, xrl_control_stats, false },
+	{ "status", no_fields, xrl_control_status, false },
+	{ "top", top_fields, xrl_control_top, false },
+	{ "events", events_fields, xrl_control_events, false },
+	{ "version", no_fields, cmd_version, false },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -894,9 +898,8 @@ static int run_request(struct xrl_request *req, const char *line, size_t len)
 		return -EINVAL;
 	}
 	ret = check_fields(cmd, req->json, req->err, sizeof(req->err));
-	if (ret)
-		return ret;
-	ret = cmd->run(req);
+	if (!ret)
+		ret = cmd->run(req);
 	if (ret) {
 		/* Prefix the command unless it already named itself. */
 		char why[sizeof(req->err)];
@@ -906,6 +909,8 @@ static int run_request(struct xrl_request *req, const char *line, size_t len)
 			snprintf(req->err, sizeof(req->err), "%s: %.400s",
 				 cmd->name, why[0] ? why : strerror(-ret));
 		}
+		if (cmd->changes)
+			xrl_daemon_refused(req->state, req->err);
 	}
 	return ret;
 }

@@ -18,7 +18,6 @@
 #include <linux/types.h>
 #include "policy.h"
 
-#define XRL_VERSION		"0.1.0"
 #define XRL_PROTOCOL_VERSION	1
 
 #define XRL_CONTROL_LINE_MAX	65536	/* longest request, bytes */
@@ -100,6 +99,9 @@ int xrl_daemon_reload(struct xrl_daemon_state *state, const char *path,
  */
 int xrl_daemon_adopt_state(struct xrl_daemon_state *state, char *err,
 			   size_t len);
+
+/* Counts a refused change (changes_refused) and logs why. */
+void xrl_daemon_refused(struct xrl_daemon_state *state, const char *why);
 
 /* Writes the running policy to the state file (atomically, by rename). */
 int xrl_daemon_save_state(struct xrl_daemon_state *state);

@@ -24,6 +24,7 @@ struct xrl_control_command {
 	const char *name;
 	const char *const *fields;	/* besides "cmd"; NULL-ended */
 	int (*run)(struct xrl_request *req);	/* 0 or -errno + req->err */
+	bool changes;			/* a refusal counts in changes_refused */
 };
 
 /* stats, status and top: counters and sources (control_report.c). */

@@ -17,6 +17,7 @@
 
 struct rule_name {
 	__u32 id;
+	bool monitor;
 	char name[XRL_RULE_NAME_MAX];
 };
 
@@ -89,6 +90,7 @@ static char *scrape(struct xrl_metrics_server *srv, size_t *len)
 	for (i = 0; i < srv->n_rules; i++) {
 		m.rules[i].id = srv->rules[i].id;
 		m.rules[i].name = srv->rules[i].name;
+		m.rules[i].monitor = srv->rules[i].monitor;
 	}
 	m.n_rules = srv->n_rules;
 	m.have_policy = srv->have_policy;
@@ -264,6 +266,7 @@ int xrl_metrics_server_policy(struct xrl_metrics_server *srv,
 		return -ENOMEM;
 	for (i = 0; i < policy->n_rules; i++) {
 		rules[i].id = policy->rules[i].id;
+		rules[i].monitor = policy->rules[i].action == XRL_ACTION_MONITOR;
 		snprintf(rules[i].name, sizeof(rules[i].name), "%s",
 			 policy->rules[i].name);
 	}

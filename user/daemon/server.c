@@ -486,10 +486,12 @@ static void handle_signal(struct server *srv)
 		srv->stop = true;
 		return;
 	}
-	if (xrl_daemon_reload(srv->state, NULL, err, sizeof(err)))
-		pr_err("SIGHUP: reload refused, the running policy stays: %s",
-		       err);
-	else
+	if (xrl_daemon_reload(srv->state, NULL, err, sizeof(err))) {
+		char why[sizeof(err) + 16];
+
+		snprintf(why, sizeof(why), "SIGHUP: %s", err);
+		xrl_daemon_refused(srv->state, why);
+	} else
 		pr_info("SIGHUP: reloaded %s: %zu rules",
 			srv->state->config_path, srv->state->policy.n_rules);
 }

@@ -58,11 +58,13 @@ static void usage(FILE *out)
 "Keeps the policy of the XDP rate limiter and serves its control socket.\n"
 "\n"
 "  -c, --config FILE        policy file (default " DEFAULT_CONFIG ")\n"
-"  -s, --socket PATH        control socket (default " XRL_SOCKET_PATH ")\n"
+"  -S, --socket PATH        control socket (default " XRL_SOCKET_PATH ",\n"
+"                           or $" XRL_ENV_SOCKET ")\n"
 "  -g, --socket-group NAME  also let this group use the socket\n"
 "  -i, --iface IFACE        attach to IFACE (repeatable; adds to the\n"
 "                           file's \"interfaces:\")\n"
-"  -p, --pin-dir DIR        bpffs pin directory (default " XRL_PIN_DIR ")\n"
+"  -P, --pin-dir DIR        bpffs pin directory (default " XRL_PIN_DIR ",\n"
+"                           or $" XRL_ENV_PIN_DIR ")\n"
 "      --state FILE         copy of the applied policy (default\n"
 "                           " STATE_FILE_NAME " beside the socket)\n"
 "      --idle-timeout SECS  drop clients silent this long (default %d)\n"
@@ -95,10 +97,10 @@ enum {
 
 static const struct option long_options[] = {
 	{ "config", required_argument, NULL, 'c' },
-	{ "socket", required_argument, NULL, 's' },
+	{ "socket", required_argument, NULL, 'S' },
 	{ "socket-group", required_argument, NULL, 'g' },
 	{ "iface", required_argument, NULL, 'i' },
-	{ "pin-dir", required_argument, NULL, 'p' },
+	{ "pin-dir", required_argument, NULL, 'P' },
 	{ "state", required_argument, NULL, OPT_STATE },
 	{ "idle-timeout", required_argument, NULL, OPT_IDLE },
 	{ "foreground", no_argument, NULL, 'f' },
@@ -134,13 +136,13 @@ static int parse_options(int argc, char **argv, struct daemon_opts *opts)
 	long secs;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "c:s:g:i:p:fvh", long_options,
+	while ((c = getopt_long(argc, argv, "c:S:g:i:P:fvh", long_options,
 				NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			opts->config_path = optarg;
 			break;
-		case 's':
+		case 'S':
 			opts->socket_path = optarg;
 			break;
 		case 'g':
@@ -161,7 +163,7 @@ static int parse_options(int argc, char **argv, struct daemon_opts *opts)
 			}
 			opts->ifaces[opts->n_ifaces++] = optarg;
 			break;
-		case 'p':
+		case 'P':
 			opts->pin_dir = optarg;
 			break;
 		case OPT_STATE:
@@ -692,12 +694,20 @@ close_socket:
 	return ret;
 }
 
+/* An option wins over the environment, the environment over the default. */
+static const char *from_env(const char *name, const char *fallback)
+{
+	const char *value = getenv(name);
+
+	return value && value[0] ? value : fallback;
+}
+
 int main(int argc, char **argv)
 {
 	struct daemon_opts opts = {
 		.config_path = DEFAULT_CONFIG,
-		.socket_path = XRL_SOCKET_PATH,
-		.pin_dir = XRL_PIN_DIR,
+		.socket_path = from_env(XRL_ENV_SOCKET, XRL_SOCKET_PATH),
+		.pin_dir = from_env(XRL_ENV_PIN_DIR, XRL_PIN_DIR),
 		.server = {
 			.idle_timeout_ms = XRL_IDLE_TIMEOUT_MS,
 			.max_clients = XRL_MAX_CLIENTS,
@@ -706,6 +716,7 @@ int main(int argc, char **argv)
 	char *state_path = NULL, *overlay_path = NULL;
 	int ret;
 
+	xrl_log_init_daemon();
 	xrl_log_libbpf();
 	ret = parse_options(argc, argv, &opts);
 	if (ret)
