@@ -77,47 +77,68 @@ Test(cli_options, global_options_environment_version_and_help)
 	/* -P and -S before the command, after it, or from the
 	 * environment. */
 	cr_assert_eq(sh("build/xdp-ratelimit -P %s -S %s rule list",
-			env.pin_dir, env.socket), 0, "%s", out);
-	cr_assert_eq(sh("build/xdp-ratelimit rule list -S %s -P %s",
-			env.socket, env.pin_dir), 0, "%s", out);
+			env.pin_dir, env.socket),
+		     0, "%s", out);
+	cr_assert_eq(sh("build/xdp-ratelimit rule list -S %s -P %s", env.socket,
+			env.pin_dir),
+		     0, "%s", out);
 	cr_assert_eq(sh("XDP_RATELIMIT_SOCKET=%s XDP_RATELIMIT_PIN_DIR=%s "
-			"build/xdp-ratelimit rule list", env.socket,
-			env.pin_dir), 0, "%s", out);
+			"build/xdp-ratelimit rule list",
+			env.socket, env.pin_dir),
+		     0, "%s", out);
 	cr_assert(strstr(out, "default"), "%s", out);
 	cr_assert_eq(sh("XDP_RATELIMIT_PIN_DIR=%s build/xdp-ratelimit "
-			"status --json", env.pin_dir), 0, "%s", out);
+			"status --json",
+			env.pin_dir),
+		     0, "%s", out);
 	cr_assert_eq(sh("XDP_RATELIMIT_SOCKET=/nonexistent/sock "
-			"build/xdp-ratelimit -S %s rule list", env.socket), 0,
-		     "an option wins over the environment: %s", out);
+			"build/xdp-ratelimit -S %s rule list",
+			env.socket),
+		     0, "an option wins over the environment: %s", out);
 
 	/* Help lists -P and -S for every command, and help --help works. */
 	cr_assert_eq(sh("build/xdp-ratelimit help --help"), 0, "%s", out);
 	cr_assert_eq(sh("build/xdp-ratelimit detach --help"), 0, "%s", out);
 	cr_assert(strstr(out, "-P, --pin-dir DIR") &&
-		  strstr(out, "-S, --socket PATH"), "%s", out);
+			  strstr(out, "-S, --socket PATH"),
+		  "%s", out);
 	cr_assert_eq(sh("build/xdp-ratelimit st"), 1, "%s", out);
 	cr_assert(strstr(out, "ambiguous command 'st'") && one_line(), "%s",
 		  out);
 	cr_assert_eq(sh("build/xdp-ratelimit stats --bogus"), 1, "%s", out);
 	cr_assert(strstr(out, "xdp-ratelimit: stats: --bogus is not an "
-			 "option") && one_line(), "%s", out);
+			      "option") &&
+			  one_line(),
+		  "%s", out);
 }
 
 Test(cli_options, one_error_prefix_naming_options_and_del_takes_what_add_takes)
 {
 	daemon_start(&env, NULL);
 	cr_assert_eq(sh("build/xdp-ratelimit -S %s rule add 198.18.205.0/24 "
-			"--action throttle", env.socket), 1, "%s", out);
-	cr_assert(!strncmp(out, "xdp-ratelimit: rule: --action: unknown "
-			   "action \"throttle\"", 54) && one_line(), "%s", out);
+			"--action throttle",
+			env.socket),
+		     1, "%s", out);
+	cr_assert(!strncmp(out,
+			   "xdp-ratelimit: rule: --action: unknown "
+			   "action \"throttle\"",
+			   54) &&
+			  one_line(),
+		  "%s", out);
 	cr_assert_eq(sh("build/xdp-ratelimit -S %s rule add 198.18.205.7 "
-			"--action deny", env.socket), 0, "%s", out);
+			"--action deny",
+			env.socket),
+		     0, "%s", out);
 	cr_assert_eq(sh("build/xdp-ratelimit -S %s rule add 198.18.205.7 "
-			"--action deny", env.socket), 1, "%s", out);
+			"--action deny",
+			env.socket),
+		     1, "%s", out);
 	cr_assert(strstr(out, "--replace") && !strstr(out, "\"replace\"") &&
-		  !strstr(out, "rule.add") && one_line(), "%s", out);
+			  !strstr(out, "rule.add") && one_line(),
+		  "%s", out);
 	cr_assert_eq(sh("build/xdp-ratelimit -S %s rule del 198.18.205.7",
-			env.socket), 0, "%s", out);
+			env.socket),
+		     0, "%s", out);
 	cr_assert(strstr(out, "deleted:") && strstr(out, "198.18.205.7/32"),
 		  "%s", out);
 }
@@ -128,7 +149,8 @@ static int cli_in_ns(const char *fmt, const char *arg)
 
 	snprintf(args, sizeof(args), fmt, arg);
 	return sh("nsenter --net=/run/netns/%s build/xdp-ratelimit -P %s "
-		  "-S %s %s", topo.ns_rx, env.pin_dir, env.socket, args);
+		  "-S %s %s",
+		  topo.ns_rx, env.pin_dir, env.socket, args);
 }
 
 Test(cli_options, attach_and_detach_refuse_what_they_would_not_do)
@@ -143,16 +165,17 @@ Test(cli_options, attach_and_detach_refuse_what_they_would_not_do)
 	cr_assert_eq(cli_in_ns("attach %s --max-sources 4096", topo.if_rx), 1,
 		     "%s", out);
 	cr_assert(strstr(out, "--max-sources 4096: the program pinned in") &&
-		  one_line(), "%s", out);
-	cr_assert_eq(cli_in_ns("attach %s --mode generic", topo.if_rx), 1,
-		     "%s", out);
+			  one_line(),
+		  "%s", out);
+	cr_assert_eq(cli_in_ns("attach %s --mode generic", topo.if_rx), 1, "%s",
+		     out);
 	cr_assert(strstr(out, "already attached; --mode"), "%s", out);
 
 	daemon_start(&env, NULL);
 	cr_assert_eq(cli_in_ns("detach %s", topo.if_rx), 1, "%s", out);
 	cr_assert(strstr(out, "is the last interface") &&
-		  strstr(out, "stop the daemon first") && one_line(), "%s",
-		  out);
+			  strstr(out, "stop the daemon first") && one_line(),
+		  "%s", out);
 	snprintf(link, sizeof(link), "%s/link_%s", env.pin_dir, topo.if_rx);
 	cr_assert_eq(stat(link, &st), 0, "the link pin stayed");
 	json_decref(request_ok(&env, "{\"cmd\":\"rule.list\"}"));
@@ -169,12 +192,16 @@ Test(cli_options, attach_under_ip_netns_exec_is_refused)
 	 * vanish when the command exits. */
 	snprintf(ns, sizeof(ns), "xrlt-exec-%d", getpid());
 	cr_assert_eq(sh("ip netns add %s", ns), 0, "%s", out);
-	cr_assert_eq(sh("ip netns exec %s build/xdp-ratelimit -P "
-			"/sys/fs/bpf/xrl-exec-%d attach lo 2>&1; echo \"rc=$?\"; "
-			"ip netns del %s", ns, getpid(), ns), 0, "%s", out);
+	cr_assert_eq(
+		sh("ip netns exec %s build/xdp-ratelimit -P "
+		   "/sys/fs/bpf/xrl-exec-%d attach lo 2>&1; echo \"rc=$?\"; "
+		   "ip netns del %s",
+		   ns, getpid(), ns),
+		0, "%s", out);
 	rc = strstr(out, "rc=");
 	cr_assert(rc && !strcmp(rc, "rc=1\n"), "%s", out);
 	*rc = '\0';
 	cr_assert(strstr(out, "mount namespace of its own (ip netns exec?)") &&
-		  strstr(out, "nsenter") && one_line(), "%s", out);
+			  strstr(out, "nsenter") && one_line(),
+		  "%s", out);
 }

@@ -75,7 +75,8 @@ static struct listed listed_rule(const char *name)
 		l.id = strtol(line, NULL, 10);
 		cr_assert(sscanf(strstr(line, "(passed"),
 				 "(passed %ld, dropped %ld)", &l.passed,
-				 &l.dropped) == 2, "%s", line);
+				 &l.dropped) == 2,
+			  "%s", line);
 		return l;
 	}
 	cr_assert_fail("rule %s not listed", name);
@@ -88,7 +89,8 @@ Test(ids, add_del_add_with_traffic_between_gives_fresh_counters_and_bucket)
 
 	daemon_start(&env, NULL);
 	cr_assert_eq(cli("rule add 198.18.160.0/24 --name A --action limit "
-			 "--pps 1 --burst 10"), 0, "%s", out);
+			 "--pps 1 --burst 10"),
+		     0, "%s", out);
 	cr_assert_eq(offer("198.18.160.5", 50), 10);
 	a = listed_rule("A");
 	cr_assert_eq(a.passed, 10);
@@ -96,7 +98,8 @@ Test(ids, add_del_add_with_traffic_between_gives_fresh_counters_and_bucket)
 
 	cr_assert_eq(cli("rule del A"), 0, "%s", out);
 	cr_assert_eq(cli("rule add 198.18.160.0/24 --name B --action limit "
-			 "--pps 1000 --burst 100"), 0, "%s", out);
+			 "--pps 1000 --burst 100"),
+		     0, "%s", out);
 	cr_assert(strstr(out, "(passed 0, dropped 0)"), "fresh: %s", out);
 	b = listed_rule("B");
 	cr_assert_gt(b.id, a.id, "B got id %ld, A had %ld", b.id, a.id);
@@ -111,8 +114,8 @@ Test(ids, add_del_add_with_traffic_between_gives_fresh_counters_and_bucket)
 	cr_assert_eq(cli("rule del B"), 0, "%s", out);
 	daemon_stop(&env, SIGTERM);
 	daemon_start(&env, NULL);
-	cr_assert_eq(cli("rule add 198.18.160.0/24 --name C --action deny"),
-		     0, "%s", out);
+	cr_assert_eq(cli("rule add 198.18.160.0/24 --name C --action deny"), 0,
+		     "%s", out);
 	c = listed_rule("C");
 	cr_assert_gt(c.id, b.id, "C got id %ld, B had %ld", c.id, b.id);
 	cr_assert_eq(c.passed, 0);
@@ -144,9 +147,10 @@ static int cli_in_ns(const char *args)
 	size_t got;
 	FILE *pipe;
 
-	snprintf(command, sizeof(command),
-		 "nsenter --net=/run/netns/%s build/xdp-ratelimit -P %s %s 2>&1",
-		 topo.ns_rx, env.pin_dir, args);
+	snprintf(
+		command, sizeof(command),
+		"nsenter --net=/run/netns/%s build/xdp-ratelimit -P %s %s 2>&1",
+		topo.ns_rx, env.pin_dir, args);
 	pipe = popen(command, "r");
 	cr_assert_not_null(pipe);
 	got = fread(out, 1, sizeof(out) - 1, pipe);
@@ -160,8 +164,7 @@ static void attach_policy(const char *yaml)
 
 	snprintf(path, sizeof(path), "%s/attach.yaml", env.dir);
 	env_write(&env, path, yaml);
-	snprintf(args, sizeof(args), "attach %s --policy %s", topo.if_rx,
-		 path);
+	snprintf(args, sizeof(args), "attach %s --policy %s", topo.if_rx, path);
 	cr_assert_eq(cli_in_ns(args), 0, "%s", out);
 }
 
@@ -212,7 +215,8 @@ Test(ids, attach_policy_carries_ids_by_prefix_not_by_position)
 	env_write(&env, NULL, "default:\n  action: allow\n");
 	daemon_start(&env, NULL);
 	cr_assert_eq(cli("rule add 198.18.164.0/24 --name later --action "
-			 "deny"), 0, "%s", out);
+			 "deny"),
+		     0, "%s", out);
 	cr_assert_gt(id_in_force("198.18.164.0/24"), extra);
 	snprintf(args, sizeof(args), "detach %s", topo.if_rx);
 	cr_assert_eq(cli_in_ns(args), 0, "%s", out);
@@ -238,7 +242,8 @@ Test(ids, after_the_ids_wrap_a_reused_id_has_no_counters_and_no_bucket)
 
 	daemon_start(&env, NULL);
 	cr_assert_eq(cli("rule add 198.18.165.0/24 --name old --action limit "
-			 "--pps 1 --burst 10"), 0, "%s", out);
+			 "--pps 1 --burst 10"),
+		     0, "%s", out);
 	cr_assert_eq(offer("198.18.165.5", 50), 10);
 	old = listed_rule("old");
 	cr_assert_eq(old.dropped, 40);
@@ -252,7 +257,8 @@ Test(ids, after_the_ids_wrap_a_reused_id_has_no_counters_and_no_bucket)
 	cr_assert_eq(cli("rule add 198.18.171.0/24 --action deny"), 0, "%s",
 		     out);
 	cr_assert_eq(cli("rule add 198.18.165.0/24 --name reused --action "
-			 "limit --pps 1000 --burst 100"), 0, "%s", out);
+			 "limit --pps 1000 --burst 100"),
+		     0, "%s", out);
 	reused = listed_rule("reused");
 	cr_assert_eq(reused.id, old.id, "the wrap reuses id %ld (got %ld)",
 		     old.id, reused.id);

@@ -53,7 +53,8 @@ static void write_aggregates(unsigned first, unsigned n, unsigned skip)
 		used += snprintf(yaml + used, cap - used,
 				 "  - name: agg-%u\n    cidr: %s\n"
 				 "    action: limit\n    scope: aggregate\n"
-				 "    pps: 500\n    burst: 500\n", i, cidr);
+				 "    pps: 500\n    burst: 500\n",
+				 i, cidr);
 	}
 	env_write(&env, NULL, yaml);
 	free(yaml);
@@ -93,8 +94,9 @@ static void read_shares(struct shares *s)
 	cr_assert_not_null(s->values);
 	for (i = 0; i < s->n; i++)
 		cr_assert_eq(bpf_map_lookup_elem(env.dp.agg_shares_fd,
-						 &s->ids[i], s->values +
-						 i * s->value_size), 0);
+						 &s->ids[i],
+						 s->values + i * s->value_size),
+			     0);
 }
 
 static const unsigned char *share_of(const struct shares *s, __u32 id)
@@ -152,13 +154,14 @@ Test(lifecycle, replacing_one_of_4096_aggregates_applies_whole)
 		cr_assert_not_null(share_of(&after, before.ids[i]));
 		cr_assert_eq(memcmp(share_of(&after, before.ids[i]),
 				    share_of(&before, before.ids[i]),
-				    before.value_size), 0,
-			     "rule id %u: its share changed", before.ids[i]);
+				    before.value_size),
+			     0, "rule id %u: its share changed", before.ids[i]);
 	}
 	/* The new rule's share is the same even split as the others'. */
 	cr_assert_eq(memcmp(share_of(&after, new_id),
 			    share_of(&before, before.ids[1]),
-			    before.value_size), 0);
+			    before.value_size),
+		     0);
 	shares_free(&before);
 	shares_free(&after);
 }
@@ -177,7 +180,8 @@ Test(lifecycle, one_aggregate_too_many_is_refused_and_nothing_changes)
 	write_aggregates(0, XRL_MAX_AGGREGATES + 1, ~0u);
 	error = request_fail(&env, "{\"cmd\":\"reload\"}");
 	cr_assert(strstr(error, "4097 aggregate rules, more than the maximum "
-			 "4096"), "%s", error);
+				"4096"),
+		  "%s", error);
 	dump_policy(&env, &policy_after);
 	read_shares(&after);
 	cr_assert(dump_equal(&policy_before, &policy_after),
@@ -186,8 +190,8 @@ Test(lifecycle, one_aggregate_too_many_is_refused_and_nothing_changes)
 	cr_assert_eq(memcmp(after.ids, before.ids, before.n * sizeof(__u32)),
 		     0);
 	cr_assert_eq(memcmp(after.values, before.values,
-			    before.n * before.value_size), 0,
-		     "a share in force changed");
+			    before.n * before.value_size),
+		     0, "a share in force changed");
 	dump_free(&policy_before);
 	dump_free(&policy_after);
 	shares_free(&before);

@@ -27,16 +27,17 @@
 #include "mapwalk.h"
 #include "server.h"
 
-#define SOURCES		(1u << 20)
-#define CLIENTS		200
-#define SECONDS		20
+#define SOURCES (1u << 20)
+#define CLIENTS 200
+#define SECONDS 20
 
 static struct daemon_env env;
 
 static void setup(void)
 {
 	env_setup(&env);
-	env_write(&env, NULL, "default:\n  action: allow\nrules:\n"
+	env_write(&env, NULL,
+		  "default:\n  action: allow\nrules:\n"
 		  "  - name: six\n    cidr: fd00::/8\n    action: limit\n"
 		  "    pps: 10\n    burst: 10\n");
 }
@@ -78,8 +79,8 @@ static long fill_buckets(void)
 			values[i].passed = 1;
 		}
 		cr_assert_eq(bpf_map_update_batch(env.dp.buckets_fd, keys,
-						  values, &n, NULL), 0,
-			     "update_batch: %s", strerror(errno));
+						  values, &n, NULL),
+			     0, "update_batch: %s", strerror(errno));
 	}
 	free(keys);
 	free(values);
@@ -132,7 +133,7 @@ static double ask_status(int fd, char *buf, size_t len)
 
 struct client_run {
 	double until;
-	double *latency;	/* seconds, one per answer */
+	double *latency; /* seconds, one per answer */
 	size_t n, cap;
 	int failures;
 };
@@ -216,7 +217,8 @@ Test(load, two_hundred_clients_at_a_million_sources_are_each_answered)
 	cpu = loop_cpu_ns() - cpu;
 	close(fd);
 	printf("status at %ld tracked sources: %.3f ms of daemon CPU each "
-	       "(event loop, 2000 requests)\n", sources, cpu / 2000 / 1e6);
+	       "(event loop, 2000 requests)\n",
+	       sources, cpu / 2000 / 1e6);
 	cr_assert_lt(cpu / 2000, 1000000, "%.3f ms of CPU per status",
 		     cpu / 2000 / 1e6);
 
@@ -224,7 +226,8 @@ Test(load, two_hundred_clients_at_a_million_sources_are_each_answered)
 	for (i = 0; i < CLIENTS; i++) {
 		runs[i].until = until;
 		cr_assert_eq(pthread_create(&threads[i], NULL, client_thread,
-					    &runs[i]), 0);
+					    &runs[i]),
+			     0);
 	}
 	for (i = 0; i < CLIENTS; i++)
 		pthread_join(threads[i], NULL);
@@ -246,8 +249,9 @@ Test(load, two_hundred_clients_at_a_million_sources_are_each_answered)
 	qsort(all, total, sizeof(*all), by_value);
 	printf("%d clients x %d s of status: %zu answers (%.0f/s), fewest "
 	       "for one client %zu; latency p50 %.1f ms, p99 %.1f ms, max "
-	       "%.1f ms\n", CLIENTS, SECONDS, total, total / (double)SECONDS,
-	       fewest, all[total / 2] * 1e3, all[total * 99 / 100] * 1e3,
+	       "%.1f ms\n",
+	       CLIENTS, SECONDS, total, total / (double)SECONDS, fewest,
+	       all[total / 2] * 1e3, all[total * 99 / 100] * 1e3,
 	       all[total - 1] * 1e3);
 	cr_assert_leq(all[total * 99 / 100], 0.250, "p99 %.1f ms",
 		      all[total * 99 / 100] * 1e3);

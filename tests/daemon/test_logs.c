@@ -54,7 +54,8 @@ static bool stamped_line(const char *line)
 	int y, mo, d, h, mi, s, ms;
 
 	return sscanf(line, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ ", &y, &mo, &d, &h,
-		      &mi, &s, &ms) == 7 && y >= 2020;
+		      &mi, &s, &ms) == 7 &&
+	       y >= 2020;
 }
 
 Test(logs, a_timestamp_unless_stderr_is_the_journal)
@@ -86,8 +87,8 @@ Test(logs, a_timestamp_unless_stderr_is_the_journal)
 static json_int_t refused(void)
 {
 	json_t *status = request_ok(&env, "{\"cmd\":\"status\"}");
-	json_int_t n = json_integer_value(json_object_get(json_object_get(
-		status, "daemon"), "changes_refused"));
+	json_int_t n = json_integer_value(json_object_get(
+		json_object_get(status, "daemon"), "changes_refused"));
 
 	json_decref(status);
 	return n;
@@ -100,16 +101,16 @@ Test(logs, every_refused_change_is_counted_and_logged)
 	daemon_start(&env, NULL);
 	cr_assert_eq(refused(), 0);
 	request_fail(&env, "{\"cmd\":\"rule.add\",\"cidr\":\"198.18.1.0/24\","
-		     "\"action\":\"throttle\"}");
+			   "\"action\":\"throttle\"}");
 	cr_assert_eq(refused(), 1);
 	json_decref(request_ok(&env, "{\"cmd\":\"rule.add\",\"cidr\":"
-			       "\"198.18.1.0/24\",\"action\":\"deny\"}"));
+				     "\"198.18.1.0/24\",\"action\":\"deny\"}"));
 	request_fail(&env, "{\"cmd\":\"rule.add\",\"cidr\":\"198.18.1.0/24\","
-		     "\"action\":\"deny\"}");
+			   "\"action\":\"deny\"}");
 	request_fail(&env, "{\"cmd\":\"rule.del\",\"rule\":\"nothing\"}");
 	cr_assert_eq(refused(), 3);
 	cr_assert(log_contains(&env, "change refused, the policy in force "
-			       "stays: rule.add: action: unknown action"),
+				     "stays: rule.add: action: unknown action"),
 		  "%s", daemon_log(&env));
 
 	env_write(&env, NULL, "default:\n  action: allowed\n");

@@ -73,8 +73,8 @@ static const char *listed(const char *name)
 	while (at > out && at[-1] != '\n')
 		at--;
 	end = strchr(at, '\n');
-	snprintf(line, sizeof(line), "%.*s", (int)(end ? end - at :
-						   (long)strlen(at)), at);
+	snprintf(line, sizeof(line), "%.*s",
+		 (int)(end ? end - at : (long)strlen(at)), at);
 	return line;
 }
 
@@ -91,10 +91,9 @@ static void runtime_changes_hold(const char *when)
 {
 	const char *line = listed("emergency-ban");
 
-	cr_assert_not_null(line, "%s: the runtime rule is gone: %s", when,
-			   out);
-	cr_assert(strstr(line, " deny ") && strstr(line, " runtime "),
-		  "%s: %s", when, line);
+	cr_assert_not_null(line, "%s: the runtime rule is gone: %s", when, out);
+	cr_assert(strstr(line, " deny ") && strstr(line, " runtime "), "%s: %s",
+		  when, line);
 	cr_assert_null(listed("lab"), "%s: the deleted file rule is back",
 		       when);
 	line = listed("web");
@@ -109,7 +108,8 @@ Test(overlay, a_runtime_rule_survives_reload_sighup_and_restart)
 	daemon_start(&env, NULL);
 	cr_assert_eq(judge("198.18.182.9"), XDP_DROP);
 	cr_assert_eq(cli("rule add 198.18.181.0/24 --name emergency-ban "
-			 "--action deny"), 0, "%s", out);
+			 "--action deny"),
+		     0, "%s", out);
 	cr_assert_eq(cli("rule del lab"), 0, "%s", out);
 	runtime_changes_hold("after the change");
 
@@ -117,12 +117,13 @@ Test(overlay, a_runtime_rule_survives_reload_sighup_and_restart)
 	runtime_changes_hold("after reload");
 
 	/* The file changes under it, then SIGHUP. */
-	env_write(&env, NULL,
-		  "default:\n  action: allow\nrules:\n"
-		  "  - name: web\n    cidr: 198.18.180.0/24\n    action: limit\n"
-		  "    pps: 100\n    burst: 300\n"
-		  "  - name: lab\n    cidr: 198.18.182.0/24\n    action: deny\n"
-		  "  - name: more\n    cidr: 198.18.183.0/24\n    action: deny\n");
+	env_write(
+		&env, NULL,
+		"default:\n  action: allow\nrules:\n"
+		"  - name: web\n    cidr: 198.18.180.0/24\n    action: limit\n"
+		"    pps: 100\n    burst: 300\n"
+		"  - name: lab\n    cidr: 198.18.182.0/24\n    action: deny\n"
+		"  - name: more\n    cidr: 198.18.183.0/24\n    action: deny\n");
 	kill(env.pid, SIGHUP);
 	wait_for_log("SIGHUP: reloaded");
 	runtime_changes_hold("after SIGHUP");
@@ -152,15 +153,18 @@ Test(overlay, a_change_that_cannot_be_saved_is_refused_and_not_applied)
 	snprintf(ro_dir, sizeof(ro_dir), "%s/ro", env.dir);
 	cr_assert_eq(mkdir(ro_dir, 0700), 0);
 	cr_assert_eq(mount("xrl-test-ro", ro_dir, "tmpfs", MS_RDONLY,
-			   "size=64k"), 0, "mount: %m");
+			   "size=64k"),
+		     0, "mount: %m");
 	snprintf(state, sizeof(state), "%s/policy.applied.yaml", ro_dir);
 	daemon_start(&env, "--state", state, NULL);
 	dump_policy(&env, &before);
 
 	cr_assert_eq(cli("rule add 198.18.181.0/24 --name emergency-ban "
-			 "--action deny"), 1, "%s", out);
+			 "--action deny"),
+		     1, "%s", out);
 	cr_assert(strstr(out, "xdp-ratelimit") &&
-		  strstr(out, "policy.runtime.json: Read-only file system"),
+			  strstr(out,
+				 "policy.runtime.json: Read-only file system"),
 		  "%s", out);
 	nl = strchr(out, '\n');
 	cr_assert(nl && !nl[1], "one line: %s", out);

@@ -25,7 +25,8 @@ static struct daemon_env env;
 static void setup(void)
 {
 	env_setup(&env);
-	env_write(&env, NULL, "default:\n  action: allow\nrules:\n"
+	env_write(&env, NULL,
+		  "default:\n  action: allow\nrules:\n"
 		  "  - name: old\n    cidr: 198.18.190.0/24\n"
 		  "    action: deny\n");
 }
@@ -64,7 +65,7 @@ Test(start, bad_options_and_config_are_refused_before_anything_is_pinned)
 
 	status = daemon_run_to_exit(&env, "--iface", "xrlt-none0", NULL);
 	fails_leaving_nothing(status, "xrlt-none0: no such interface "
-			      "(--iface)");
+				      "(--iface)");
 
 	status = daemon_run_to_exit(&env, "--metrics", "localhost:80", NULL);
 	fails_leaving_nothing(status, "--metrics localhost:80");
@@ -72,13 +73,15 @@ Test(start, bad_options_and_config_are_refused_before_anything_is_pinned)
 	status = daemon_run_to_exit(&env, "--redis", "nowhere", NULL);
 	fails_leaving_nothing(status, "--redis: \"nowhere\" is not HOST:PORT");
 
-	env_write(&env, NULL, "interfaces: [xrlt-none1]\n"
+	env_write(&env, NULL,
+		  "interfaces: [xrlt-none1]\n"
 		  "default:\n  action: allow\n");
 	status = daemon_run_to_exit(&env, NULL);
 	fails_leaving_nothing(status, "xrlt-none1: no such interface");
 
 	snprintf(path, sizeof(path), "%s/bad.yaml", env.dir);
-	env_write(&env, path, "default:\n  action: allow\nrules:\n"
+	env_write(&env, path,
+		  "default:\n  action: allow\nrules:\n"
 		  "  - cidr: 198.18.191.0/24\n    action: denny\n");
 	status = daemon_run_to_exit(&env, "--config", path, NULL);
 	fails_leaving_nothing(status, "bad.yaml:5: rules[0].action");
@@ -126,7 +129,8 @@ Test(start, a_restart_applies_the_file_and_an_invalid_one_changes_nothing)
 
 	/* The file changed while the daemon was down: it wins over what
 	 * is pinned. */
-	env_write(&env, NULL, "default:\n  action: allow\nrules:\n"
+	env_write(&env, NULL,
+		  "default:\n  action: allow\nrules:\n"
 		  "  - name: new\n    cidr: 198.18.192.0/24\n"
 		  "    action: deny\n");
 	daemon_start(&env, NULL);
@@ -136,7 +140,8 @@ Test(start, a_restart_applies_the_file_and_an_invalid_one_changes_nothing)
 	daemon_stop(&env, SIGTERM);
 
 	dump_policy(&env, &before);
-	env_write(&env, NULL, "default:\n  action: allow\nrules:\n"
+	env_write(&env, NULL,
+		  "default:\n  action: allow\nrules:\n"
 		  "  - name: new\n    cidr: 198.18.192.0/24\n"
 		  "    action: denny\n");
 	status = daemon_run_to_exit(&env, NULL);

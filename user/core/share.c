@@ -49,7 +49,6 @@ int xrl_share_split(const uint64_t *demand, unsigned n, unsigned floor_percent,
 	return 0;
 }
 
-
 bool xrl_rule_is_aggregate(const struct xrl_rule_spec *rule)
 {
 	return rule->scope == XRL_SCOPE_AGGREGATE &&

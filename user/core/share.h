@@ -20,7 +20,7 @@
  * floor is small: with k of n CPUs idle, at most k * 2% / n of the
  * budget goes unused (1% with one of two).
  */
-#define XRL_SHARE_FLOOR_PERCENT	2
+#define XRL_SHARE_FLOOR_PERCENT 2
 
 /*
  * Splits XRL_SHARE_ONE into @n weights (n <= XRL_SHARE_ONE): each at least

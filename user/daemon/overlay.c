@@ -13,7 +13,7 @@
 #include "control_cmds.h"
 #include "overlay.h"
 
-#define OVERLAY_VERSION	1
+#define OVERLAY_VERSION 1
 
 static bool same_prefix(const struct xrl_lpm_key *a,
 			const struct xrl_lpm_key *b)
@@ -74,9 +74,10 @@ static int load_deleted(json_t *array, struct xrl_overlay *ov, char *err,
 		return -ENOMEM;
 	json_array_foreach(array, i, item) {
 		ret = json_is_string(item) ?
-		      xrl_control_cidr(json_string_value(item),
-				       &ov->deleted[i], why, sizeof(why)) :
-		      -EINVAL;
+			      xrl_control_cidr(json_string_value(item),
+					       &ov->deleted[i], why,
+					       sizeof(why)) :
+			      -EINVAL;
 		if (ret) {
 			snprintf(err, len, "deleted[%zu]: %s", i,
 				 json_is_string(item) ? why : "not a CIDR");
@@ -106,9 +107,11 @@ int xrl_overlay_load(const char *path, struct xrl_overlay *ov, char *err,
 	ret = -EINVAL;
 	if (!json_is_object(root) ||
 	    json_integer_value(json_object_get(root, "version")) !=
-	    OVERLAY_VERSION)
-		snprintf(why, sizeof(why), "not a runtime overlay of version "
-			 "%d", OVERLAY_VERSION);
+		    OVERLAY_VERSION)
+		snprintf(why, sizeof(why),
+			 "not a runtime overlay of version "
+			 "%d",
+			 OVERLAY_VERSION);
 	else
 		ret = load_rules(json_object_get(root, "rules"), ov, why,
 				 sizeof(why));
@@ -130,8 +133,8 @@ static json_t *rule_json(const struct xrl_rule_spec *rule)
 
 	xrl_cidr_format(&rule->prefix, cidr, sizeof(cidr));
 	obj = json_pack("{s:s, s:s, s:s, s:s}", "name", rule->name, "cidr",
-			cidr, "action", xrl_action_name(rule->action),
-			"scope", xrl_scope_name(rule->scope));
+			cidr, "action", xrl_action_name(rule->action), "scope",
+			xrl_scope_name(rule->scope));
 	if (obj && rule->pps) {
 		json_object_set_new(obj, "pps", json_integer(rule->pps));
 		json_object_set_new(obj, "burst", json_integer(rule->burst));
@@ -201,8 +204,10 @@ int xrl_overlay_stage(const char *path, const struct xrl_policy *policy,
 		ret = -errno;
 	json_decref(root);
 	if (ret) {
-		snprintf(err, len, "saving the runtime changes to %s: %s; "
-			 "nothing changed", path, strerror(-ret));
+		snprintf(err, len,
+			 "saving the runtime changes to %s: %s; "
+			 "nothing changed",
+			 path, strerror(-ret));
 		if (fd >= 0)
 			unlink(tmp);
 	}
@@ -247,7 +252,8 @@ int xrl_overlay_merge(struct xrl_policy *policy,
 	int ret;
 
 	for (i = 0; i < n_deleted; i++) {
-		if (!deleted[i].prefixlen || !rule_of_prefix(policy, &deleted[i]))
+		if (!deleted[i].prefixlen ||
+		    !rule_of_prefix(policy, &deleted[i]))
 			continue;
 		xrl_cidr_format(&deleted[i], cidr, sizeof(cidr));
 		ret = xrl_policy_del(policy, cidr);
@@ -264,10 +270,11 @@ int xrl_overlay_merge(struct xrl_policy *policy,
 			if (named->line)
 				snprintf(at, sizeof(at), " (line %d)",
 					 named->line);
-			snprintf(err, len, "the runtime rule %s (%s) has the "
+			snprintf(err, len,
+				 "the runtime rule %s (%s) has the "
 				 "name of the file's rule for %s%s; rename one "
-				 "or delete the runtime rule", rules[i].name,
-				 cidr, other, at);
+				 "or delete the runtime rule",
+				 rules[i].name, cidr, other, at);
 			return -EEXIST;
 		}
 		if (same) {

@@ -15,12 +15,12 @@
 #include <stddef.h>
 #include "policy.h"
 
-#define XRL_OVERLAY_NAME	"policy.runtime.json"
+#define XRL_OVERLAY_NAME "policy.runtime.json"
 
 struct xrl_overlay {
-	struct xrl_rule_spec *rules;	/* added or replaced at runtime */
+	struct xrl_rule_spec *rules; /* added or replaced at runtime */
 	size_t n_rules;
-	struct xrl_lpm_key *deleted;	/* prefixes removed at runtime */
+	struct xrl_lpm_key *deleted; /* prefixes removed at runtime */
 	size_t n_deleted;
 };
 

@@ -32,9 +32,8 @@ static void *counter_thread(void *arg)
 			until.tv_sec++;
 			until.tv_nsec -= 1000000000;
 		}
-		while (!c->stop &&
-		       pthread_cond_timedwait(&c->wake, &c->lock, &until) !=
-		       ETIMEDOUT)
+		while (!c->stop && pthread_cond_timedwait(&c->wake, &c->lock,
+							  &until) != ETIMEDOUT)
 			;
 		if (c->stop)
 			break;

@@ -13,14 +13,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define XRL_SOURCE_COUNT_INTERVAL_MS	1000
+#define XRL_SOURCE_COUNT_INTERVAL_MS 1000
 
 struct xrl_source_counter {
 	int buckets_fd;
 	uint64_t interval_ms;
-	long count;			/* atomic; < 0 before the first */
+	long count; /* atomic; < 0 before the first */
 	pthread_t thread;
-	pthread_mutex_t lock;		/* @stop, with @wake */
+	pthread_mutex_t lock; /* @stop, with @wake */
 	pthread_cond_t wake;
 	bool stop, running;
 };

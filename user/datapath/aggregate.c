@@ -19,12 +19,13 @@ static int compile_share(const struct xrl_budget_limits *limits,
 
 	memset(share, 0, sizeof(*share));
 	if (limits->pps)
-		ret = xrl_limit_compile_pps_weighted(limits->pps, limits->burst,
-				weight, &share->limit[XRL_LIMIT_PACKETS]);
+		ret = xrl_limit_compile_pps_weighted(
+			limits->pps, limits->burst, weight,
+			&share->limit[XRL_LIMIT_PACKETS]);
 	if (!ret && limits->bps)
-		ret = xrl_limit_compile_bps_weighted(limits->bps,
-				limits->burst_bytes, weight,
-				&share->limit[XRL_LIMIT_BYTES]);
+		ret = xrl_limit_compile_bps_weighted(
+			limits->bps, limits->burst_bytes, weight,
+			&share->limit[XRL_LIMIT_BYTES]);
 	return ret;
 }
 
@@ -62,8 +63,10 @@ int xrl_agg_write_even(const struct xrl_datapath *dp,
 	if (!count)
 		return 0;
 	if (count > XRL_MAX_AGGREGATES) {
-		snprintf(err, len, "%zu aggregate rules, more than the maximum "
-			 "%d", count, XRL_MAX_AGGREGATES);
+		snprintf(err, len,
+			 "%zu aggregate rules, more than the maximum "
+			 "%d",
+			 count, XRL_MAX_AGGREGATES);
 		return -E2BIG;
 	}
 	weights = calloc(n, sizeof(*weights));
@@ -127,8 +130,9 @@ int xrl_agg_read_state(const struct xrl_datapath *dp, uint32_t id,
 
 /* ---- with each policy: staged before the swap, finished after ------- */
 
-int xrl_agg_stage(const struct xrl_datapath *dp, const struct xrl_policy *policy,
-		  struct xrl_agg_plan *plan, char *err, size_t len)
+int xrl_agg_stage(const struct xrl_datapath *dp,
+		  const struct xrl_policy *policy, struct xrl_agg_plan *plan,
+		  char *err, size_t len)
 {
 	unsigned n = xrl_datapath_cpus();
 	struct xrl_budget_limits limits;
@@ -142,8 +146,10 @@ int xrl_agg_stage(const struct xrl_datapath *dp, const struct xrl_policy *policy
 	if (!count)
 		return 0;
 	if (count > XRL_MAX_AGGREGATES) {
-		snprintf(err, len, "%zu aggregate rules, more than the maximum "
-			 "%d", count, XRL_MAX_AGGREGATES);
+		snprintf(err, len,
+			 "%zu aggregate rules, more than the maximum "
+			 "%d",
+			 count, XRL_MAX_AGGREGATES);
 		return -E2BIG;
 	}
 	plan->weights = calloc(n, sizeof(*plan->weights));

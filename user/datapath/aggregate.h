@@ -43,13 +43,14 @@ int xrl_agg_read_state(const struct xrl_datapath *dp, uint32_t id,
  * out of room) and forgets the shares and state of rules gone.
  */
 struct xrl_agg_plan {
-	uint32_t *weights;	/* the even split, per CPU */
-	uint32_t *added;	/* ids whose shares staging wrote */
+	uint32_t *weights; /* the even split, per CPU */
+	uint32_t *added; /* ids whose shares staging wrote */
 	size_t n_added;
 };
 
-int xrl_agg_stage(const struct xrl_datapath *dp, const struct xrl_policy *policy,
-		  struct xrl_agg_plan *plan, char *err, size_t len);
+int xrl_agg_stage(const struct xrl_datapath *dp,
+		  const struct xrl_policy *policy, struct xrl_agg_plan *plan,
+		  char *err, size_t len);
 void xrl_agg_undo(const struct xrl_datapath *dp, struct xrl_agg_plan *plan);
 void xrl_agg_finish(const struct xrl_datapath *dp,
 		    const struct xrl_policy *policy, struct xrl_agg_plan *plan);

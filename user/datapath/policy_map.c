@@ -28,8 +28,10 @@ static int create_rules_map(const struct xrl_datapath *dp)
 		btf_fd = bpf_btf_get_fd_by_id(dp->btf_id);
 	}
 	if (btf && btf_fd >= 0) {
-		key_id = btf__find_by_name_kind(btf, "xrl_lpm_key", BTF_KIND_STRUCT);
-		value_id = btf__find_by_name_kind(btf, "xrl_rule", BTF_KIND_STRUCT);
+		key_id = btf__find_by_name_kind(btf, "xrl_lpm_key",
+						BTF_KIND_STRUCT);
+		value_id = btf__find_by_name_kind(btf, "xrl_rule",
+						  BTF_KIND_STRUCT);
 		if (key_id > 0 && value_id > 0) {
 			opts.btf_fd = btf_fd;
 			opts.btf_key_type_id = key_id;
@@ -132,7 +134,8 @@ int xrl_policy_apply(struct xrl_datapath *dp, const struct xrl_policy *policy,
 	 * names the new map. Packets being judged keep the old one. */
 	if (bpf_map_update_elem(dp->policy_fd, &zero, &fd, 0)) {
 		ret = -errno;
-		snprintf(err, len, "swapping in the rules map: %s", strerror(-ret));
+		snprintf(err, len, "swapping in the rules map: %s",
+			 strerror(-ret));
 		goto undo_shares;
 	}
 	if (bpf_map_update_elem(dp->settings_fd, &zero, &settings, 0)) {
@@ -186,8 +189,7 @@ static int read_settings(const struct xrl_datapath *dp,
 	return 0;
 }
 
-static int add_read_rule(const void *key_ptr, const void *value_ptr,
-			 void *ctx)
+static int add_read_rule(const void *key_ptr, const void *value_ptr, void *ctx)
 {
 	const struct xrl_lpm_key *key = key_ptr;
 	const struct xrl_rule *value = value_ptr;
@@ -196,7 +198,7 @@ static int add_read_rule(const void *key_ptr, const void *value_ptr,
 		.prefix = *key,
 		.action = value->action,
 		.scope = value->scope < XRL_SCOPE_COUNT ? value->scope :
-			 XRL_SCOPE_SOURCE,
+							  XRL_SCOPE_SOURCE,
 	};
 	int ret;
 
@@ -345,7 +347,7 @@ int xrl_id_map_create(const struct xrl_datapath *adopted)
 }
 
 struct scrub_ctx {
-	const bool *reused;		/* XRL_MAX_RULES entries */
+	const bool *reused; /* XRL_MAX_RULES entries */
 	struct xrl_bucket_key *keys;
 	size_t n, cap;
 };
@@ -404,7 +406,8 @@ static int scrub_reused(const struct xrl_datapath *dp,
 		bpf_map_delete_elem(dp->agg_state_fd, &id);
 	}
 	if (!ret)
-		ret = xrl_map_walk(dp->buckets_fd, sizeof(struct xrl_bucket_key),
+		ret = xrl_map_walk(dp->buckets_fd,
+				   sizeof(struct xrl_bucket_key),
 				   sizeof(struct xrl_bucket), collect_bucket,
 				   &scrub);
 	for (i = 0; !ret && i < scrub.n; i++)
@@ -418,10 +421,8 @@ free_all:
 	return ret;
 }
 
-int xrl_policy_take_ids(const struct xrl_datapath *dp,
-			struct xrl_policy *next,
-			const struct xrl_policy *running, char *err,
-			size_t len)
+int xrl_policy_take_ids(const struct xrl_datapath *dp, struct xrl_policy *next,
+			const struct xrl_policy *running, char *err, size_t len)
 {
 	struct xrl_policy in_force = {};
 	struct xrl_id_mark mark;

@@ -24,8 +24,7 @@ int xrl_policy_apply(struct xrl_datapath *dp, const struct xrl_policy *policy,
  * rates, no names beyond the CIDR text) and the key prefix lengths; enough
  * to carry ids over when the full policy is not known. 0 or -errno.
  */
-int xrl_policy_read_ids(const struct xrl_datapath *dp,
-			struct xrl_policy *out);
+int xrl_policy_read_ids(const struct xrl_datapath *dp, struct xrl_policy *out);
 
 /*
  * 0 when the data path holds exactly @policy compiled (every rule, no
@@ -43,8 +42,7 @@ int xrl_policy_matches_map(const struct xrl_datapath *dp,
  * counters, shares and buckets are wiped first. Touches nothing in force.
  * 0, or -errno with @err.
  */
-int xrl_policy_take_ids(const struct xrl_datapath *dp,
-			struct xrl_policy *next,
+int xrl_policy_take_ids(const struct xrl_datapath *dp, struct xrl_policy *next,
 			const struct xrl_policy *running, char *err,
 			size_t len);
 
