@@ -44,13 +44,14 @@ static __always_inline struct xrl_agg_state *agg_state(__u32 rule_id)
 }
 
 /*
- * Takes one packet from this CPU's share; true when every limit admits
- * it. Per CPU, so a plain read-modify-write (XDP runs with migration
- * disabled and does not nest on a CPU): no compare-and-swap.
+ * Takes @packets packets of @bytes in all (struct wire_cost) from this
+ * CPU's share; true when every limit admits them. Per CPU, so a plain
+ * read-modify-write (XDP runs with migration disabled and does not nest
+ * on a CPU): no compare-and-swap.
  */
 static __always_inline bool agg_take(struct xrl_agg_state *state,
 				     const struct xrl_agg_share *share,
-				     __u64 now_ns, __u64 frame_len)
+				     __u64 now_ns, __u64 packets, __u64 bytes)
 {
 	const struct xrl_limit *pkt = &share->limit[XRL_LIMIT_PACKETS];
 	const struct xrl_limit *byte = &share->limit[XRL_LIMIT_BYTES];
@@ -59,14 +60,14 @@ static __always_inline bool agg_take(struct xrl_agg_state *state,
 
 	if (pkt->interval) {
 		pkt_new = limit_admit(state->tat[XRL_LIMIT_PACKETS], pkt,
-				      now_ns, idle_ns, pkt->interval);
+				      now_ns, idle_ns, pkt->interval * packets);
 		if (!pkt_new)
 			return false;
 	}
 	if (byte->interval) {
 		byte_new = limit_admit(state->tat[XRL_LIMIT_BYTES], byte,
 				       now_ns, idle_ns,
-				       byte->interval * frame_len);
+				       byte->interval * bytes);
 		if (!byte_new)
 			return false;
 	}
@@ -82,7 +83,8 @@ static __always_inline bool agg_take(struct xrl_agg_state *state,
  * could not allocate: the caller fails open and counts it).
  */
 static __always_inline int agg_admitted(const struct xrl_rule *rule,
-					__u64 now_ns, __u64 frame_len)
+					__u64 now_ns, __u64 packets,
+					__u64 bytes)
 {
 	const struct xrl_agg_share *share;
 	struct xrl_agg_state *state;
@@ -93,10 +95,10 @@ static __always_inline int agg_admitted(const struct xrl_rule *rule,
 	state = agg_state(id);
 	if (!share || !state)
 		return -1;
-	state->arrived++;
-	admitted = agg_take(state, share, now_ns, frame_len);
+	state->arrived += packets;
+	admitted = agg_take(state, share, now_ns, packets, bytes);
 	if (admitted)
-		state->passed++;
+		state->passed += packets;
 	return admitted;
 }
 

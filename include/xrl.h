@@ -85,6 +85,8 @@ enum xrl_verdict {
 	XRL_VERDICT_DENY,	/* deny rule */
 	XRL_VERDICT_MALFORMED,	/* truncated or inconsistent IP header */
 	XRL_VERDICT_NONIP,	/* neither IPv4 nor IPv6: passed untouched */
+	XRL_VERDICT_VLAN_OVERFLOW,	/* more VLAN tags than followed */
+	XRL_VERDICT_IPV4_MAPPED,	/* IPv6 source naming an IPv4 one */
 	XRL_VERDICT_COUNT,
 };
 
@@ -169,8 +171,9 @@ enum xrl_limit_kind {
  * is admitted at most one unit (under 0.025% of an interval) after its
  * ideal instant. The tolerance is at most 2^32 * 2^13 = 2^45 units for any
  * burst up to 2^32, far inside the 2^57 units that a bucket's 58-bit
- * clock can tell apart (see struct xrl_bucket), and a packet's cost
- * (frame length times interval) stays within 2^16 * 2^13 = 2^29.
+ * clock can tell apart (see struct xrl_bucket), and a frame's cost
+ * (its length times interval; a generic-mode aggregate's wire bytes,
+ * under 2^20, or its packets, bpf/parse.h) stays within 2^33.
  *
  * interval == 0 means the limit is not set.
  */
@@ -294,6 +297,20 @@ enum xrl_malformed_verdict {
 	XRL_MALFORMED_DROP,
 };
 
+/* Frames with more VLAN tags than the program follows (bpf/parse.h);
+ * zero, the safe value, is the default. */
+enum xrl_vlan_overflow_verdict {
+	XRL_VLAN_OVERFLOW_DROP = 0,
+	XRL_VLAN_OVERFLOW_PASS,
+};
+
+/* IPv6 sources in ::ffff:0:0/96 or ::/96 (other than :: and ::1):
+ * dropped (the default), or judged as the IPv6 sources they are. */
+enum xrl_ipv4_mapped_verdict {
+	XRL_IPV4_MAPPED_DROP = 0,
+	XRL_IPV4_MAPPED_IPV6,
+};
+
 struct xrl_settings {
 	__u32 v4_mask;		/* network order, applied to the IPv4 address */
 	__u32 v6_mask[4];	/* network order, applied to the IPv6 address */
@@ -312,6 +329,8 @@ struct xrl_settings {
 	struct xrl_limit events;
 	__u64 event_quiet_ns;
 	__u64 events_per_second;	/* the whole cap, for display */
+	__u32 vlan_overflow_verdict;	/* enum xrl_vlan_overflow_verdict */
+	__u32 ipv4_mapped_verdict;	/* enum xrl_ipv4_mapped_verdict */
 };
 
 /*
@@ -363,7 +382,7 @@ _Static_assert(sizeof(struct xrl_agg_state) == 40, "agg state layout");
 _Static_assert(sizeof(struct xrl_lpm_key) == 20, "xrl_lpm_key layout");
 _Static_assert(sizeof(struct xrl_bucket_key) == 20, "bucket key layout");
 _Static_assert(sizeof(struct xrl_bucket) == 72, "xrl_bucket layout");
-_Static_assert(sizeof(struct xrl_settings) == 120, "xrl_settings layout");
+_Static_assert(sizeof(struct xrl_settings) == 128, "xrl_settings layout");
 _Static_assert(sizeof(struct xrl_limit_event) == 48, "limit event layout");
 _Static_assert(sizeof(struct xrl_event_state) == 40, "event state layout");
 _Static_assert(sizeof(struct xrl_table_counters) == 40, "table counters layout");

@@ -254,6 +254,10 @@ Test(control, bad_requests_are_refused_whole_and_change_nothing)
 	refused("is not an IPv4 or IPv6 address",
 		"{\"cmd\":\"rule.add\",\"cidr\":\"example.org\","
 		"\"action\":\"deny\"}");
+	refused("cidr: \"::ffff:198.18.9.0/120\" is an IPv4 prefix written as "
+		"IPv6, which matches no IPv4 source: write 198.18.9.0/24",
+		"{\"cmd\":\"rule.add\",\"cidr\":\"::ffff:198.18.9.0/120\","
+		"\"action\":\"deny\"}");
 	refused("action: unknown action \"block\"",
 		"{\"cmd\":\"rule.add\",\"cidr\":\"198.18.9.0/24\","
 		"\"action\":\"block\"}");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* xdp-ratelimit attach IFACE: load or adopt, apply a policy, attach. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "attach.h"
@@ -96,10 +97,31 @@ static void report_attach(const struct attach_args *args,
 	       dp->pin_dir);
 }
 
+/*
+ * Generic mode judges GRO/GSO aggregates, whose wire packets the program
+ * can only estimate (bpf/parse.h): say so when pps limits are in force.
+ */
+static void warn_generic_pps(const char *ifname, const struct xrl_datapath *dp,
+			     enum xrl_xdp_mode mode)
+{
+	int n;
+
+	if (mode != XRL_XDP_GENERIC)
+		return;
+	n = xrl_policy_count_pps_rules(dp);
+	if (n <= 0)
+		return;
+	fprintf(stderr, "%s: warning: generic mode judges GRO/GSO aggregates: "
+		"the pps limits of %d rule%s count an estimate of their wire "
+		"packets (never more than were sent); native mode counts each\n",
+		ifname, n, n == 1 ? "" : "s");
+}
+
 static int attach_with(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		       const struct attach_args *args, struct xrl_config *config)
 {
 	struct xrl_attach_result result = {};
+	struct xrl_xdp_state state;
 	struct xrl_pin_dir dir;
 	struct xrl_datapath dp;
 	bool loaded, already;
@@ -149,6 +171,8 @@ static int attach_with(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		/* Attaching again is how a new policy file is applied. */
 		printf("%s: already attached%s\n", args->ifname,
 		       config ? "; policy applied" : "");
+		if (!xrl_xdp_query(xrl_ifindex(args->ifname), &state))
+			warn_generic_pps(args->ifname, &dp, state.mode);
 		goto done;
 	}
 	ret = xrl_attach(&dp, args->ifname, args->mode, &result, err,
@@ -156,6 +180,7 @@ static int attach_with(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 	if (ret)
 		goto undo;
 	report_attach(args, &result, &dp, loaded);
+	warn_generic_pps(args->ifname, &dp, result.mode);
 done:
 	xrl_datapath_close(&dp);
 	xrl_pin_dir_close(&dir);

@@ -33,6 +33,8 @@ struct xrl_policy {
 	uint32_t v4_prefix;		/* source key prefix for IPv4: 1..32 */
 	uint32_t v6_prefix;		/* and for IPv6: 1..128 */
 	enum xrl_malformed_verdict malformed;
+	enum xrl_vlan_overflow_verdict vlan_overflow;	/* vlan_overflow: */
+	enum xrl_ipv4_mapped_verdict ipv4_mapped;	/* ipv4_mapped: */
 	/* New-source budget (new_sources:): both 0 for the default derived
 	 * from the table size, or off for no budget at all. */
 	uint64_t new_pps, new_burst;
@@ -78,6 +80,15 @@ struct xrl_rule_spec *xrl_policy_find(struct xrl_policy *policy,
  * no address, -ERANGE for a bad length, -EADDRNOTAVAIL for host bits set.
  */
 int xrl_cidr_parse(const char *text, struct xrl_lpm_key *key);
+/*
+ * True when @text, parsed into @key, is an IPv6 prefix of IPv4-mapped
+ * (::ffff:0:0/96) or IPv4-compatible (::/96) addresses other than just
+ * :: and ::1: a rule that would never match the IPv4 sources it names
+ * (the data path keeps IPv6 sources apart). Writes the IPv4 prefix meant
+ * into @ipv4.
+ */
+bool xrl_cidr_names_ipv4(const char *text, const struct xrl_lpm_key *key,
+			 char *ipv4, size_t len);
 /* Writes a key back as CIDR text ("0.0.0.0/0" style for the default). */
 void xrl_cidr_format(const struct xrl_lpm_key *key, char *buf, size_t len);
 

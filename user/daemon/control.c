@@ -8,6 +8,7 @@
  * must never crash or leak on any input: tests/fuzz/fuzz_control.c feeds
  * it arbitrary lines.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -491,8 +492,15 @@ json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
 int xrl_control_cidr(const char *text, struct xrl_lpm_key *key, char *err,
 		     size_t len)
 {
+	char ipv4[INET_ADDRSTRLEN + 4];
 	int ret = xrl_cidr_parse(text, key);
 
+	if (!ret && xrl_cidr_names_ipv4(text, key, ipv4, sizeof(ipv4))) {
+		snprintf(err, len, "cidr: \"%.64s\" is an IPv4 prefix written "
+			 "as IPv6, which matches no IPv4 source: write %s",
+			 text, ipv4);
+		return -EINVAL;
+	}
 	if (ret == -EINVAL)
 		snprintf(err, len, "cidr: \"%.64s\" is not an IPv4 or IPv6 "
 			 "address", text);
@@ -768,6 +776,11 @@ static int cmd_rule_list(struct xrl_request *req)
 			    json_integer(policy->v6_prefix));
 	json_object_set_new(req->response, "malformed", json_string(
 		policy->malformed == XRL_MALFORMED_DROP ? "drop" : "pass"));
+	json_object_set_new(req->response, "vlan_overflow", json_string(
+		policy->vlan_overflow == XRL_VLAN_OVERFLOW_PASS ? "pass" :
+								  "drop"));
+	json_object_set_new(req->response, "ipv4_mapped", json_string(
+		policy->ipv4_mapped == XRL_IPV4_MAPPED_IPV6 ? "ipv6" : "drop"));
 	return 0;
 }
 

@@ -215,6 +215,26 @@ static int add_read_rule(const void *key_ptr, const void *value_ptr, void *ctx)
 	return 0;
 }
 
+static int count_pps_rule(const void *key, const void *value_ptr, void *ctx)
+{
+	const struct xrl_rule *value = value_ptr;
+	int *count = ctx;
+
+	if ((value->action == XRL_ACTION_LIMIT ||
+	     value->action == XRL_ACTION_MONITOR) &&
+	    value->limit[XRL_LIMIT_PACKETS].interval)
+		(*count)++;
+	return 0;
+}
+
+int xrl_policy_count_pps_rules(const struct xrl_datapath *dp)
+{
+	int count = 0, ret;
+
+	ret = walk_rules_map(dp, count_pps_rule, &count);
+	return ret ? ret : count;
+}
+
 int xrl_policy_read_ids(const struct xrl_datapath *dp, struct xrl_policy *out)
 {
 	struct xrl_settings settings;
@@ -233,6 +253,8 @@ int xrl_policy_read_ids(const struct xrl_datapath *dp, struct xrl_policy *out)
 	out->v4_prefix = settings.v4_prefix;
 	out->v6_prefix = settings.v6_prefix;
 	out->malformed = settings.malformed_verdict;
+	out->vlan_overflow = settings.vlan_overflow_verdict;
+	out->ipv4_mapped = settings.ipv4_mapped_verdict;
 	out->unknown = settings.unknown_verdict;
 	if (settings.new_sources_set) {
 		out->new_pps = settings.new_sources_pps;

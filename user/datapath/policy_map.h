@@ -27,6 +27,12 @@ int xrl_policy_apply(struct xrl_datapath *dp, const struct xrl_policy *policy,
 int xrl_policy_read_ids(const struct xrl_datapath *dp, struct xrl_policy *out);
 
 /*
+ * How many rules in force limit or monitor packets per second (the
+ * limits generic mode can only approximate: bpf/parse.h), or -errno.
+ */
+int xrl_policy_count_pps_rules(const struct xrl_datapath *dp);
+
+/*
  * 0 when the data path holds exactly @policy compiled (every rule, no
  * other, and its settings); -ESTALE when not, -errno on failure.
  */
