@@ -17,14 +17,14 @@
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, XRL_MAX_AGGREGATES);
+	__uint(max_entries, XRL_AGG_MAP_ENTRIES);
 	__type(key, __u32);
 	__type(value, struct xrl_agg_share);
 } xrl_agg_shares SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, XRL_MAX_AGGREGATES);
+	__uint(max_entries, XRL_AGG_MAP_ENTRIES);
 	__type(key, __u32);
 	__type(value, struct xrl_agg_state);
 } xrl_agg_state SEC(".maps");

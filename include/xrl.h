@@ -29,9 +29,15 @@
 #define XRL_MAP_EVENT_STATE	"xrl_event_state"
 /* Not a map of the program: the inner LPM map in force, pinned for bpftool. */
 #define XRL_PIN_RULES		"xrl_rules"
+/* Nor this: userspace's mark of the rule ids handed out (never reused). */
+#define XRL_PIN_IDS		"xrl_ids"
 #define XRL_PIN_DIR		"/sys/fs/bpf/xdp-ratelimit"
 /* Not of the program either: the daemon's control socket, for both tools. */
 #define XRL_SOCKET_PATH		"/run/xdp-ratelimit/control.sock"
+/* Both tools take these from the environment when no option sets them. */
+#define XRL_ENV_PIN_DIR		"XDP_RATELIMIT_PIN_DIR"
+#define XRL_ENV_SOCKET		"XDP_RATELIMIT_SOCKET"
+#define XRL_VERSION		"0.1.0"
 
 #define XRL_MAX_RULES		131072	/* rule ids are below this */
 #define XRL_DEFAULT_SOURCES	1048576	/* bucket map size unless told */
@@ -242,6 +248,10 @@ struct xrl_rule {
  * What is forgiven is at most the old tolerance, once per re-split.
  */
 #define XRL_MAX_AGGREGATES	4096
+/* Keys of the share and state maps: room for a whole policy of them and
+ * a whole new one, so a change writes the new rules' shares before the
+ * swap without touching the ones in force. */
+#define XRL_AGG_MAP_ENTRIES	(2 * XRL_MAX_AGGREGATES)
 #define XRL_SHARE_ONE		(1U << 20)
 #define XRL_AGG_POOL_PPS	100000ULL
 

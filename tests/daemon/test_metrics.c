@@ -196,3 +196,22 @@ Test(metrics, the_last_reload_says_whether_it_was_applied_and_when)
 	cr_assert_eq(sample("xdp_ratelimit_last_reload_success{}"), 1);
 	cr_assert_eq(sample("xdp_ratelimit_policy_generation{}"), 2);
 }
+
+Test(metrics, a_monitor_rules_would_drops_have_their_own_verdict)
+{
+	env_write(&env, NULL, "default:\n  action: allow\nrules:\n"
+		  "  - name: watch\n    cidr: 198.18.1.0/24\n"
+		  "    action: monitor\n    pps: 10\n    burst: 2\n");
+	daemon_start(&env, "--metrics", listen_at, NULL);
+	/* Burst 2 at one instant: 2 pass, 4 would have been dropped, and
+	 * all 6 pass. */
+	send_from("198.18.1.5", 6);
+	scrape();
+	cr_assert_eq(sample("xdp_ratelimit_rule_packets_total{rule=\"watch\","
+			    "verdict=\"would_drop\"}"), 4);
+	cr_assert_eq(sample("xdp_ratelimit_rule_packets_total{rule=\"watch\","
+			    "verdict=\"pass\"}"), 2);
+	cr_assert(!has_sample("{rule=\"watch\",verdict=\"drop\"}"),
+		  "a monitor rule drops nothing: %s", samples);
+	cr_assert_eq(sample("xdp_ratelimit_packets_total{verdict=\"drop\"}"), 0);
+}

@@ -4,9 +4,8 @@
  * service manager, a datagram socket named by NOTIFY_SOCKET, and reads
  * what sd_notify(3) sends: READY=1 once the policy is in force, and only
  * then; RELOADING=1 and READY=1 around a SIGHUP, with a STATUS= line
- * saying how the reload went; STOPPING=1 on SIGTERM. And its log as the
- * journal reads it: a priority before each line when JOURNAL_STREAM
- * names its stderr.
+ * saying how the reload went; STOPPING=1 on SIGTERM. (Its log as the
+ * journal reads it: tests/daemon/test_logs.c.)
  */
 #include <errno.h>
 #include <limits.h>
@@ -147,46 +146,4 @@ Test(notify, never_ready_when_it_cannot_start)
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) != 0);
 	msg = next_message(200);
 	cr_assert(!strstr(msg, "READY=1"), "got \"%s\"", msg);
-}
-
-/* JOURNAL_STREAM naming the daemon's log file (@ino_offset 0), or
- * another inode (a stream the daemon's stderr is not). */
-static void journal_stream(int ino_offset)
-{
-	char value[64];
-	struct stat st;
-	int fd = open(env.log, O_WRONLY | O_CREAT, 0600);
-
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(fstat(fd, &st), 0);
-	close(fd);
-	snprintf(value, sizeof(value), "%llu:%llu",
-		 (unsigned long long)st.st_dev,
-		 (unsigned long long)st.st_ino + ino_offset);
-	setenv("JOURNAL_STREAM", value, 1);
-}
-
-Test(notify, log_lines_carry_their_priority_when_stderr_is_the_journal)
-{
-	journal_stream(0);
-	daemon_start(&env, NULL);
-	env_write(&env, NULL, "rules: [\n");
-	request_fail(&env, "{\"cmd\":\"reload\"}");
-	daemon_stop(&env, SIGTERM);
-	cr_assert(strstr(daemon_log(&env), "<6>info: listening on "), "%s",
-		  daemon_log(&env));
-	cr_assert(strstr(daemon_log(&env), "\n<3>error: reload refused, the "
-			 "running policy stays: "), "%s", daemon_log(&env));
-	cr_assert_not(strstr(daemon_log(&env), "\ninfo:"), "%s",
-		      daemon_log(&env));
-}
-
-Test(notify, plain_lines_when_stderr_is_not_the_journal)
-{
-	journal_stream(1);
-	daemon_start(&env, NULL);
-	daemon_stop(&env, SIGTERM);
-	cr_assert(strstr(daemon_log(&env), "\ninfo: listening on "), "%s",
-		  daemon_log(&env));
-	cr_assert_not(strstr(daemon_log(&env), "<6>"), "%s", daemon_log(&env));
 }

@@ -131,30 +131,20 @@ static int compare(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 static int run_check(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		     int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		XRL_CMD_COMMON_LONGOPTS,
-		{}
-	};
 	struct xrl_config config;
 	char err[PATH_MAX + 1024];
-	int opt, ret, exit_code = -1;
+	const char *path;
+	int ret, exit_code;
 
-	while ((opt = getopt_long(argc, argv, XRL_CMD_COMMON_SHORTOPTS,
-				  longopts, NULL)) != -1)
-		if (xrl_cmd_common_opt(cmd, cli, opt, &exit_code) &&
-		    exit_code >= 0)
-			return exit_code;
-	if (optind != argc - 1) {
-		xrl_cmd_error(cli, cmd, "expects one policy file; try '%s "
-			      "check --help'", cli->prog);
-		return EXIT_FAILURE;
-	}
+	path = xrl_cmd_one_arg(cmd, cli, argc, argv, &exit_code);
+	if (!path)
+		return exit_code;
 	/* The loader's own line: FILE:LINE: FIELD: what (value). */
-	if (xrl_config_load_file(argv[optind], &config, err, sizeof(err))) {
+	if (xrl_config_load_file(path, &config, err, sizeof(err))) {
 		fprintf(stderr, "%s\n", err);
 		return EXIT_FAILURE;
 	}
-	printf("%s: valid, %zu rules\n", argv[optind], config.policy.n_rules);
+	printf("%s: valid, %zu rules\n", path, config.policy.n_rules);
 	ret = compare(cmd, cli, &config.policy);
 	xrl_config_free(&config);
 	if (ret)

@@ -17,30 +17,6 @@
 #include "policy.h"
 
 /* The one argument, after the common options; NULL when there is none. */
-static const char *one_argument(const struct xrl_cmd *cmd, struct xrl_cli *cli,
-				int argc, char **argv, int *exit_code)
-{
-	static const struct option longopts[] = {
-		XRL_CMD_COMMON_LONGOPTS,
-		{}
-	};
-	int opt;
-
-	*exit_code = -1;
-	while ((opt = getopt_long(argc, argv, XRL_CMD_COMMON_SHORTOPTS,
-				  longopts, NULL)) != -1)
-		if (xrl_cmd_common_opt(cmd, cli, opt, exit_code) &&
-		    *exit_code >= 0)
-			return NULL;
-	if (optind != argc - 1) {
-		xrl_cmd_error(cli, cmd, "expects one %s; try '%s %s --help'",
-			      cmd->synopsis, cli->prog, cmd->name);
-		*exit_code = EXIT_FAILURE;
-		return NULL;
-	}
-	return argv[optind];
-}
-
 static int open_pins(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		     struct xrl_datapath *dp)
 {
@@ -192,7 +168,7 @@ static int run_explain(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 	const char *text;
 	int ret, exit_code;
 
-	text = one_argument(cmd, cli, argc, argv, &exit_code);
+	text = xrl_cmd_one_arg(cmd, cli, argc, argv, &exit_code);
 	if (!text)
 		return exit_code;
 	if (xrl_cidr_parse(text, &addr) || addr.prefixlen != 128) {
@@ -216,7 +192,7 @@ static int run_reset(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 	size_t n;
 	int ret, exit_code;
 
-	text = one_argument(cmd, cli, argc, argv, &exit_code);
+	text = xrl_cmd_one_arg(cmd, cli, argc, argv, &exit_code);
 	if (!text)
 		return exit_code;
 	ret = xrl_cidr_parse(text, &prefix);

@@ -19,6 +19,7 @@
 struct xrl_metrics_rule {
 	const char *name;	/* label value; NULL: "id-N" */
 	__u32 id;
+	bool monitor;		/* drops are would-drops: verdict="would_drop" */
 	struct xrl_rule_counters counters;
 };
 

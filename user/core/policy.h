@@ -26,6 +26,7 @@ struct xrl_rule_spec {
 	bool global;			/* aggregate shared across hosts */
 	int line;			/* line in the policy file, or 0 */
 	int global_line;		/* line of its "global:", or 0 */
+	bool runtime;			/* added through the control socket */
 };
 
 struct xrl_policy {
@@ -147,11 +148,31 @@ xrl_policy_find_sorted(const struct xrl_rule_spec **sorted, size_t n,
 		       const struct xrl_lpm_key *prefix);
 
 /*
- * Gives every rule of @next whose prefix is in @running the id it holds
- * there, and every other rule an id that no rule of either holds, so the
- * buckets and counters (keyed by rule id) stay with the rules that
- * persist. The default rule keeps id 0. 0 or -ENOSPC.
+ * Where new rule ids come from: the lowest id never handed out (ids are
+ * not reused while the data path may hold counters or buckets for them),
+ * and whether the ids wrapped past XRL_MAX_RULES since the data path was
+ * loaded (then a new id may have been used before, and its state must be
+ * wiped before a rule gets it).
  */
+struct xrl_id_mark {
+	uint32_t next_id;	/* 1 on a fresh data path */
+	bool wrapped;
+};
+
+/*
+ * Gives every rule of @next whose prefix is in @running the id it holds
+ * there (a rule is its prefix: the default rule keeps 0), so the buckets
+ * and counters (keyed by rule id) stay with the rules that persist, and
+ * every other rule a new id from @mark on, skipping ids either policy
+ * holds; @mark moves past the ids taken. With @fresh (n_rules entries),
+ * marks which rules got a new id. 0, -ENOMEM or -ENOSPC.
+ */
+int xrl_policy_assign_ids(struct xrl_policy *next,
+			  const struct xrl_policy *running,
+			  struct xrl_id_mark *mark, bool *fresh);
+
+/* The same with new ids above the highest one of @running: for policies
+ * held in memory only (a data path keeps its mark, policy_map.h). */
 int xrl_policy_carry_ids(struct xrl_policy *next,
 			 const struct xrl_policy *running);
 

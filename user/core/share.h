@@ -21,7 +21,7 @@
  * budget goes unused (1% with one of two), under 2% on any machine
  * (rounded down; include/xrl.h, XRL_SHARE_ONE).
  */
-#define XRL_SHARE_FLOOR_PERCENT	2
+#define XRL_SHARE_FLOOR_PERCENT 2
 
 /*
  * Splits @part units of XRL_SHARE_ONE into @n weights (n <= ONE): each at

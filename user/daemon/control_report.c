@@ -217,6 +217,56 @@ static double bucket_fill(const struct xrl_rule_spec *spec, const __u64 *tat)
 	return level.known ? level.fill : -1;
 }
 
+static bool prefix_contains(const struct xrl_lpm_key *prefix,
+			    const __u8 addr[16])
+{
+	unsigned bytes = prefix->prefixlen / 8, bits = prefix->prefixlen % 8;
+
+	if (memcmp(prefix->addr, addr, bytes))
+		return false;
+	return !bits || !((prefix->addr[bytes] ^ addr[bytes]) &
+			  (0xff << (8 - bits)));
+}
+
+/* The source key's prefix length under the keys in force. */
+static unsigned key_prefixlen(const struct xrl_policy *policy,
+			      const __u8 addr[16])
+{
+	return memcmp(addr, v4_mapped, sizeof(v4_mapped)) ?
+	       policy->v6_prefix : 96 + policy->v4_prefix;
+}
+
+/*
+ * Whether the policy in force judges this bucket: its rule is still
+ * there and is the longest prefix holding the source, and the source is
+ * keyed as the keys are now. A bucket of a rule gone, of a source a more
+ * specific rule now judges, or keyed under another prefix length (host
+ * bits past it) is state of an older policy: not shown as if current.
+ */
+static bool judged_now(const struct xrl_policy *policy,
+		       const struct top_entry *entry)
+{
+	const struct xrl_rule_spec *rule, *other;
+	struct xrl_lpm_key keyed = { .prefixlen = key_prefixlen(policy,
+								entry->key.addr) };
+	size_t i;
+
+	memcpy(keyed.addr, entry->key.addr, sizeof(keyed.addr));
+	for (i = keyed.prefixlen; i < 128; i++)
+		if (keyed.addr[i / 8] & (0x80 >> (i % 8)))
+			return false;
+	rule = rule_by_id(policy, entry->key.rule_id);
+	if (!rule || !prefix_contains(&rule->prefix, entry->key.addr))
+		return false;
+	for (i = 0; i < policy->n_rules; i++) {
+		other = &policy->rules[i];
+		if (other->prefix.prefixlen > rule->prefix.prefixlen &&
+		    prefix_contains(&other->prefix, entry->key.addr))
+			return false;
+	}
+	return true;
+}
+
 static json_t *top_entry_json(const struct xrl_policy *policy,
 			      const struct top_entry *entry)
 {
@@ -245,6 +295,7 @@ int xrl_control_top(struct xrl_request *req)
 	json_t *n_item = json_object_get(req->json, "n");
 	struct top_walk walk = {};
 	json_int_t n = XRL_TOP_DEFAULT;
+	size_t stale = 0;
 	json_t *top;
 	size_t i;
 	int ret;
@@ -272,10 +323,18 @@ int xrl_control_top(struct xrl_request *req)
 	}
 	qsort(walk.entries, walk.n, sizeof(*walk.entries), by_dropped);
 	top = json_array();
-	for (i = 0; i < walk.n && i < (size_t)n; i++)
+	for (i = 0; i < walk.n && json_array_size(top) < (size_t)n; i++) {
+		if (!judged_now(&req->state->policy, &walk.entries[i])) {
+			stale++;
+			continue;
+		}
 		json_array_append_new(top, top_entry_json(&req->state->policy,
 							  &walk.entries[i]));
+	}
 	json_object_set_new(req->response, "top", top);
+	/* Buckets of an older policy passed over on the way. */
+	json_object_set_new(req->response, "stale_hidden",
+			    json_integer((json_int_t)stale));
 free_walk:
 	free(walk.entries);
 	return ret;

@@ -20,6 +20,7 @@
 
 struct rule_name {
 	__u32 id;
+	bool monitor;
 	char name[XRL_RULE_NAME_MAX];
 };
 
@@ -98,6 +99,7 @@ static char *scrape(struct xrl_metrics_server *srv, size_t *len)
 	for (i = 0; i < srv->n_rules; i++) {
 		m.rules[i].id = srv->rules[i].id;
 		m.rules[i].name = srv->rules[i].name;
+		m.rules[i].monitor = srv->rules[i].monitor;
 	}
 	m.n_rules = srv->n_rules;
 	m.have_policy = srv->have_policy;
@@ -303,6 +305,16 @@ static __u32 prog_id_of(int prog_fd)
 	return info.id;
 }
 
+int xrl_metrics_listen_check(const char *listen, char *err, size_t len)
+{
+	struct addrinfo *addr;
+	int ret = parse_listen(listen, &addr, err, len);
+
+	if (!ret)
+		freeaddrinfo(addr);
+	return ret;
+}
+
 struct xrl_metrics_server *xrl_metrics_server_start(const char *listen,
 						    const struct xrl_datapath *dp,
 						    char *err, size_t len)
@@ -361,6 +373,7 @@ int xrl_metrics_server_policy(struct xrl_metrics_server *srv,
 		return -ENOMEM;
 	for (i = 0; i < policy->n_rules; i++) {
 		rules[i].id = policy->rules[i].id;
+		rules[i].monitor = policy->rules[i].action == XRL_ACTION_MONITOR;
 		snprintf(rules[i].name, sizeof(rules[i].name), "%s",
 			 policy->rules[i].name);
 	}

@@ -29,6 +29,10 @@ struct xrl_metrics_server;
  */
 #define XRL_METRICS_COUNT_INTERVAL_S	10
 
+/* Whether @listen is an address xrl_metrics_server_start takes: 0, or
+ * -EINVAL with "--metrics ...: what is wrong" in @err. */
+int xrl_metrics_listen_check(const char *listen, char *err, size_t len);
+
 /*
  * Serves /metrics on @listen ("127.0.0.1:9101", "[::1]:9101"). Returns
  * the server, or NULL with errno set and one line in @err.

@@ -24,8 +24,7 @@ int xrl_policy_apply(struct xrl_datapath *dp, const struct xrl_policy *policy,
  * rates, no names beyond the CIDR text) and the key prefix lengths; enough
  * to carry ids over when the full policy is not known. 0 or -errno.
  */
-int xrl_policy_read_ids(const struct xrl_datapath *dp,
-			struct xrl_policy *out);
+int xrl_policy_read_ids(const struct xrl_datapath *dp, struct xrl_policy *out);
 
 /*
  * How many rules in force limit or monitor packets per second (the
@@ -70,5 +69,22 @@ struct xrl_policy_diff {
 int xrl_policy_diff(const struct xrl_datapath *dp,
 		    const struct xrl_policy *next, xrl_rule_change_fn fn,
 		    void *ctx, struct xrl_policy_diff *diff);
+
+/*
+ * Gives @next its rule ids as the data path sees them: a rule whose
+ * prefix is in @running (NULL: the policy in force, read back from the
+ * maps) keeps its id, every other one gets an id never handed out since
+ * the data path was loaded (the mark is pinned beside the maps, shared by
+ * the daemon and the CLI). Should the ids have wrapped, a reused id's
+ * counters, shares and buckets are wiped first. Touches nothing in force.
+ * 0, or -errno with @err.
+ */
+int xrl_policy_take_ids(const struct xrl_datapath *dp, struct xrl_policy *next,
+			const struct xrl_policy *running, char *err,
+			size_t len);
+
+/* A new id mark map (fd): from 1, or for pins adopted without one
+ * (@adopted) above the ids in force, marked wrapped. -errno on failure. */
+int xrl_id_map_create(const struct xrl_datapath *adopted);
 
 #endif
