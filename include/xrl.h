@@ -242,18 +242,30 @@ struct xrl_bucket_key {
  * Bucket state of one (source, rule). tat[] holds, per limit kind, the
  * GCRA theoretical arrival time packed with the shift it is counted in:
  *
- *   bits 63..58  shift + 32 (XRL_TAT_SHIFT_BIAS)
- *   bits 57..0   time in units of 2^-shift ns, modulo 2^58
+ *   bits 63..6   time in units of 2^-shift ns, modulo 2^58
+ *   bits 5..0    shift + 32 (XRL_TAT_SHIFT_BIAS)
  *
  * Only differences to "now" are ever used (sign-extended from 58 bits),
  * so the clock may wrap; packing the shift in the same word lets a policy
  * change rescale the state with the one compare-and-swap that updates it.
+ * The time sits on top so that an atomic add of (cost << 6), which CPUs
+ * racing on one bucket use (bpf/gcra.h), wraps out of bit 63 and never
+ * carries into the shift.
  * last_seen_ns tells a time so old that it wrapped from a recent one: a
  * bucket idle for 2^56 units or more whose word reads as owing more than
  * the tolerance is treated as full (bpf/gcra.h, limit_debt()).
  */
 #define XRL_TAT_TIME_BITS	58
 #define XRL_TAT_SHIFT_BIAS	32
+#define XRL_TAT_SHIFT_BITS	(64 - XRL_TAT_TIME_BITS)
+#define XRL_TAT_SHIFT(word)	((__s32)((word) & ((1ULL << XRL_TAT_SHIFT_BITS) - 1)) \
+				 - XRL_TAT_SHIFT_BIAS)
+#define XRL_TAT_TIME(word)	((word) >> XRL_TAT_SHIFT_BITS)
+/* How far the word's time lies ahead of @now_units (in its shift's
+ * units), sign-extended from 58 bits: negative when behind. */
+#define XRL_TAT_AHEAD(word, now_units) \
+	((__s64)((word) - ((__u64)(now_units) << XRL_TAT_SHIFT_BITS)) >> \
+	 XRL_TAT_SHIFT_BITS)
 
 struct xrl_bucket {
 	__u64 tat[XRL_LIMIT_KINDS];

@@ -184,7 +184,6 @@ static const __u8 v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
  */
 static double bucket_fill(const struct xrl_rule_spec *spec, const __u64 *tat)
 {
-	const __u64 time_mask = (1ULL << XRL_TAT_TIME_BITS) - 1;
 	const struct xrl_limit *limit;
 	struct xrl_rule rule;
 	struct timespec ts;
@@ -203,14 +202,13 @@ static double bucket_fill(const struct xrl_rule_spec *spec, const __u64 *tat)
 		return -1;
 	if (!word)
 		return 1;
-	shift = (__s32)(word >> XRL_TAT_TIME_BITS) - XRL_TAT_SHIFT_BIAS;
+	shift = XRL_TAT_SHIFT(word);
 	if (shift != limit->shift)
 		return -1;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 	now = shift >= 0 ? now << shift : now >> -shift;
-	ahead = (__s64)(((word & time_mask) - (now & time_mask)) <<
-			(64 - XRL_TAT_TIME_BITS)) >> (64 - XRL_TAT_TIME_BITS);
+	ahead = XRL_TAT_AHEAD(word, now);
 	if (ahead <= 0)
 		return 1;
 	if ((__u64)ahead >= limit->tolerance)
