@@ -193,8 +193,9 @@ static __always_inline enum take_result limit_add(__u64 *word,
  * compare-and-swap, exact for every cost and the only way to move a word
  * that is full (behind now), zero, stale or in other units. A lost one
  * means another CPU wrote the word: from then on, a word in debt is taken
- * with one atomic add (limit_add()), which cannot lose, so contention
- * costs at most one retry and never refuses a packet within its limit.
+ * with one atomic add (limit_add()), which cannot lose, so contention on
+ * a bucket in debt costs one retry, and none refuses a packet within its
+ * limit.
  *
  * A word that stays full through a lost compare-and-swap was written by
  * a packet that read the clock before ours (a later reading writes a TAT
@@ -251,9 +252,9 @@ static __always_inline void limit_clear(__u64 *word)
 }
 
 /*
- * Tries to take one packet of @frame_len from every limit of @rule.
- * Returns true when all admit it; a limit that refuses leaves every
- * limit as it was.
+ * Tries to take @packets packets of @bytes in all from every limit of
+ * @rule. Returns true when all admit them; a limit that refuses leaves
+ * every limit as it was.
  *
  * Both limits are first asked without writing, so a packet the byte
  * limit refuses does not touch the packet limit (a flood over its byte
@@ -262,26 +263,27 @@ static __always_inline void limit_clear(__u64 *word)
  */
 static __always_inline bool bucket_take(struct xrl_bucket *b,
 					const struct xrl_rule *rule,
-					__u64 now_ns, __u64 frame_len)
+					__u64 now_ns, __u64 packets,
+					__u64 bytes)
 {
 	const struct xrl_limit *pkt = &rule->limit[XRL_LIMIT_PACKETS];
 	const struct xrl_limit *byte = &rule->limit[XRL_LIMIT_BYTES];
 	__u64 *pkt_word = &b->tat[XRL_LIMIT_PACKETS];
 	__u64 *byte_word = &b->tat[XRL_LIMIT_BYTES];
 	__s64 idle_ns = now_ns - b->last_seen_ns;
-	__u64 byte_cost = byte->interval * frame_len;
+	__u64 pkt_cost = pkt->interval * packets;
+	__u64 byte_cost = byte->interval * bytes;
 	enum take_result taken = TAKE_FREE;
 
 	if (pkt->interval && !limit_admit(*(volatile __u64 *)pkt_word, pkt,
-					  now_ns, idle_ns, pkt->interval))
+					  now_ns, idle_ns, pkt_cost))
 		return false;
 	if (byte->interval && !limit_admit(*(volatile __u64 *)byte_word, byte,
 					   now_ns, idle_ns, byte_cost))
 		return false;
 
 	if (pkt->interval) {
-		taken = limit_take(pkt_word, pkt, now_ns, idle_ns,
-				   pkt->interval);
+		taken = limit_take(pkt_word, pkt, now_ns, idle_ns, pkt_cost);
 		if (taken == TAKE_REFUSED)
 			return false;
 	} else {
@@ -291,7 +293,7 @@ static __always_inline bool bucket_take(struct xrl_bucket *b,
 		if (limit_take(byte_word, byte, now_ns, idle_ns, byte_cost) ==
 		    TAKE_REFUSED) {
 			if (taken == TAKE_CHARGED)
-				limit_give_back(pkt_word, pkt, pkt->interval);
+				limit_give_back(pkt_word, pkt, pkt_cost);
 			return false;
 		}
 	} else {

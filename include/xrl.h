@@ -26,8 +26,9 @@
 #define XRL_MAP_AGG_STATE	"xrl_agg_state"
 #define XRL_MAP_EVENTS		"xrl_events"
 #define XRL_MAP_EVENT_STATE	"xrl_event_state"
-/* Not a map of the program: the inner LPM map in force, pinned for bpftool. */
+/* Not maps of the program: the inner maps in force, pinned for bpftool. */
 #define XRL_PIN_RULES		"xrl_rules"
+#define XRL_PIN_HEAD		"xrl_head"
 #define XRL_PIN_DIR		"/sys/fs/bpf/xdp-ratelimit"
 /* Not of the program either: the daemon's control socket, for both tools. */
 #define XRL_SOCKET_PATH		"/run/xdp-ratelimit/control.sock"
@@ -287,9 +288,9 @@ struct xrl_bucket {
 };
 
 /*
- * Runtime settings (xrl_settings, one entry), written by userspace with
- * each policy. Source keys are the source address ANDed with a mask, so
- * the program needs no loop over a prefix length.
+ * Runtime settings, part of the policy head (struct xrl_policy_head).
+ * Source keys are the source address ANDed with a mask, so the program
+ * needs no loop over a prefix length.
  */
 enum xrl_malformed_verdict {
 	XRL_MALFORMED_PASS = 0,
@@ -314,6 +315,39 @@ struct xrl_settings {
 	struct xrl_limit events;
 	__u64 event_quiet_ns;
 	__u64 events_per_second;	/* the whole cap, for display */
+};
+
+/*
+ * How a policy is installed: one map update (user/lib/policy.c,
+ * xrl_policy_apply()). Everything a verdict depends on belongs to one
+ * policy, and a packet is judged by one policy whole:
+ *
+ *   xrl_settings  ARRAY_OF_MAPS, 1 slot: the policy head in force, an
+ *                 inner ARRAY of one struct xrl_policy_head, created
+ *                 frozen for each policy (read-only for the program too)
+ *   xrl_policy    ARRAY_OF_MAPS, XRL_POLICY_SLOTS slots: rule maps; the
+ *                 head names the slot of its policy's rules
+ *
+ * The program looks the head up once per packet and takes everything
+ * from it: settings, and the rules slot. A new policy's rules go into
+ * the slot the head in force does not name, then the new head is swapped
+ * in: that one update is the switch. An update of a map of maps returns
+ * only after every program that could have seen the old inner map has
+ * finished (the kernel waits an RCU grace period), so when the next
+ * policy is written into the other slot, no packet still reads it. A
+ * daemon killed at any instant leaves the old head (naming untouched
+ * rules) or the new one (naming complete rules) in force.
+ *
+ * Anything else a verdict comes to depend on goes into struct
+ * xrl_settings, or into a map of maps of XRL_POLICY_SLOTS slots indexed
+ * by rules_slot, never into a map written in place.
+ */
+#define XRL_POLICY_SLOTS	2
+
+struct xrl_policy_head {
+	struct xrl_settings settings;
+	__u32 rules_slot;	/* < XRL_POLICY_SLOTS: index into xrl_policy */
+	__u32 reserved;
 };
 
 /*
@@ -366,6 +400,7 @@ _Static_assert(sizeof(struct xrl_lpm_key) == 20, "xrl_lpm_key layout");
 _Static_assert(sizeof(struct xrl_bucket_key) == 20, "bucket key layout");
 _Static_assert(sizeof(struct xrl_bucket) == 72, "xrl_bucket layout");
 _Static_assert(sizeof(struct xrl_settings) == 120, "xrl_settings layout");
+_Static_assert(sizeof(struct xrl_policy_head) == 128, "policy head layout");
 _Static_assert(sizeof(struct xrl_limit_event) == 48, "limit event layout");
 _Static_assert(sizeof(struct xrl_event_state) == 40, "event state layout");
 _Static_assert(sizeof(struct xrl_table_counters) == 40, "table counters layout");
