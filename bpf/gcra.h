@@ -6,9 +6,11 @@
  *     debt(t) + c <= tolerance,   debt(t) = max(TAT - t, 0)
  * and then moves TAT to t + debt(t) + c. Exactly "burst" packets pass at
  * one instant, then one per interval; however many CPUs judge packets of
- * one bucket, each admission is one compare-and-swap of one 64-bit word,
- * so never more than rate * t + burst pass. Representation and error
- * bound: struct xrl_limit and struct xrl_bucket in include/xrl.h.
+ * one bucket, each admission moves one 64-bit word with one atomic
+ * operation, so never more than rate * t + burst pass, and a packet
+ * within the limit is never refused because other CPUs got there first
+ * (limit_take()). Representation and error bound: struct xrl_limit and
+ * struct xrl_bucket in include/xrl.h.
  */
 #ifndef XRL_GCRA_H
 #define XRL_GCRA_H
@@ -18,18 +20,25 @@
 #include <bpf/bpf_helpers.h>
 #include "xrl.h"
 
-#define TAT_TIME_MASK	((1ULL << XRL_TAT_TIME_BITS) - 1)
-#define TAT_SIGN_SHIFT	(64 - XRL_TAT_TIME_BITS)
+#define TAT_SB		XRL_TAT_SHIFT_BITS
 /* A bucket idle this long (in its units) may have wrapped: a debt past
  * the tolerance is then no debt but a wrapped clock, and it is full. */
 #define TAT_STALE_BITS	(XRL_TAT_TIME_BITS - 2)
 /*
- * Compare-and-swap attempts before a packet is refused. A failed attempt
- * means another CPU admitted or refunded in between, so with two CPUs
- * this bound is never reached in practice; refusing then errs on the
- * side of the limit.
+ * Reads of one word before a packet is admitted without a charge. Only a
+ * word that stays full (not in debt) through every lost compare-and-swap
+ * gets that far (limit_take()): each such loss is a write by a packet
+ * that read the clock before ours, and such a packet writes a word at
+ * most four times (charge, refund, and the undo pair of a policy race),
+ * so 128 reads cover 32 other CPUs all in flight at once.
  */
-#define CAS_ATTEMPTS	16
+#define TAKE_ATTEMPTS	128
+
+enum take_result {
+	TAKE_REFUSED = 0,
+	TAKE_CHARGED,	/* admitted, its cost added to the word */
+	TAKE_FREE,	/* admitted, no cost added (see limit_take()) */
+};
 
 static __always_inline __u64 to_units(__u64 ns, __s32 shift)
 {
@@ -38,13 +47,26 @@ static __always_inline __u64 to_units(__u64 ns, __s32 shift)
 
 static __always_inline __s32 tat_shift(__u64 word)
 {
-	return (__s32)(word >> XRL_TAT_TIME_BITS) - XRL_TAT_SHIFT_BIAS;
+	return XRL_TAT_SHIFT(word);
 }
 
 static __always_inline __u64 tat_pack(__u64 time_units, __s32 shift)
 {
-	return ((__u64)(shift + XRL_TAT_SHIFT_BIAS) << XRL_TAT_TIME_BITS) |
-	       (time_units & TAT_TIME_MASK);
+	return (time_units << TAT_SB) | (__u64)(shift + XRL_TAT_SHIFT_BIAS);
+}
+
+/* How far the word's TAT lies ahead of now, in the word's own units,
+ * sign-extended from 58 bits (negative: behind now). */
+static __always_inline __s64 tat_ahead(__u64 word, __u64 now_ns)
+{
+	return XRL_TAT_AHEAD(word, to_units(now_ns, tat_shift(word)));
+}
+
+/* Adds @units (negative: takes them back) to the word's time, atomically;
+ * returns the word as it was. The shift in the low bits never changes. */
+static __always_inline __u64 tat_add(__u64 *word, __s64 units)
+{
+	return __sync_fetch_and_add(word, (__u64)units << TAT_SB);
 }
 
 /*
@@ -81,8 +103,7 @@ static __always_inline __u64 limit_debt(__u64 word, const struct xrl_limit *lim,
 
 	if (word == 0)
 		return 0;
-	ahead = (__s64)((word - to_units(now_ns, shift)) << TAT_SIGN_SHIFT) >>
-		TAT_SIGN_SHIFT;
+	ahead = tat_ahead(word, now_ns);
 	if (ahead <= 0)
 		return 0;
 	/* Compared before rescaling, so a finer unit cannot overflow. */
@@ -111,39 +132,134 @@ static __always_inline __u64 limit_admit(__u64 word, const struct xrl_limit *lim
 }
 
 /*
- * Takes @cost back from a limit whose CAS succeeded but whose packet was
- * refused by the other limit, so a refusing limit consumes nothing.
- * Exact when nothing, or only packets judged before our TAT, came in
- * between (always so at one instant). A CPU whose clock had already
- * passed our TAT built on "now" instead, and the refund then credits it
- * one cost it never owed: at most one interval per lost race on bytes,
- * and only where CPU clocks differ by more than an interval.
+ * A word another CPU wrote, in debt (its TAT at or past now) in the
+ * rule's units, with room for @cost: then "TAT + cost" is the GCRA step
+ * itself, and an atomic add takes it whatever the other CPUs do.
  */
-static __always_inline void limit_refund(__u64 *word, __u64 taken, __u64 cost)
+static __always_inline bool limit_addable(__u64 word,
+					  const struct xrl_limit *lim,
+					  __u64 now_ns, __u64 cost)
 {
-	__s32 shift = tat_shift(taken);
-	__u64 old = taken, back, seen;
-	int i;
+	__s64 ahead = tat_ahead(word, now_ns);
 
-	for (i = 0; i < CAS_ATTEMPTS; i++) {
-		if (tat_shift(old) != shift)
-			return;	/* rescaled by a new policy: leave it */
-		back = tat_pack((old & TAT_TIME_MASK) - cost, shift);
-		seen = __sync_val_compare_and_swap(word, old, back);
-		if (seen == old)
-			return;
-		old = seen;
-	}
+	return word && tat_shift(word) == lim->shift && ahead >= 0 &&
+	       (__u64)ahead + cost <= lim->tolerance;
 }
 
 /*
- * Tries to take @packets packets of @bytes in all (one frame, or the
- * wire packets of an aggregate: bpf/parse.h) from every limit of @rule.
- * Returns true when all admit them; a limit that refuses leaves every
- * limit as it was. The word of a limit the rule does not set is cleared:
- * set again by a later policy, it starts full instead of judging by a
- * state whose clock may have wrapped while the other limit kept the
- * bucket in use (and so kept the idle guard quiet).
+ * Charges @cost with an atomic add, then judges by the word as the add
+ * found it (the add is the moment of decision): over the tolerance, the
+ * cost is taken back and the packet refused.
+ *
+ * Why this is exact: a word only ever overstates its debt in transit (a
+ * cost added and not yet taken back), never understates it, so no CPU
+ * admits past the tolerance; and a cost is added back only when the add
+ * found the word over the tolerance, which with equal costs is over for
+ * every packet judged meanwhile. So at one instant exactly "burst" pass
+ * (tests/bpf/test_concurrency.c). With unequal costs (bytes) a small
+ * packet judged while a refused big one's cost is in transit may be
+ * refused too: only at the very edge of the limit, never below it.
+ *
+ * The add found the word behind now only if a take-back or another CPU's
+ * earlier clock reading moved it there after our read; the charge then
+ * lands up to that gap in the past (at most the costs in transit, or the
+ * CPUs' clock skew), never at one instant: a cost is only ever added to
+ * a word at or past now, and a take-back leaves it there.
+ */
+static __always_inline enum take_result limit_add(__u64 *word,
+						  const struct xrl_limit *lim,
+						  __u64 now_ns, __s64 idle_ns,
+						  __u64 cost)
+{
+	__u64 old = tat_add(word, cost);
+
+	if (tat_shift(old) != lim->shift) {
+		/* A packet of another policy's version of this rule rescaled
+		 * the word in between: give the units back and judge by the
+		 * word as found, uncharged (once per CPU and swap at most). */
+		tat_add(word, -(__s64)cost);
+		return limit_admit(old, lim, now_ns, idle_ns, cost) ?
+		       TAKE_FREE : TAKE_REFUSED;
+	}
+	if (tat_ahead(old, now_ns) + (__s64)cost > (__s64)lim->tolerance) {
+		tat_add(word, -(__s64)cost);
+		return TAKE_REFUSED;
+	}
+	return TAKE_CHARGED;
+}
+
+/*
+ * Takes @cost from one limit's word. The first attempt is a
+ * compare-and-swap, exact for every cost and the only way to move a word
+ * that is full (behind now), zero, stale or in other units. A lost one
+ * means another CPU wrote the word: from then on, a word in debt is taken
+ * with one atomic add (limit_add()), which cannot lose, so contention on
+ * a bucket in debt costs one retry, and none refuses a packet within its
+ * limit.
+ *
+ * A word that stays full through a lost compare-and-swap was written by
+ * a packet that read the clock before ours (a later reading writes a TAT
+ * past our now, in debt); at most TAKE_ATTEMPTS of those, and then the
+ * packet, within its limit as the last read said, is admitted without a
+ * charge rather than refused. At one instant that cannot happen: every
+ * write then leaves the word at or past now.
+ */
+static __always_inline enum take_result limit_take(__u64 *word,
+						   const struct xrl_limit *lim,
+						   __u64 now_ns, __s64 idle_ns,
+						   __u64 cost)
+{
+	__u64 old, new;
+	int i;
+
+	for (i = 0; i < TAKE_ATTEMPTS; i++) {
+		old = *(volatile __u64 *)word;
+		if (i && limit_addable(old, lim, now_ns, cost))
+			return limit_add(word, lim, now_ns, idle_ns, cost);
+		new = limit_admit(old, lim, now_ns, idle_ns, cost);
+		if (!new)
+			return TAKE_REFUSED;
+		if (__sync_val_compare_and_swap(word, old, new) == old)
+			return TAKE_CHARGED;
+	}
+	return TAKE_FREE;
+}
+
+/*
+ * Takes back @cost charged to a limit whose packet the other limit then
+ * refused, so a refusing limit consumes nothing. One atomic add, exact
+ * whatever came in between, unless a new policy rescaled the word
+ * meanwhile: then it is left as it is.
+ */
+static __always_inline void limit_give_back(__u64 *word,
+					    const struct xrl_limit *lim,
+					    __u64 cost)
+{
+	__u64 old = tat_add(word, -(__s64)cost);
+
+	if (tat_shift(old) != lim->shift)
+		tat_add(word, cost);
+}
+
+/* Clears the word of a limit the rule does not set: set again by a later
+ * policy, it starts full instead of judging by a state whose clock may
+ * have wrapped while the other limit kept the bucket in use (and so kept
+ * the idle guard quiet). */
+static __always_inline void limit_clear(__u64 *word)
+{
+	if (*(volatile __u64 *)word)
+		*(volatile __u64 *)word = 0;
+}
+
+/*
+ * Tries to take @packets packets of @bytes in all from every limit of
+ * @rule. Returns true when all admit them; a limit that refuses leaves
+ * every limit as it was.
+ *
+ * Both limits are first asked without writing, so a packet the byte
+ * limit refuses does not touch the packet limit (a flood over its byte
+ * rate costs no write). Then packets, then bytes; bytes refusing after
+ * all (another CPU took the last bytes in between) gives the packet back.
  */
 static __always_inline bool bucket_take(struct xrl_bucket *b,
 					const struct xrl_rule *rule,
@@ -152,47 +268,39 @@ static __always_inline bool bucket_take(struct xrl_bucket *b,
 {
 	const struct xrl_limit *pkt = &rule->limit[XRL_LIMIT_PACKETS];
 	const struct xrl_limit *byte = &rule->limit[XRL_LIMIT_BYTES];
+	__u64 *pkt_word = &b->tat[XRL_LIMIT_PACKETS];
+	__u64 *byte_word = &b->tat[XRL_LIMIT_BYTES];
+	__s64 idle_ns = now_ns - b->last_seen_ns;
 	__u64 pkt_cost = pkt->interval * packets;
 	__u64 byte_cost = byte->interval * bytes;
-	__s64 idle_ns = now_ns - b->last_seen_ns;
-	__u64 pkt_old, pkt_new, byte_old, byte_new;
-	int i;
+	enum take_result taken = TAKE_FREE;
 
-	for (i = 0; i < CAS_ATTEMPTS; i++) {
-		pkt_old = *(volatile __u64 *)&b->tat[XRL_LIMIT_PACKETS];
-		byte_old = *(volatile __u64 *)&b->tat[XRL_LIMIT_BYTES];
-		pkt_new = 0;
-		byte_new = 0;
-		/* Decide on both before writing either. */
-		if (pkt->interval) {
-			pkt_new = limit_admit(pkt_old, pkt, now_ns, idle_ns,
-					      pkt_cost);
-			if (!pkt_new)
-				return false;
-		}
-		if (byte->interval) {
-			byte_new = limit_admit(byte_old, byte, now_ns, idle_ns,
-					       byte_cost);
-			if (!byte_new)
-				return false;
-		}
-		if (pkt_new != pkt_old && __sync_val_compare_and_swap(
-				&b->tat[XRL_LIMIT_PACKETS], pkt_old,
-				pkt_new) != pkt_old)
-			continue;
-		if (byte_new != byte_old && __sync_val_compare_and_swap(
-				&b->tat[XRL_LIMIT_BYTES], byte_old,
-				byte_new) != byte_old) {
-			/* Lost a race on bytes: give the packet back. */
-			if (pkt->interval)
-				limit_refund(&b->tat[XRL_LIMIT_PACKETS],
-					     pkt_new, pkt_cost);
-			continue;
-		}
-		b->last_seen_ns = now_ns;
-		return true;
+	if (pkt->interval && !limit_admit(*(volatile __u64 *)pkt_word, pkt,
+					  now_ns, idle_ns, pkt_cost))
+		return false;
+	if (byte->interval && !limit_admit(*(volatile __u64 *)byte_word, byte,
+					   now_ns, idle_ns, byte_cost))
+		return false;
+
+	if (pkt->interval) {
+		taken = limit_take(pkt_word, pkt, now_ns, idle_ns, pkt_cost);
+		if (taken == TAKE_REFUSED)
+			return false;
+	} else {
+		limit_clear(pkt_word);
 	}
-	return false;
+	if (byte->interval) {
+		if (limit_take(byte_word, byte, now_ns, idle_ns, byte_cost) ==
+		    TAKE_REFUSED) {
+			if (taken == TAKE_CHARGED)
+				limit_give_back(pkt_word, pkt, pkt_cost);
+			return false;
+		}
+	} else {
+		limit_clear(byte_word);
+	}
+	b->last_seen_ns = now_ns;
+	return true;
 }
 
 #endif /* XRL_GCRA_H */

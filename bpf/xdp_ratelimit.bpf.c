@@ -22,9 +22,11 @@ const volatile bool use_test_clock = false;
 volatile __u64 test_clock_ns;
 
 /*
- * The rule set in force: one inner LPM map, replaced whole on reload.
- * Sizes rather than types: libbpf 1.1 cannot size an inner map's BTF
- * struct types; userspace creates the inner maps with BTF of their own.
+ * The policy in force: a head (settings, and the slot of its rules) and
+ * rule sets in slots, swapped as include/xrl.h describes ("How a policy
+ * is installed"). Sizes rather than types: libbpf 1.1 cannot size an
+ * inner map's BTF struct types; userspace creates the inner maps with
+ * BTF of their own.
  */
 struct xrl_rules_map {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
@@ -36,18 +38,34 @@ struct xrl_rules_map {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
+	__uint(max_entries, XRL_POLICY_SLOTS);
 	__type(key, __u32);
 	__array(values, struct xrl_rules_map);
 } xrl_policy SEC(".maps");
 
+struct xrl_head_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_RDONLY_PROG);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct xrl_policy_head));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct xrl_head_map);
+} xrl_settings SEC(".maps");
+
 /*
- * BTF anchors: userspace creates each inner rules map with these two
- * types from this program's BTF (user/lib/policy.c), so that bpftool
- * shows the policy with field names. The program itself never reads them.
+ * BTF anchors: userspace creates each inner map with these types from
+ * this program's BTF (user/lib/policy.c), so that bpftool shows the
+ * policy with field names. The program itself never reads them.
  */
 struct xrl_lpm_key xrl_btf_rule_key;
 struct xrl_rule xrl_btf_rule;
+struct xrl_policy_head xrl_btf_head;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -69,13 +87,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct xrl_rule_counters);
 } xrl_rule_stats SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct xrl_settings);
-} xrl_settings SEC(".maps");
 
 static __always_inline __u64 now_ns(void)
 {
@@ -110,13 +121,27 @@ static __always_inline void count_rule(__u32 rule_id,
 	}
 }
 
-static __always_inline const struct xrl_rule *find_rule(const __u32 src[4])
+/* The policy in force, looked up once: every decision about the packet
+ * is taken from it, so no packet mixes two policies. */
+static __always_inline const struct xrl_policy_head *policy_head(void)
+{
+	__u32 zero = 0;
+	void *head;
+
+	head = bpf_map_lookup_elem(&xrl_settings, &zero);
+	if (!head)
+		return NULL;
+	return bpf_map_lookup_elem(head, &zero);
+}
+
+static __always_inline const struct xrl_rule *
+find_rule(const struct xrl_policy_head *head, const __u32 src[4])
 {
 	struct xrl_lpm_key key = { .prefixlen = 128 };
-	__u32 zero = 0;
+	__u32 slot = head->rules_slot;
 	void *rules;
 
-	rules = bpf_map_lookup_elem(&xrl_policy, &zero);
+	rules = bpf_map_lookup_elem(&xrl_policy, &slot);
 	if (!rules)
 		return NULL;
 	__builtin_memcpy(key.addr, src, sizeof(key.addr));
@@ -254,18 +279,20 @@ SEC("xdp")
 int xdp_ratelimit(struct xdp_md *ctx)
 {
 	__u64 frame_len = ctx->data_end - ctx->data;
+	const struct xrl_policy_head *head;
 	const struct xrl_settings *settings;
 	struct xrl_bucket_key key;
 	const struct xrl_rule *rule;
 	struct xrl_bucket *bucket;
 	enum parse_result parsed;
 	struct wire_cost cost;
-	__u32 zero = 0;
 	__u32 src[4];
 
-	settings = bpf_map_lookup_elem(&xrl_settings, &zero);
-	if (!settings)
+	/* Only before the first policy (the loader installs one). */
+	head = policy_head();
+	if (!head)
 		return XDP_PASS;
+	settings = &head->settings;
 
 	parsed = parse_source(ctx, src, &cost);
 	if (parsed == PARSE_IPV4_MAPPED &&
@@ -290,7 +317,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 			XDP_DROP : XDP_PASS;
 	}
 
-	rule = find_rule(src);
+	rule = find_rule(head, src);
 	if (!rule || rule->action == XRL_ACTION_ALLOW) {
 		if (rule)
 			count_rule(rule->id, XRL_RULE_PASSED, frame_len);

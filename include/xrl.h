@@ -27,10 +27,11 @@
 #define XRL_MAP_AGG_POOL	"xrl_agg_pool"
 #define XRL_MAP_EVENTS		"xrl_events"
 #define XRL_MAP_EVENT_STATE	"xrl_event_state"
-/* Not a map of the program: the inner LPM map in force, pinned for bpftool. */
+/* Not maps of the program: the inner maps in force, pinned for bpftool. */
 #define XRL_PIN_RULES		"xrl_rules"
 /* Nor this: userspace's mark of the rule ids handed out (never reused). */
 #define XRL_PIN_IDS		"xrl_ids"
+#define XRL_PIN_HEAD		"xrl_head"
 #define XRL_PIN_DIR		"/sys/fs/bpf/xdp-ratelimit"
 /* Not of the program either: the daemon's control socket, for both tools. */
 #define XRL_SOCKET_PATH		"/run/xdp-ratelimit/control.sock"
@@ -285,18 +286,30 @@ struct xrl_bucket_key {
  * Bucket state of one (source, rule). tat[] holds, per limit kind, the
  * GCRA theoretical arrival time packed with the shift it is counted in:
  *
- *   bits 63..58  shift + 32 (XRL_TAT_SHIFT_BIAS)
- *   bits 57..0   time in units of 2^-shift ns, modulo 2^58
+ *   bits 63..6   time in units of 2^-shift ns, modulo 2^58
+ *   bits 5..0    shift + 32 (XRL_TAT_SHIFT_BIAS)
  *
  * Only differences to "now" are ever used (sign-extended from 58 bits),
  * so the clock may wrap; packing the shift in the same word lets a policy
  * change rescale the state with the one compare-and-swap that updates it.
+ * The time sits on top so that an atomic add of (cost << 6), which CPUs
+ * racing on one bucket use (bpf/gcra.h), wraps out of bit 63 and never
+ * carries into the shift.
  * last_seen_ns tells a time so old that it wrapped from a recent one: a
  * bucket idle for 2^56 units or more whose word reads as owing more than
  * the tolerance is treated as full (bpf/gcra.h, limit_debt()).
  */
 #define XRL_TAT_TIME_BITS	58
 #define XRL_TAT_SHIFT_BIAS	32
+#define XRL_TAT_SHIFT_BITS	(64 - XRL_TAT_TIME_BITS)
+#define XRL_TAT_SHIFT(word)	((__s32)((word) & ((1ULL << XRL_TAT_SHIFT_BITS) - 1)) \
+				 - XRL_TAT_SHIFT_BIAS)
+#define XRL_TAT_TIME(word)	((word) >> XRL_TAT_SHIFT_BITS)
+/* How far the word's time lies ahead of @now_units (in its shift's
+ * units), sign-extended from 58 bits: negative when behind. */
+#define XRL_TAT_AHEAD(word, now_units) \
+	((__s64)((word) - ((__u64)(now_units) << XRL_TAT_SHIFT_BITS)) >> \
+	 XRL_TAT_SHIFT_BITS)
 
 struct xrl_bucket {
 	__u64 tat[XRL_LIMIT_KINDS];
@@ -316,9 +329,9 @@ struct xrl_bucket {
 };
 
 /*
- * Runtime settings (xrl_settings, one entry), written by userspace with
- * each policy. Source keys are the source address ANDed with a mask, so
- * the program needs no loop over a prefix length.
+ * Runtime settings, part of the policy head (struct xrl_policy_head).
+ * Source keys are the source address ANDed with a mask, so the program
+ * needs no loop over a prefix length.
  */
 enum xrl_malformed_verdict {
 	XRL_MALFORMED_PASS = 0,
@@ -359,6 +372,39 @@ struct xrl_settings {
 	__u64 events_per_second;	/* the whole cap, for display */
 	__u32 vlan_overflow_verdict;	/* enum xrl_vlan_overflow_verdict */
 	__u32 ipv4_mapped_verdict;	/* enum xrl_ipv4_mapped_verdict */
+};
+
+/*
+ * How a policy is installed: one map update (user/lib/policy.c,
+ * xrl_policy_apply()). Everything a verdict depends on belongs to one
+ * policy, and a packet is judged by one policy whole:
+ *
+ *   xrl_settings  ARRAY_OF_MAPS, 1 slot: the policy head in force, an
+ *                 inner ARRAY of one struct xrl_policy_head, created
+ *                 frozen for each policy (read-only for the program too)
+ *   xrl_policy    ARRAY_OF_MAPS, XRL_POLICY_SLOTS slots: rule maps; the
+ *                 head names the slot of its policy's rules
+ *
+ * The program looks the head up once per packet and takes everything
+ * from it: settings, and the rules slot. A new policy's rules go into
+ * the slot the head in force does not name, then the new head is swapped
+ * in: that one update is the switch. An update of a map of maps returns
+ * only after every program that could have seen the old inner map has
+ * finished (the kernel waits an RCU grace period), so when the next
+ * policy is written into the other slot, no packet still reads it. A
+ * daemon killed at any instant leaves the old head (naming untouched
+ * rules) or the new one (naming complete rules) in force.
+ *
+ * Anything else a verdict comes to depend on goes into struct
+ * xrl_settings, or into a map of maps of XRL_POLICY_SLOTS slots indexed
+ * by rules_slot, never into a map written in place.
+ */
+#define XRL_POLICY_SLOTS	2
+
+struct xrl_policy_head {
+	struct xrl_settings settings;
+	__u32 rules_slot;	/* < XRL_POLICY_SLOTS: index into xrl_policy */
+	__u32 reserved;
 };
 
 /*
@@ -411,6 +457,7 @@ _Static_assert(sizeof(struct xrl_lpm_key) == 20, "xrl_lpm_key layout");
 _Static_assert(sizeof(struct xrl_bucket_key) == 20, "bucket key layout");
 _Static_assert(sizeof(struct xrl_bucket) == 72, "xrl_bucket layout");
 _Static_assert(sizeof(struct xrl_settings) == 128, "xrl_settings layout");
+_Static_assert(sizeof(struct xrl_policy_head) == 136, "policy head layout");
 _Static_assert(sizeof(struct xrl_limit_event) == 48, "limit event layout");
 _Static_assert(sizeof(struct xrl_event_state) == 40, "event state layout");
 _Static_assert(sizeof(struct xrl_table_counters) == 40, "table counters layout");

@@ -173,7 +173,7 @@ Test(bucket, policy_swap_keeps_the_bucket_state)
 
 static int word_shift(__u64 word)
 {
-	return (int)(word >> XRL_TAT_TIME_BITS) - XRL_TAT_SHIFT_BIAS;
+	return XRL_TAT_SHIFT(word);
 }
 
 /* Drains a 1 pps bucket of 10 (10 s of debt, counted in 2^17 ns units),

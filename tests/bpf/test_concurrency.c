@@ -115,11 +115,10 @@ Test(concurrency, a_refilled_source_admits_exactly_burst_across_cpus)
 /* What a limit's word says is owed at @now_ns, in its units. */
 static uint64_t debt_units(uint64_t word, uint64_t now_ns)
 {
-	int shift = (int)(word >> XRL_TAT_TIME_BITS) - XRL_TAT_SHIFT_BIAS;
-	uint64_t mask = (1ULL << XRL_TAT_TIME_BITS) - 1;
+	int shift = XRL_TAT_SHIFT(word);
 	uint64_t now = shift >= 0 ? now_ns << shift : now_ns >> -shift;
 
-	return (word - now) & mask;
+	return XRL_TAT_AHEAD(word, now);
 }
 
 /*

@@ -296,7 +296,6 @@ void dump_policy(struct daemon_env *env, struct policy_dump *dump)
 	struct xrl_lpm_key key, prev_key, *prev = NULL;
 	struct xrl_settings settings;
 	size_t cap = 1024;
-	__u32 zero = 0;
 	int fd;
 
 	memset(dump, 0, sizeof(*dump));
@@ -323,8 +322,7 @@ void dump_policy(struct daemon_env *env, struct policy_dump *dump)
 	}
 	close(fd);
 	qsort(dump->bytes, dump->n_rules, ENTRY_SIZE, compare_entries);
-	cr_assert_eq(bpf_map_lookup_elem(env->dp.settings_fd, &zero, &settings),
-		     0);
+	cr_assert_eq(xrl_datapath_settings(&env->dp, &settings), 0);
 	memcpy(dump->bytes + dump->n_rules * ENTRY_SIZE, &settings,
 	       sizeof(settings));
 	dump->len = dump->n_rules * ENTRY_SIZE + sizeof(settings);

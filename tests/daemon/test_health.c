@@ -97,10 +97,12 @@ Test(health, 503_when_the_policy_map_is_emptied)
 {
 	start_attached();
 	cr_assert_eq(healthz(), 200, "%s", body);
-	cr_assert_eq(topo_sh("bpftool map delete pinned %s/xrl_policy key "
+	/* The head names the rules and settings in force (include/xrl.h,
+	 * "How a policy is installed"): without it nothing is judged. */
+	cr_assert_eq(topo_sh("bpftool map delete pinned %s/xrl_settings key "
 			     "0 0 0 0", env.pin_dir), 0);
 	cr_assert_eq(healthz(), 503, "%s", body);
-	cr_assert_str_eq(body, "unhealthy: no policy in force (xrl_policy[0]: "
+	cr_assert_str_eq(body, "unhealthy: no policy in force (xrl_settings[0]: "
 			 "No such file or directory)\n");
 }
 

@@ -257,7 +257,7 @@ Test(e2e, detach_restores_full_delivery_and_removes_the_pins)
 
 Test(e2e, status_names_the_interface_its_mode_program_and_pinned_maps)
 {
-	json_t *status, *iface, *program, *buckets;
+	json_t *status, *iface, *program, *buckets, *head;
 	char path[PATH_MAX + 32];
 
 	attach_with_policy(limited_policy, "--mode generic");
@@ -280,12 +280,24 @@ Test(e2e, status_names_the_interface_its_mode_program_and_pinned_maps)
 	cr_assert_str_eq(json_string_value(json_object_get(buckets, "path")),
 			 path);
 	cr_assert(exists(path));
+	head = json_object_get(json_object_get(status, "maps"), "xrl_head");
+	snprintf(path, sizeof(path), "%s/xrl_head", topo.pin_dir);
+	cr_assert_str_eq(json_string_value(json_object_get(head, "path")),
+			 path);
+	cr_assert(exists(path));
 	json_decref(status);
 
-	/* bpftool reads the pins with field names (BTF), the policy's too. */
+	/* bpftool reads the pins with field names (BTF), the policy's too:
+	 * the rules in force and the head (settings) that names them. */
 	cr_assert_eq(topo_sh("bpftool map dump pinned %s/xrl_rules | grep -q "
 			     "'\"prefixlen\": 120'", topo.pin_dir), 0,
 		     "xrl_rules dump names its fields");
+	cr_assert_eq(topo_sh("bpftool map dump pinned %s/xrl_head | grep -q "
+			     "'\"rules_slot\"'", topo.pin_dir), 0,
+		     "xrl_head dump names its fields");
+	cr_assert_eq(topo_sh("bpftool map show pinned %s/xrl_head | grep -q "
+			     "frozen", topo.pin_dir), 0,
+		     "the head in force is frozen");
 	cr_assert_eq(topo_sh("bpftool map dump pinned %s/xrl_stats | grep -q "
 			     "'\"packets\"'", topo.pin_dir), 0,
 		     "xrl_stats dump names its fields");

@@ -13,14 +13,16 @@ static void run_packets(struct cpu_worker *w)
 {
 	uint32_t i;
 
-	for (i = 0; i < w->runs && !w->err; i++) {
+	int fd = w->prog_fd ? w->prog_fd : w->pool->dp->prog_fd;
+
+	for (i = 0; i < w->runs && !w->err && !w->pool->halt; i++) {
 		LIBBPF_OPTS(bpf_test_run_opts, opts,
 			.data_in = w->pkt.data,
 			.data_size_in = w->pkt.len,
 			.repeat = w->repeat,
 		);
 
-		if (bpf_prog_test_run_opts(w->pool->dp->prog_fd, &opts))
+		if (bpf_prog_test_run_opts(fd, &opts))
 			w->err = errno;
 	}
 }
@@ -64,15 +66,27 @@ void cpu_pool_start(struct cpu_pool *pool, const struct xrl_datapath *dp)
 	}
 }
 
-void cpu_pool_round(struct cpu_pool *pool)
+void cpu_pool_begin(struct cpu_pool *pool)
+{
+	pool->halt = false;
+	pthread_barrier_wait(&pool->start);
+}
+
+void cpu_pool_end(struct cpu_pool *pool, bool halt)
 {
 	int i;
 
-	pthread_barrier_wait(&pool->start);
+	pool->halt = halt;
 	pthread_barrier_wait(&pool->done);
 	for (i = 0; i < CPU_POOL_SIZE; i++)
 		cr_assert_eq(pool->workers[i].err, 0, "CPU %d: %s", i,
 			     strerror(pool->workers[i].err));
+}
+
+void cpu_pool_round(struct cpu_pool *pool)
+{
+	cpu_pool_begin(pool);
+	cpu_pool_end(pool, false);
 }
 
 void cpu_pool_stop(struct cpu_pool *pool)

@@ -21,6 +21,7 @@ struct cpu_worker {
 	struct packet pkt;	/* what it sends, set between rounds */
 	uint32_t runs;		/* test runs per round; 0: idle */
 	uint32_t repeat;	/* packets per test run */
+	int prog_fd;		/* program run; 0: the data path's */
 	int err;		/* errno of a failed run, or 0 */
 	struct cpu_pool *pool;
 };
@@ -30,6 +31,7 @@ struct cpu_pool {
 	struct cpu_worker workers[CPU_POOL_SIZE];
 	pthread_barrier_t start, done;
 	volatile bool stopping;
+	volatile bool halt;	/* ends a round after the runs under way */
 };
 
 /* Skips the test on a machine with fewer CPUs; starts the threads. */
@@ -37,6 +39,12 @@ void cpu_pool_start(struct cpu_pool *pool, const struct xrl_datapath *dp);
 
 /* One round: every worker does its runs; asserts that none failed. */
 void cpu_pool_round(struct cpu_pool *pool);
+
+/* A round in two halves, for a test that acts while the workers judge:
+ * begin returns once they started; end sets halt (when @halt), waits for
+ * them and asserts that none failed. */
+void cpu_pool_begin(struct cpu_pool *pool);
+void cpu_pool_end(struct cpu_pool *pool, bool halt);
 
 void cpu_pool_stop(struct cpu_pool *pool);
 

@@ -113,7 +113,6 @@ static int explain(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 	struct xrl_bucket bucket;
 	struct xrl_rule rule;
 	char cidr[64];
-	__u32 zero = 0;
 	int ret;
 
 	ret = xrl_rule_of(dp, addr->addr, &rule, &prefix);
@@ -134,10 +133,10 @@ static int explain(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		       "the rule holds\n");
 		return 0;
 	}
-	if (bpf_map_lookup_elem(dp->settings_fd, &zero, &settings)) {
-		ret = -errno;
+	ret = xrl_datapath_settings(dp, &settings);
+	if (ret) {
 		xrl_cmd_error(cli, cmd, "reading the settings: %s",
-			      strerror(errno));
+			      strerror(-ret));
 		return ret;
 	}
 	xrl_bucket_key_make(&settings, addr->addr, rule.id, &key);

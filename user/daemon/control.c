@@ -63,11 +63,12 @@ static void follow_budgets(struct xrl_daemon_state *state)
 			strerror(-ret));
 }
 
-static int rules_map_id(const struct xrl_datapath *dp, __u32 *id)
+/* Every apply swaps in a new head: its id names the policy in force. */
+static int head_map_id(const struct xrl_datapath *dp, __u32 *id)
 {
 	__u32 zero = 0;
 
-	return bpf_map_lookup_elem(dp->policy_fd, &zero, id) ? -errno : 0;
+	return bpf_map_lookup_elem(dp->settings_fd, &zero, id) ? -errno : 0;
 }
 
 int xrl_daemon_check_in_force(struct xrl_daemon_state *state, char *err,
@@ -75,8 +76,8 @@ int xrl_daemon_check_in_force(struct xrl_daemon_state *state, char *err,
 {
 	__u32 id;
 
-	if (!state->dp || !state->rules_map_id ||
-	    rules_map_id(state->dp, &id) || id == state->rules_map_id)
+	if (!state->dp || !state->head_map_id ||
+	    head_map_id(state->dp, &id) || id == state->head_map_id)
 		return 0;
 	snprintf(err, len, "the policy in force was replaced outside the "
 		 "daemon (xdp-ratelimit attach --policy?); reload to take "
@@ -224,8 +225,8 @@ static int change(struct xrl_daemon_state *state, struct xrl_policy *next,
 	memset(next, 0, sizeof(*next));
 	state->n_changes++;
 	follow_budgets(state);
-	if (state->dp && rules_map_id(state->dp, &state->rules_map_id))
-		state->rules_map_id = 0;
+	if (state->dp && head_map_id(state->dp, &state->head_map_id))
+		state->head_map_id = 0;
 	state->changed_at = time(NULL);
 	if (state->changed)
 		state->changed(state);
@@ -433,8 +434,8 @@ int xrl_daemon_adopt_state(struct xrl_daemon_state *state, char *err,
 	xrl_policy_free(&state->policy);
 	state->policy = saved.policy;
 	memset(&saved.policy, 0, sizeof(saved.policy));
-	if (rules_map_id(state->dp, &state->rules_map_id))
-		state->rules_map_id = 0;
+	if (head_map_id(state->dp, &state->head_map_id))
+		state->head_map_id = 0;
 free_saved:
 	xrl_config_free(&saved);
 	return ret;

@@ -56,7 +56,7 @@ struct xrl_daemon_state {
 	struct xrl_pin_dir *lock;	/* flocked around each swap, or NULL */
 	xrl_apply_fn apply;		/* NULL: xrl_policy_apply on dp */
 	void *apply_ctx;		/* for @apply */
-	__u32 rules_map_id;		/* rules map it applied, or 0 */
+	__u32 head_map_id;		/* policy head it applied, or 0 */
 	time_t started;
 	uint64_t n_changes;		/* policies applied since start */
 	uint64_t n_refused;		/* changes refused since start */

@@ -37,7 +37,7 @@ struct xrl_metrics_server {
 	void *extra_ctx;
 	char (*ifaces)[IF_NAMESIZE];	/* /healthz: the daemon's interfaces */
 	size_t n_ifaces;
-	__u32 rules_map_id;		/* and the rules map it applied */
+	__u32 head_map_id;		/* and the policy head it applied */
 	time_t reload_at;		/* last reload tried, 0: none */
 	bool reload_ok;
 	__u32 prog_id;			/* of the data path, set at start */
@@ -181,14 +181,14 @@ static unsigned health(struct xrl_metrics_server *srv, char *text, size_t len)
 		snprintf(why, sizeof(why), "attached to no interface");
 	for (i = 0; !why[0] && i < srv->n_ifaces; i++)
 		iface_healthy(srv, srv->ifaces[i], why, sizeof(why));
-	if (!why[0] && bpf_map_lookup_elem(srv->dp->policy_fd, &zero,
+	if (!why[0] && bpf_map_lookup_elem(srv->dp->settings_fd, &zero,
 					   &in_force))
 		snprintf(why, sizeof(why), "no policy in force (%s[0]: %s)",
-			 XRL_MAP_POLICY, strerror(errno));
-	else if (!why[0] && in_force != srv->rules_map_id)
-		snprintf(why, sizeof(why), "the policy in force (rules map %u) "
+			 XRL_MAP_SETTINGS, strerror(errno));
+	else if (!why[0] && in_force != srv->head_map_id)
+		snprintf(why, sizeof(why), "the policy in force (head map %u) "
 			 "is not the daemon's (%u): replaced outside it; "
-			 "reload", in_force, srv->rules_map_id);
+			 "reload", in_force, srv->head_map_id);
 	pthread_mutex_unlock(&srv->lock);
 	if (why[0]) {
 		snprintf(text, len, "unhealthy: %s\n", why);
@@ -390,7 +390,7 @@ int xrl_metrics_server_policy(struct xrl_metrics_server *srv,
 
 int xrl_metrics_server_health(struct xrl_metrics_server *srv,
 			      char *const *ifaces, size_t n_ifaces,
-			      __u32 rules_map_id)
+			      __u32 head_map_id)
 {
 	char (*names)[IF_NAMESIZE];
 	size_t i;
@@ -404,7 +404,7 @@ int xrl_metrics_server_health(struct xrl_metrics_server *srv,
 	free(srv->ifaces);
 	srv->ifaces = names;
 	srv->n_ifaces = n_ifaces;
-	srv->rules_map_id = rules_map_id;
+	srv->head_map_id = head_map_id;
 	pthread_mutex_unlock(&srv->lock);
 	return 0;
 }

@@ -49,11 +49,11 @@ int xrl_metrics_server_policy(struct xrl_metrics_server *srv,
 /*
  * What /healthz checks: that each of @ifaces (the daemon's interfaces)
  * runs the data path's program, and that the rules map in force is
- * @rules_map_id, the one the daemon applied. 0 or -ENOMEM.
+ * @head_map_id, the one the daemon applied. 0 or -ENOMEM.
  */
 int xrl_metrics_server_health(struct xrl_metrics_server *srv,
 			      char *const *ifaces, size_t n_ifaces,
-			      __u32 rules_map_id);
+			      __u32 head_map_id);
 
 /* The last reload of the policy file: when it was tried, and whether
  * it was applied. */

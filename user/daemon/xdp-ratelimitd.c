@@ -320,7 +320,7 @@ static int install_policy(struct xrl_daemon_state *state, bool loaded,
 		state->policy = config->policy;
 		memset(&config->policy, 0, sizeof(config->policy));
 		if (xrl_daemon_check_in_force(state, err, sizeof(err)))
-			state->rules_map_id = 0;
+			state->head_map_id = 0;
 		pr_info("carrying on with the policy in force (%zu rules, "
 			"%s and the runtime changes)", state->policy.n_rules,
 			state->config_path);
@@ -449,7 +449,7 @@ static void policy_changed(struct xrl_daemon_state *state)
 				      state->n_changes, state->changed_at) ||
 	    xrl_metrics_server_health(state->changed_ctx, state->interfaces,
 				      state->n_interfaces,
-				      state->rules_map_id))
+				      state->head_map_id))
 		pr_warn("/metrics: out of memory: rule names not updated");
 	if (last->at)
 		xrl_metrics_server_reload(state->changed_ctx, last->at,

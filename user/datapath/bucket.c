@@ -55,15 +55,6 @@ unsigned xrl_bucket_key_prefixlen(const struct xrl_settings *settings,
 				  settings->v6_prefix;
 }
 
-static int settings_of(const struct xrl_datapath *dp,
-		       struct xrl_settings *settings)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(dp->settings_fd, &zero, settings) ?
-	       -errno : 0;
-}
-
 struct prefix_of_id {
 	__u32 id;
 	struct xrl_lpm_key *prefix;
@@ -108,9 +99,7 @@ int xrl_rule_of(const struct xrl_datapath *dp, const __u8 addr[16],
 void xrl_bucket_level(const struct xrl_limit *limit, __u64 tat_word,
 		      __u64 now_ns, struct xrl_bucket_level *out)
 {
-	const __u64 time_mask = (1ULL << XRL_TAT_TIME_BITS) - 1;
-	__s32 shift = (__s32)(tat_word >> XRL_TAT_TIME_BITS) -
-		      XRL_TAT_SHIFT_BIAS;
+	__s32 shift = XRL_TAT_SHIFT(tat_word);
 	__u64 now, debt = 0;
 	__s64 ahead;
 
@@ -121,9 +110,7 @@ void xrl_bucket_level(const struct xrl_limit *limit, __u64 tat_word,
 	out->known = true;
 	if (tat_word) {
 		now = shift >= 0 ? now_ns << shift : now_ns >> -shift;
-		ahead = (__s64)(((tat_word & time_mask) - (now & time_mask)) <<
-				(64 - XRL_TAT_TIME_BITS)) >>
-			(64 - XRL_TAT_TIME_BITS);
+		ahead = XRL_TAT_AHEAD(tat_word, now);
 		if (ahead > 0)
 			debt = (__u64)ahead < limit->tolerance ?
 			       (__u64)ahead : limit->tolerance;
@@ -190,7 +177,7 @@ int xrl_buckets_forget(const struct xrl_datapath *dp,
 	int ret;
 
 	*n_deleted = 0;
-	ret = settings_of(dp, &settings);
+	ret = xrl_datapath_settings(dp, &settings);
 	if (ret)
 		return ret;
 	ret = xrl_map_walk(dp->buckets_fd, sizeof(struct xrl_bucket_key), 0,

@@ -154,7 +154,7 @@ int xrl_datapath_pin(struct xrl_datapath *dp, const char *dir)
 {
 	char path[PATH_MAX + 32];
 	size_t i;
-	int ret, rules_fd;
+	int ret, fd;
 
 	if (mkdir(dir, 0700) && errno != EEXIST)
 		return -errno;
@@ -166,12 +166,18 @@ int xrl_datapath_pin(struct xrl_datapath *dp, const char *dir)
 		}
 	}
 	snprintf(dp->pin_dir, sizeof(dp->pin_dir), "%s", dir);
-	/* The rules map in force, for bpftool. */
-	rules_fd = xrl_datapath_rules_fd(dp);
-	if (rules_fd >= 0) {
+	/* The maps in force, for bpftool (re-pinned by each apply). */
+	fd = xrl_datapath_rules_fd(dp);
+	if (fd >= 0) {
 		pin_path(dir, XRL_PIN_RULES, path, sizeof(path));
-		bpf_obj_pin(rules_fd, path);
-		close(rules_fd);
+		bpf_obj_pin(fd, path);
+		close(fd);
+	}
+	fd = xrl_datapath_head_fd(dp);
+	if (fd >= 0) {
+		pin_path(dir, XRL_PIN_HEAD, path, sizeof(path));
+		bpf_obj_pin(fd, path);
+		close(fd);
 	}
 	return 0;
 
@@ -195,6 +201,8 @@ int xrl_datapath_unpin(struct xrl_datapath *dp)
 		unlink(path);
 	}
 	pin_path(dp->pin_dir, XRL_PIN_RULES, path, sizeof(path));
+	unlink(path);
+	pin_path(dp->pin_dir, XRL_PIN_HEAD, path, sizeof(path));
 	unlink(path);
 	if (rmdir(dp->pin_dir) && errno != ENOENT)
 		return -errno;

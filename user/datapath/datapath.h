@@ -11,6 +11,8 @@
 #include <linux/types.h>
 
 struct xdp_ratelimit_bpf;
+struct xrl_policy_head;
+struct xrl_settings;
 
 struct xrl_datapath {
 	struct xdp_ratelimit_bpf *skel;	/* NULL when adopted from pins */
@@ -59,8 +61,19 @@ int xrl_datapath_unpin(struct xrl_datapath *dp);
 
 void xrl_datapath_close(struct xrl_datapath *dp);
 
-/* A new fd of the rules (LPM) map in force, or -errno. */
+/*
+ * The policy in force, as the program reads it (include/xrl.h, "How a
+ * policy is installed"): a new fd of its head map and of the rules map
+ * its head names, or -errno (-ENOENT before the first policy).
+ */
+int xrl_datapath_head_fd(const struct xrl_datapath *dp);
 int xrl_datapath_rules_fd(const struct xrl_datapath *dp);
+
+/* The head in force, or its settings alone. 0 or -errno. */
+int xrl_datapath_head(const struct xrl_datapath *dp,
+		      struct xrl_policy_head *out);
+int xrl_datapath_settings(const struct xrl_datapath *dp,
+			  struct xrl_settings *out);
 
 /* Size of the bucket table (max_entries of xrl_buckets), or 0. */
 __u32 xrl_datapath_max_sources(const struct xrl_datapath *dp);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * policy_map.c - a policy as the data path holds it: applied in one swap
- * of the rules map, read back, compared with the maps in force.
+ * of the policy head (rules and settings together), read back, compared
+ * with the maps in force.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,28 +17,44 @@
 #include "policy.h"
 #include "policy_map.h"
 
-/* A new, empty LPM map with the program's BTF, so bpftool names fields. */
+/*
+ * Types @key and @value of the program's BTF for a map about to be
+ * created, so that bpftool names its fields; without them (no BTF, or
+ * not found) the map is made all the same. Returns the BTF fd to close
+ * after creating the map, or -1.
+ */
+static int name_types(const struct xrl_datapath *dp, const char *key,
+		      int key_kind, const char *value,
+		      struct bpf_map_create_opts *opts)
+{
+	struct btf *btf;
+	int btf_fd, key_id, value_id;
+
+	if (!dp->btf_id)
+		return -1;
+	btf = btf__load_from_kernel_by_id(dp->btf_id);
+	btf_fd = bpf_btf_get_fd_by_id(dp->btf_id);
+	if (btf && btf_fd >= 0) {
+		key_id = btf__find_by_name_kind(btf, key, key_kind);
+		value_id = btf__find_by_name_kind(btf, value, BTF_KIND_STRUCT);
+		if (key_id > 0 && value_id > 0) {
+			opts->btf_fd = btf_fd;
+			opts->btf_key_type_id = key_id;
+			opts->btf_value_type_id = value_id;
+		}
+	}
+	btf__free(btf);
+	return btf_fd;
+}
+
+/* A new, empty LPM map. */
 static int create_rules_map(const struct xrl_datapath *dp)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_NO_PREALLOC);
-	struct btf *btf = NULL;
-	int btf_fd = -1, fd, key_id, value_id;
+	int btf_fd, fd;
 
-	if (dp->btf_id) {
-		btf = btf__load_from_kernel_by_id(dp->btf_id);
-		btf_fd = bpf_btf_get_fd_by_id(dp->btf_id);
-	}
-	if (btf && btf_fd >= 0) {
-		key_id = btf__find_by_name_kind(btf, "xrl_lpm_key",
-						BTF_KIND_STRUCT);
-		value_id = btf__find_by_name_kind(btf, "xrl_rule",
-						  BTF_KIND_STRUCT);
-		if (key_id > 0 && value_id > 0) {
-			opts.btf_fd = btf_fd;
-			opts.btf_key_type_id = key_id;
-			opts.btf_value_type_id = value_id;
-		}
-	}
+	btf_fd = name_types(dp, "xrl_lpm_key", BTF_KIND_STRUCT, "xrl_rule",
+			    &opts);
 	fd = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, XRL_PIN_RULES,
 			    sizeof(struct xrl_lpm_key), sizeof(struct xrl_rule),
 			    XRL_MAX_RULES, &opts);
@@ -45,7 +62,35 @@ static int create_rules_map(const struct xrl_datapath *dp)
 		fd = -errno;
 	if (btf_fd >= 0)
 		close(btf_fd);
-	btf__free(btf);
+	return fd;
+}
+
+/*
+ * A new head map holding @head, frozen: once it may be in force nothing
+ * writes it in place, so a policy's settings change only with its swap
+ * (and bpftool shows it frozen). The program may not write it either
+ * (BPF_F_RDONLY_PROG, as the program's template of the inner map says).
+ */
+static int create_head_map(const struct xrl_datapath *dp,
+			   const struct xrl_policy_head *head)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_RDONLY_PROG);
+	__u32 zero = 0;
+	int btf_fd, fd;
+
+	btf_fd = name_types(dp, "__u32", BTF_KIND_TYPEDEF, "xrl_policy_head",
+			    &opts);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, XRL_PIN_HEAD, sizeof(__u32),
+			    sizeof(*head), 1, &opts);
+	if (fd < 0)
+		fd = -errno;
+	if (btf_fd >= 0)
+		close(btf_fd);
+	if (fd >= 0 && (bpf_map_update_elem(fd, &zero, head, 0) ||
+			bpf_map_freeze(fd))) {
+		close(fd);
+		fd = -errno;
+	}
 	return fd;
 }
 
@@ -73,92 +118,128 @@ static int fill_rules_map(int fd, const struct xrl_policy *policy, char *err,
 	return 0;
 }
 
-/* Re-pins the rules map in force, for bpftool; the data path does not
- * depend on it, so a failure here only loses the inspection path. */
-static void pin_rules_map(const struct xrl_datapath *dp, int fd)
+/* Re-pins @fd as @name, for bpftool; the data path does not depend on
+ * it, so a failure here only loses the inspection path. */
+static void pin_in_force(const struct xrl_datapath *dp, int fd,
+			 const char *name)
 {
 	char path[PATH_MAX + 16];
 
 	if (!dp->pin_dir[0])
 		return;
-	snprintf(path, sizeof(path), "%s/%s", dp->pin_dir, XRL_PIN_RULES);
+	snprintf(path, sizeof(path), "%s/%s", dp->pin_dir, name);
 	unlink(path);
 	bpf_obj_pin(fd, path);
 }
 
-/*
- * The one way a policy becomes the data path's. Everything that can fail
- * comes first and touches nothing a packet reads: the checks, a new rules
- * map filled, the shares of new aggregate rules (ids not in force). Then
- * the commit: one update swaps the rules map in. Then only what cannot
- * fail: the settings (an array slot; should it fail all the same, the old
- * rules map goes back), the pin for bpftool, the shares of the rules that
- * stayed, forgetting those of rules gone.
- */
-int xrl_policy_apply(struct xrl_datapath *dp, const struct xrl_policy *policy,
-		     char *err, size_t len)
+int xrl_policy_stage(struct xrl_datapath *dp, const struct xrl_policy *policy,
+		     struct xrl_staged_policy *staged, char *err, size_t len)
 {
-	struct xrl_settings settings;
-	struct xrl_agg_plan plan;
-	__u32 zero = 0, old_id = 0;
-	int fd, old_fd, ret;
+	struct xrl_policy_head head = {}, in_force;
+	int ret;
 
+	staged->rules_fd = staged->head_fd = -1;
 	if (policy->n_rules == 0 || policy->rules[0].prefix.prefixlen != 0) {
 		snprintf(err, len, "policy has no default rule");
 		return -EINVAL;
 	}
-	/* A fresh load has none: nothing to go back to. */
-	if (bpf_map_lookup_elem(dp->policy_fd, &zero, &old_id) &&
-	    errno != ENOENT) {
+	/* The slot the head in force does not name: no packet reads it,
+	 * since the swap of that head waited for every packet judged by
+	 * the head before it (include/xrl.h). */
+	if (!xrl_datapath_head(dp, &in_force))
+		head.rules_slot = (in_force.rules_slot + 1) % XRL_POLICY_SLOTS;
+	staged->slot = head.rules_slot;
+
+	ret = staged->rules_fd = create_rules_map(dp);
+	if (ret < 0) {
+		snprintf(err, len, "creating the rules map: %s", strerror(-ret));
+		goto unstage;
+	}
+	ret = fill_rules_map(staged->rules_fd, policy, err, len);
+	if (ret)
+		goto unstage;
+	if (bpf_map_update_elem(dp->policy_fd, &head.rules_slot,
+				&staged->rules_fd, 0)) {
 		ret = -errno;
-		snprintf(err, len, "reading the rules map in force: %s",
+		snprintf(err, len, "writing rules slot %u: %s", head.rules_slot,
+			 strerror(-ret));
+		goto unstage;
+	}
+	xrl_policy_settings(policy, xrl_datapath_max_sources(dp),
+			    xrl_datapath_cpus(), &head.settings);
+	ret = staged->head_fd = create_head_map(dp, &head);
+	if (ret < 0) {
+		snprintf(err, len, "creating the policy head: %s",
+			 strerror(-ret));
+		goto unstage;
+	}
+	return 0;
+
+unstage:
+	xrl_policy_unstage(staged);
+	return ret;
+}
+
+int xrl_policy_commit(struct xrl_datapath *dp,
+		      const struct xrl_staged_policy *staged, char *err,
+		      size_t len)
+{
+	__u32 zero = 0;
+	int ret;
+
+	/* The one step the data path sees. Returns once no packet is still
+	 * judged by the head it replaces. */
+	if (bpf_map_update_elem(dp->settings_fd, &zero, &staged->head_fd, 0)) {
+		ret = -errno;
+		snprintf(err, len, "swapping in the policy head: %s",
 			 strerror(-ret));
 		return ret;
 	}
-	xrl_policy_settings(policy, xrl_datapath_max_sources(dp),
-			    xrl_datapath_cpus(), &settings);
-	fd = create_rules_map(dp);
-	if (fd < 0) {
-		snprintf(err, len, "creating the rules map: %s", strerror(-fd));
-		return fd;
-	}
-	ret = fill_rules_map(fd, policy, err, len);
+	pin_in_force(dp, staged->rules_fd, XRL_PIN_RULES);
+	pin_in_force(dp, staged->head_fd, XRL_PIN_HEAD);
+	return 0;
+}
+
+void xrl_policy_unstage(struct xrl_staged_policy *staged)
+{
+	if (staged->rules_fd >= 0)
+		close(staged->rules_fd);
+	if (staged->head_fd >= 0)
+		close(staged->head_fd);
+	staged->rules_fd = staged->head_fd = -1;
+}
+
+/*
+ * The one way a policy becomes the data path's. Everything that can fail
+ * comes first and touches nothing a packet reads: the checks, the rules
+ * map filled in the slot no head names, the new head, the shares of new
+ * aggregate rules (ids not in force). Then the commit: one update swaps
+ * the head, rules and settings together. Then only what cannot fail: the
+ * pins for bpftool, the shares of the rules that stayed, forgetting those
+ * of rules gone.
+ */
+int xrl_policy_apply(struct xrl_datapath *dp, const struct xrl_policy *policy,
+		     char *err, size_t len)
+{
+	struct xrl_staged_policy staged;
+	struct xrl_agg_plan plan;
+	int ret;
+
+	ret = xrl_policy_stage(dp, policy, &staged, err, len);
 	if (ret)
-		goto close_map;
+		return ret;
 	/* An aggregate rule finds its budget from its first packet on. */
 	ret = xrl_agg_stage(dp, policy, &plan, err, len);
 	if (ret)
-		goto close_map;
-
-	/* The commit, the one step the data path sees: the outer slot now
-	 * names the new map. Packets being judged keep the old one. */
-	if (bpf_map_update_elem(dp->policy_fd, &zero, &fd, 0)) {
-		ret = -errno;
-		snprintf(err, len, "swapping in the rules map: %s",
-			 strerror(-ret));
-		goto undo_shares;
-	}
-	if (bpf_map_update_elem(dp->settings_fd, &zero, &settings, 0)) {
-		ret = -errno;
-		snprintf(err, len, "writing settings: %s", strerror(-ret));
-		old_fd = old_id ? bpf_map_get_fd_by_id(old_id) : -1;
-		if (old_fd >= 0) {
-			bpf_map_update_elem(dp->policy_fd, &zero, &old_fd, 0);
-			close(old_fd);
-		}
-		goto undo_shares;
-	}
-	pin_rules_map(dp, fd);
-	xrl_agg_finish(dp, policy, &plan);
+		goto unstage;
+	ret = xrl_policy_commit(dp, &staged, err, len);
+	if (ret)
+		xrl_agg_undo(dp, &plan);
+	else
+		xrl_agg_finish(dp, policy, &plan);
 	xrl_agg_plan_free(&plan);
-	close(fd);
-	return 0;
-
-undo_shares:
-	xrl_agg_undo(dp, &plan);
-	xrl_agg_plan_free(&plan);
-close_map:
-	close(fd);
+unstage:
+	xrl_policy_unstage(&staged);
 	return ret;
 }
 
@@ -179,17 +260,8 @@ static int walk_rules_map(const struct xrl_datapath *dp,
 	return ret;
 }
 
-static int read_settings(const struct xrl_datapath *dp,
-			 struct xrl_settings *settings)
-{
-	__u32 zero = 0;
-
-	if (bpf_map_lookup_elem(dp->settings_fd, &zero, settings))
-		return -errno;
-	return 0;
-}
-
-static int add_read_rule(const void *key_ptr, const void *value_ptr, void *ctx)
+static int add_read_rule(const void *key_ptr, const void *value_ptr,
+			 void *ctx)
 {
 	const struct xrl_lpm_key *key = key_ptr;
 	const struct xrl_rule *value = value_ptr;
@@ -243,7 +315,7 @@ int xrl_policy_read_ids(const struct xrl_datapath *dp, struct xrl_policy *out)
 	ret = xrl_policy_init(out);
 	if (ret)
 		return ret;
-	ret = read_settings(dp, &settings);
+	ret = xrl_datapath_settings(dp, &settings);
 	if (!ret)
 		ret = walk_rules_map(dp, add_read_rule, out);
 	if (ret) {
@@ -291,7 +363,7 @@ int xrl_policy_matches_map(const struct xrl_datapath *dp,
 	struct match_ctx match = { .n_rules = policy->n_rules };
 	int ret;
 
-	ret = read_settings(dp, &in_force);
+	ret = xrl_datapath_settings(dp, &in_force);
 	if (ret)
 		return ret;
 	xrl_policy_settings(policy, xrl_datapath_max_sources(dp),
@@ -372,7 +444,7 @@ int xrl_policy_diff(const struct xrl_datapath *dp,
 	int ret;
 
 	memset(diff, 0, sizeof(*diff));
-	ret = read_settings(dp, &in_force);
+	ret = xrl_datapath_settings(dp, &in_force);
 	if (ret)
 		return ret;
 	xrl_policy_settings(next, xrl_datapath_max_sources(dp),

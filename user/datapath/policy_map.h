@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * policy_map.h - a policy in the data path: applied in one step (a fresh
- * LPM map is filled and swapped into the program's outer map with a
- * single update), read back, compared.
+ * policy_map.h - a policy in the data path: applied in one step (its
+ * rules are written into the slot no packet reads, then a new head
+ * naming them, with the policy's settings, is swapped in with a single
+ * update: include/xrl.h), read back, compared.
  */
 #ifndef XRL_POLICY_MAP_H
 #define XRL_POLICY_MAP_H
@@ -14,10 +15,32 @@ struct xrl_datapath;
 
 /*
  * Makes @policy the data path's in one step. Nothing changes when it
- * fails (returns -errno, @err says why).
+ * fails (returns -errno, @err says why). One writer at a time: the pin
+ * directory's lock, or the one process that loaded the data path.
  */
 int xrl_policy_apply(struct xrl_datapath *dp, const struct xrl_policy *policy,
 		     char *err, size_t len);
+
+/*
+ * The two halves of xrl_policy_apply() (without the aggregate shares),
+ * apart so that a test can stop between them as a killed daemon would.
+ * Stage writes the rules into the slot the head in force does not name
+ * and builds the new head: nothing a packet reads changes. Commit swaps
+ * the head in (the switch) and re-pins the maps in force. Unstage closes
+ * what stage made (the maps live on while in force).
+ */
+struct xrl_staged_policy {
+	int rules_fd;
+	int head_fd;
+	__u32 slot;
+};
+
+int xrl_policy_stage(struct xrl_datapath *dp, const struct xrl_policy *policy,
+		     struct xrl_staged_policy *staged, char *err, size_t len);
+int xrl_policy_commit(struct xrl_datapath *dp,
+		      const struct xrl_staged_policy *staged, char *err,
+		      size_t len);
+void xrl_policy_unstage(struct xrl_staged_policy *staged);
 
 /*
  * Reads back the rules map in force: prefixes, ids and actions (no

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * query.c - what a loaded or adopted data path is: its table size, the
- * CPUs its budgets are split over, the rules map in force. Apart from
+ * CPUs its budgets are split over, the policy in force. Apart from
  * datapath.c so that what applies a policy (policy_map.c, aggregate.c)
  * can ask without calling back into the loader.
  */
 #include <errno.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "xrl.h"
 #include "datapath.h"
 
 __u32 xrl_datapath_max_sources(const struct xrl_datapath *dp)
@@ -27,13 +29,53 @@ unsigned xrl_datapath_cpus(void)
 	return n > 0 ? (unsigned)n : 1;
 }
 
-int xrl_datapath_rules_fd(const struct xrl_datapath *dp)
+/* A new fd of the map in slot @slot of the map of maps @outer_fd. */
+static int inner_map_fd(int outer_fd, __u32 slot)
 {
-	__u32 zero = 0, rules_id;
+	__u32 id;
 	int fd;
 
-	if (bpf_map_lookup_elem(dp->policy_fd, &zero, &rules_id))
+	if (bpf_map_lookup_elem(outer_fd, &slot, &id))
 		return -errno;
-	fd = bpf_map_get_fd_by_id(rules_id);
+	fd = bpf_map_get_fd_by_id(id);
 	return fd < 0 ? -errno : fd;
+}
+
+int xrl_datapath_head_fd(const struct xrl_datapath *dp)
+{
+	return inner_map_fd(dp->settings_fd, 0);
+}
+
+int xrl_datapath_head(const struct xrl_datapath *dp,
+		      struct xrl_policy_head *out)
+{
+	__u32 zero = 0;
+	int fd, ret = 0;
+
+	fd = xrl_datapath_head_fd(dp);
+	if (fd < 0)
+		return fd;
+	if (bpf_map_lookup_elem(fd, &zero, out))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+int xrl_datapath_settings(const struct xrl_datapath *dp,
+			  struct xrl_settings *out)
+{
+	struct xrl_policy_head head;
+	int ret = xrl_datapath_head(dp, &head);
+
+	if (!ret)
+		*out = head.settings;
+	return ret;
+}
+
+int xrl_datapath_rules_fd(const struct xrl_datapath *dp)
+{
+	struct xrl_policy_head head;
+	int ret = xrl_datapath_head(dp, &head);
+
+	return ret ? ret : inner_map_fd(dp->policy_fd, head.rules_slot);
 }

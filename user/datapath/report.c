@@ -49,14 +49,14 @@ static int collect_table(const struct xrl_datapath *dp,
 			 struct xrl_table_report *table)
 {
 	__u64 inserts;
-	__u32 zero = 0;
 	int ret;
 
 	ret = xrl_table_stats_read(dp, &table->counters);
 	if (ret)
 		return ret;
-	if (bpf_map_lookup_elem(dp->settings_fd, &zero, &table->settings))
-		return -errno;
+	ret = xrl_datapath_settings(dp, &table->settings);
+	if (ret)
+		return ret;
 	table->max_sources = xrl_datapath_max_sources(dp);
 	table->occupancy = dp->sources_count ?
 			   __atomic_load_n(dp->sources_count, __ATOMIC_RELAXED) :
@@ -367,6 +367,7 @@ static void collect_maps(const struct xrl_datapath *dp,
 			 struct xrl_status_report *report)
 {
 	int rules_fd = xrl_datapath_rules_fd(dp);
+	int head_fd = xrl_datapath_head_fd(dp);
 
 	map_info(dp->policy_fd, XRL_MAP_POLICY, &report->maps[0]);
 	map_info(rules_fd, XRL_PIN_RULES, &report->maps[1]);
@@ -375,8 +376,11 @@ static void collect_maps(const struct xrl_datapath *dp,
 	map_info(dp->rule_stats_fd, XRL_MAP_RULE_STATS, &report->maps[4]);
 	map_info(dp->settings_fd, XRL_MAP_SETTINGS, &report->maps[5]);
 	map_info(dp->table_stats_fd, XRL_MAP_TABLE_STATS, &report->maps[6]);
+	map_info(head_fd, XRL_PIN_HEAD, &report->maps[7]);
 	if (rules_fd >= 0)
 		close(rules_fd);
+	if (head_fd >= 0)
+		close(head_fd);
 	report->max_sources = report->maps[2].max_entries;
 }
 
@@ -431,7 +435,7 @@ int xrl_status_collect(const struct xrl_datapath *dp,
 {
 	struct iface_walk walk = { .report = report, .pin_dir = dp->pin_dir };
 	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info), zero = 0;
+	__u32 len = sizeof(info);
 	int ret;
 
 	memset(report, 0, sizeof(*report));
@@ -442,7 +446,7 @@ int xrl_status_collect(const struct xrl_datapath *dp,
 			 info.name);
 	}
 	collect_maps(dp, report);
-	bpf_map_lookup_elem(dp->settings_fd, &zero, &report->settings);
+	xrl_datapath_settings(dp, &report->settings);
 	ret = xrl_pin_for_each_link(dp->pin_dir, add_iface, &walk);
 	if (ret)
 		goto free_report;

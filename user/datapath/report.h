@@ -69,7 +69,7 @@ struct xrl_map_report {
 	__u32 max_entries;
 };
 
-#define XRL_REPORT_MAPS 7
+#define XRL_REPORT_MAPS 8
 
 struct xrl_status_report {
 	char pin_dir[PATH_MAX];
