@@ -84,7 +84,7 @@ static __noinline void report_limited(const struct xrl_bucket_key *key,
 		goto move_mark;
 	}
 	__builtin_memcpy(event->addr, key->addr, sizeof(event->addr));
-	event->rule_id = key->rule_id;
+	event->rule_id = rule->id;
 	event->action = rule->action;
 	event->time_ns = now_ns;
 	event->packets = passed + dropped - bucket->mark_passed -

@@ -278,8 +278,9 @@ Test(e2e, status_names_the_interface_its_mode_program_and_pinned_maps)
 	json_decref(status);
 
 	/* bpftool reads the pins with field names (BTF), the policy's too. */
-	cr_assert_eq(topo_sh("bpftool map dump pinned %s/xrl_rules | grep -q "
-			     "'\"prefixlen\": 120'", topo.pin_dir), 0,
+	cr_assert_eq(topo_sh("bpftool map dump pinned %s/xrl_rules | grep -A1 "
+			     "'\"family\": 4' | grep -q '\"prefixlen\": 24'",
+			     topo.pin_dir), 0,
 		     "xrl_rules dump names its fields");
 	cr_assert_eq(topo_sh("bpftool map dump pinned %s/xrl_stats | grep -q "
 			     "'\"packets\"'", topo.pin_dir), 0,

@@ -130,6 +130,7 @@ int xrl_control_status(struct xrl_request *req)
 
 struct top_entry {
 	struct xrl_bucket_key key;
+	__u32 rule_id;
 	__u64 dropped;
 	__u64 passed;
 	__u64 tat[XRL_LIMIT_KINDS];
@@ -156,6 +157,7 @@ static int collect_dropping(const void *key, const void *value, void *ctx)
 		walk->entries = grown;
 	}
 	memcpy(&walk->entries[walk->n].key, key, sizeof(struct xrl_bucket_key));
+	walk->entries[walk->n].rule_id = bucket->rule_id;
 	walk->entries[walk->n].dropped = bucket->dropped;
 	walk->entries[walk->n].passed = bucket->passed;
 	memcpy(walk->entries[walk->n].tat, bucket->tat, sizeof(bucket->tat));
@@ -172,8 +174,6 @@ static int by_dropped(const void *a, const void *b)
 		return ea->dropped < eb->dropped ? 1 : -1;
 	return memcmp(&ea->key, &eb->key, sizeof(ea->key));
 }
-
-static const __u8 v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
 
 /*
  * How full the source's bucket is (1: a whole burst left, 0: limited),
@@ -227,14 +227,14 @@ static json_t *top_entry_json(const struct xrl_policy *policy,
 	double fill;
 
 	memcpy(source.addr, entry->key.addr, sizeof(source.addr));
-	if (!memcmp(source.addr, v4_mapped, sizeof(v4_mapped)))
+	if ((entry->key.tag & 0xff) == XRL_FAMILY_IPV4)
 		source.prefixlen = 96 + policy->v4_prefix;
 	xrl_cidr_format(&source, text, sizeof(text));
-	rule = rule_by_id(policy, entry->key.rule_id);
+	rule = rule_by_id(policy, entry->rule_id);
 	fill = bucket_fill(rule, entry->tat);
 	return json_pack("{s:s, s:I, s:s?, s:I, s:I, s:o}",
 			 "source", text,
-			 "rule_id", (json_int_t)entry->key.rule_id,
+			 "rule_id", (json_int_t)entry->rule_id,
 			 "rule", rule ? rule->name : NULL,
 			 "dropped", (json_int_t)entry->dropped,
 			 "passed", (json_int_t)entry->passed,

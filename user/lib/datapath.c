@@ -12,12 +12,13 @@
 #include "xdp_ratelimit.skel.h"
 #include "datapath.h"
 #include "policy.h"
+#include "rulemaps.h"
 
 #define PROG_PIN_NAME "xdp_ratelimit"
 
 static void reset_fds(struct xrl_datapath *dp)
 {
-	dp->prog_fd = dp->policy_fd = dp->buckets_fd = -1;
+	dp->prog_fd = dp->policy_fd = dp->rule_table_fd = dp->buckets_fd = -1;
 	dp->stats_fd = dp->rule_stats_fd = dp->settings_fd = -1;
 	dp->table_stats_fd = -1;
 	dp->agg_shares_fd = dp->agg_state_fd = -1;
@@ -91,6 +92,11 @@ int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 	ret = bpf_map__set_max_entries(skel->maps.xrl_buckets,
 				       opts && opts->max_sources ?
 				       opts->max_sources : XRL_DEFAULT_SOURCES);
+	if (!ret)
+		ret = bpf_map__set_max_entries(skel->maps.xrl_rule_stats,
+					       opts && opts->max_rules ?
+					       opts->max_rules :
+					       XRL_DEFAULT_RULES);
 	if (ret)
 		goto destroy;
 	ret = xdp_ratelimit_bpf__load(skel);
@@ -100,6 +106,7 @@ int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 	dp->skel = skel;
 	dp->prog_fd = bpf_program__fd(skel->progs.xdp_ratelimit);
 	dp->policy_fd = bpf_map__fd(skel->maps.xrl_policy);
+	dp->rule_table_fd = bpf_map__fd(skel->maps.xrl_rule_table);
 	dp->buckets_fd = bpf_map__fd(skel->maps.xrl_buckets);
 	dp->stats_fd = bpf_map__fd(skel->maps.xrl_stats);
 	dp->rule_stats_fd = bpf_map__fd(skel->maps.xrl_rule_stats);
@@ -136,6 +143,7 @@ struct pinned_object {
 static const struct pinned_object pinned_objects[] = {
 	{ PROG_PIN_NAME, offsetof(struct xrl_datapath, prog_fd) },
 	{ XRL_MAP_POLICY, offsetof(struct xrl_datapath, policy_fd) },
+	{ XRL_MAP_RULE_TABLE, offsetof(struct xrl_datapath, rule_table_fd) },
 	{ XRL_MAP_BUCKETS, offsetof(struct xrl_datapath, buckets_fd) },
 	{ XRL_MAP_STATS, offsetof(struct xrl_datapath, stats_fd) },
 	{ XRL_MAP_RULE_STATS, offsetof(struct xrl_datapath, rule_stats_fd) },
@@ -154,11 +162,28 @@ static int *object_fd(struct xrl_datapath *dp, const struct pinned_object *o)
 	return (int *)((char *)dp + o->fd_offset);
 }
 
+/* Pins the inner map in slot 0 of @outer_fd as @name, if there is one. */
+static void pin_inner(int outer_fd, const char *dir, const char *name)
+{
+	char path[PATH_MAX + 32];
+	__u32 zero = 0, id;
+	int fd;
+
+	if (bpf_map_lookup_elem(outer_fd, &zero, &id))
+		return;
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return;
+	pin_path(dir, name, path, sizeof(path));
+	bpf_obj_pin(fd, path);
+	close(fd);
+}
+
 int xrl_datapath_pin(struct xrl_datapath *dp, const char *dir)
 {
 	char path[PATH_MAX + 32];
 	size_t i;
-	int ret, rules_fd;
+	int ret;
 
 	if (mkdir(dir, 0700) && errno != EEXIST)
 		return -errno;
@@ -170,13 +195,9 @@ int xrl_datapath_pin(struct xrl_datapath *dp, const char *dir)
 		}
 	}
 	snprintf(dp->pin_dir, sizeof(dp->pin_dir), "%s", dir);
-	/* The rules map in force, for bpftool. */
-	rules_fd = xrl_datapath_rules_fd(dp);
-	if (rules_fd >= 0) {
-		pin_path(dir, XRL_PIN_RULES, path, sizeof(path));
-		bpf_obj_pin(rules_fd, path);
-		close(rules_fd);
-	}
+	/* The rules maps in force, for bpftool. */
+	pin_inner(dp->policy_fd, dir, XRL_PIN_RULES);
+	pin_inner(dp->rule_table_fd, dir, XRL_PIN_TABLE);
 	return 0;
 
 unpin:
@@ -199,6 +220,8 @@ int xrl_datapath_unpin(struct xrl_datapath *dp)
 		unlink(path);
 	}
 	pin_path(dp->pin_dir, XRL_PIN_RULES, path, sizeof(path));
+	unlink(path);
+	pin_path(dp->pin_dir, XRL_PIN_TABLE, path, sizeof(path));
 	unlink(path);
 	if (rmdir(dp->pin_dir) && errno != ENOENT)
 		return -errno;
@@ -237,6 +260,7 @@ void xrl_datapath_close(struct xrl_datapath *dp)
 	size_t i;
 	int *fd;
 
+	xrl_rules_forget(dp);
 	if (dp->skel) {
 		/* The skeleton owns its fds. */
 		xdp_ratelimit_bpf__destroy(dp->skel);

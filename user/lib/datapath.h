@@ -11,11 +11,13 @@
 #include <linux/types.h>
 
 struct xdp_ratelimit_bpf;
+struct xrl_rules_known;
 
 struct xrl_datapath {
 	struct xdp_ratelimit_bpf *skel;	/* NULL when adopted from pins */
 	int prog_fd;
-	int policy_fd;
+	int policy_fd;		/* classifier of the rules in force */
+	int rule_table_fd;	/* the same rules by id */
 	int buckets_fd;
 	int stats_fd;
 	int rule_stats_fd;
@@ -27,10 +29,12 @@ struct xrl_datapath {
 	int event_state_fd;	/* per-CPU event cap and counters */
 	__u32 btf_id;		/* BTF of the program, for inner maps */
 	char pin_dir[PATH_MAX];	/* empty when not pinned */
+	struct xrl_rules_known *known;	/* rulemaps.c */
 };
 
 struct xrl_load_opts {
 	__u32 max_sources;	/* bucket map size; 0: XRL_DEFAULT_SOURCES */
+	__u32 max_rules;	/* rule capacity; 0: XRL_DEFAULT_RULES */
 	bool test_clock;	/* time from test_clock_ns (tests only) */
 	__u64 hash_seed;	/* of the prefix fallback; 0: random */
 };
@@ -53,7 +57,7 @@ int xrl_datapath_unpin(struct xrl_datapath *dp);
 
 void xrl_datapath_close(struct xrl_datapath *dp);
 
-/* A new fd of the rules (LPM) map in force, or -errno. */
+/* A new fd of the classifier (hash) map in force, or -errno. */
 int xrl_datapath_rules_fd(const struct xrl_datapath *dp);
 
 /* Size of the bucket table (max_entries of xrl_buckets), or 0. */

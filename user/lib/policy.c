@@ -12,6 +12,7 @@
 #include "datapath.h"
 #include "limit.h"
 #include "policy.h"
+#include "rulemaps.h"
 
 static const char *const action_names[XRL_ACTION_COUNT] = {
 	[XRL_ACTION_LIMIT] = "limit",
@@ -562,80 +563,12 @@ void xrl_policy_settings(const struct xrl_policy *policy, __u32 max_sources,
 		out->events_per_second = policy->events_per_second;
 }
 
-/* A new, empty LPM map with the program's BTF, so bpftool names fields. */
-static int create_rules_map(const struct xrl_datapath *dp)
-{
-	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_NO_PREALLOC);
-	struct btf *btf = NULL;
-	int btf_fd = -1, fd, key_id, value_id;
-
-	if (dp->btf_id) {
-		btf = btf__load_from_kernel_by_id(dp->btf_id);
-		btf_fd = bpf_btf_get_fd_by_id(dp->btf_id);
-	}
-	if (btf && btf_fd >= 0) {
-		key_id = btf__find_by_name_kind(btf, "xrl_lpm_key", BTF_KIND_STRUCT);
-		value_id = btf__find_by_name_kind(btf, "xrl_rule", BTF_KIND_STRUCT);
-		if (key_id > 0 && value_id > 0) {
-			opts.btf_fd = btf_fd;
-			opts.btf_key_type_id = key_id;
-			opts.btf_value_type_id = value_id;
-		}
-	}
-	fd = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, XRL_PIN_RULES,
-			    sizeof(struct xrl_lpm_key), sizeof(struct xrl_rule),
-			    XRL_MAX_RULES, &opts);
-	if (fd < 0)
-		fd = -errno;
-	if (btf_fd >= 0)
-		close(btf_fd);
-	btf__free(btf);
-	return fd;
-}
-
-static int fill_rules_map(int fd, const struct xrl_policy *policy, char *err,
-			  size_t len)
-{
-	struct xrl_rule value;
-	char cidr[64];
-	size_t i;
-	int ret;
-
-	for (i = 0; i < policy->n_rules; i++) {
-		const struct xrl_rule_spec *rule = &policy->rules[i];
-
-		ret = xrl_rule_compile(rule, &value);
-		if (!ret && bpf_map_update_elem(fd, &rule->prefix, &value, 0))
-			ret = -errno;
-		if (ret) {
-			xrl_cidr_format(&rule->prefix, cidr, sizeof(cidr));
-			snprintf(err, len, "rule %s (%s): %s", rule->name, cidr,
-				 strerror(-ret));
-			return ret;
-		}
-	}
-	return 0;
-}
-
-/* Re-pins the rules map in force, for bpftool; the data path does not
- * depend on it, so a failure here only loses the inspection path. */
-static void pin_rules_map(const struct xrl_datapath *dp, int fd)
-{
-	char path[PATH_MAX + 16];
-
-	if (!dp->pin_dir[0])
-		return;
-	snprintf(path, sizeof(path), "%s/%s", dp->pin_dir, XRL_PIN_RULES);
-	unlink(path);
-	bpf_obj_pin(fd, path);
-}
-
 int xrl_policy_apply(struct xrl_datapath *dp, const struct xrl_policy *policy,
 		     char *err, size_t len)
 {
 	struct xrl_settings settings;
 	__u32 zero = 0;
-	int fd, ret;
+	int ret;
 
 	if (policy->n_rules == 0 || policy->rules[0].prefix.prefixlen != 0) {
 		snprintf(err, len, "policy has no default rule");
@@ -646,32 +579,16 @@ int xrl_policy_apply(struct xrl_datapath *dp, const struct xrl_policy *policy,
 	ret = xrl_agg_write_even(dp, policy, err, len);
 	if (ret)
 		return ret;
-	fd = create_rules_map(dp);
-	if (fd < 0) {
-		snprintf(err, len, "creating the rules map: %s", strerror(-fd));
-		return fd;
-	}
-	ret = fill_rules_map(fd, policy, err, len);
+	ret = xrl_rules_install(dp, policy, err, len);
 	if (ret)
-		goto close_map;
-
-	/* The one step the data path sees: the outer slot now names the new
-	 * map. Packets being judged keep the old one until they finish. */
-	if (bpf_map_update_elem(dp->policy_fd, &zero, &fd, 0)) {
-		ret = -errno;
-		snprintf(err, len, "swapping in the rules map: %s", strerror(-ret));
-		goto close_map;
-	}
+		return ret;
 	xrl_policy_settings(policy, xrl_datapath_max_sources(dp),
 			    xrl_datapath_cpus(), &settings);
 	if (bpf_map_update_elem(dp->settings_fd, &zero, &settings, 0)) {
 		ret = -errno;
 		snprintf(err, len, "writing settings: %s", strerror(-ret));
-		goto close_map;
+		return ret;
 	}
-	pin_rules_map(dp, fd);
 	xrl_agg_forget_stale(dp, policy);
-close_map:
-	close(fd);
-	return ret;
+	return 0;
 }

@@ -11,8 +11,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "datapath.h"
-#include "mapwalk.h"
 #include "policy.h"
+#include "rulemaps.h"
 
 int xrl_policy_copy(struct xrl_policy *dst, const struct xrl_policy *src)
 {
@@ -157,21 +157,13 @@ free_all:
 	return ret;
 }
 
-/* Calls @fn for each entry of the rules map in force until it fails. */
+/* Calls @fn for each rule in force until it fails. */
 static int walk_rules_map(const struct xrl_datapath *dp,
-			  int (*fn)(const void *key, const void *value,
-				    void *ctx),
+			  int (*fn)(const struct xrl_lpm_key *prefix,
+				    const struct xrl_rule *rule, void *ctx),
 			  void *ctx)
 {
-	int fd, ret;
-
-	fd = xrl_datapath_rules_fd(dp);
-	if (fd < 0)
-		return fd;
-	ret = xrl_map_walk(fd, sizeof(struct xrl_lpm_key),
-			   sizeof(struct xrl_rule), fn, ctx);
-	close(fd);
-	return ret;
+	return xrl_rules_walk(dp, fn, ctx);
 }
 
 static int read_settings(const struct xrl_datapath *dp,
@@ -184,11 +176,9 @@ static int read_settings(const struct xrl_datapath *dp,
 	return 0;
 }
 
-static int add_read_rule(const void *key_ptr, const void *value_ptr,
-			 void *ctx)
+static int add_read_rule(const struct xrl_lpm_key *key,
+			 const struct xrl_rule *value, void *ctx)
 {
-	const struct xrl_lpm_key *key = key_ptr;
-	const struct xrl_rule *value = value_ptr;
 	struct xrl_policy *policy = ctx;
 	struct xrl_rule_spec rule = {
 		.prefix = *key,
@@ -244,15 +234,20 @@ struct match_ctx {
 	size_t n_seen;
 };
 
-static int match_rule(const void *key, const void *value, void *ctx)
+/* The generations are the install's, not the policy's: not compared. */
+static int match_rule(const struct xrl_lpm_key *key,
+		      const struct xrl_rule *value, void *ctx)
 {
 	struct match_ctx *match = ctx;
 	const struct xrl_rule_spec *rule;
 	struct xrl_rule compiled;
 
 	rule = find_sorted(match->sorted, match->n_rules, key);
-	if (!rule || xrl_rule_compile(rule, &compiled) ||
-	    memcmp(&compiled, value, sizeof(compiled)))
+	if (!rule || xrl_rule_compile(rule, &compiled))
+		return -ESTALE;
+	compiled.gen = value->gen;
+	compiled.since = value->since;
+	if (memcmp(&compiled, value, sizeof(compiled)))
 		return -ESTALE;
 	match->n_seen++;
 	return 0;
