@@ -31,6 +31,8 @@
 #define XRL_PIN_RULES		"xrl_rules"
 #define XRL_PIN_TABLE		"xrl_table"
 #define XRL_PIN_DIR		"/sys/fs/bpf/xdp-ratelimit"
+/* Not of the program either: the daemon's control socket, for both tools. */
+#define XRL_SOCKET_PATH		"/run/xdp-ratelimit/control.sock"
 
 /*
  * Rule ids are below XRL_MAX_RULES (a policy holds at most that many

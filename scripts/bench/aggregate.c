@@ -20,6 +20,7 @@
 #include "datapath.h"
 #include "packet.h"
 #include "policy.h"
+#include "policy_map.h"
 
 #define RUNS		7
 #define REPEAT		1000000

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "bench.h"
 #include "common.h"
+#include "policy_map.h"
 #include "rules.h"
 
 /*

@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 #include "fixture.h"
+#include "policy_map.h"
 #include "rulemaps.h"
 
 static struct xrl_datapath dp;
