@@ -193,7 +193,7 @@ static __noinline int judge_new_source(const struct xrl_bucket_key *key,
 
 	if (new_source_admitted(settings, now)) {
 		/* The mark its first event's rate is measured from. */
-		fresh.mark_ns = now;
+		fresh.mark_ns = now & ~XRL_MARK_EVENT;
 		fresh.rule_id = rule->id;
 		fresh.gen = rule->gen;
 		if (!bpf_map_update_elem(&xrl_buckets, key, &fresh, BPF_NOEXIST))
@@ -256,8 +256,7 @@ static __always_inline void rebind(struct xrl_bucket *b,
 		b->tat[XRL_LIMIT_BYTES] = 0;
 		b->passed = 0;
 		b->dropped = 0;
-		b->event_ns = 0;
-		b->mark_ns = now_ns();
+		b->mark_ns = now_ns() & ~XRL_MARK_EVENT;
 		b->mark_passed = 0;
 		b->mark_dropped = 0;
 	}

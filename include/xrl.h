@@ -358,15 +358,18 @@ struct xrl_bucket {
 	__u64 dropped;	/* packets refused (monitor: would have been) */
 	/*
 	 * Limit events (struct xrl_limit_event), touched on drops only:
-	 * the time of the source's last event (0: none yet), and the mark
-	 * its observed rate is measured from: made at the insert, moved at
-	 * each event, with the passed and dropped counts of that moment.
+	 * the mark the source's observed rate is measured from, made at
+	 * the insert and moved at each event, with the passed and dropped
+	 * counts of that moment. Bit 0 of mark_ns (XRL_MARK_EVENT) says the
+	 * mark is an event's, whose quiet period runs from it; a mark made
+	 * at the insert has it clear (time loses its last nanosecond).
 	 */
-	__u64 event_ns;
 	__u64 mark_ns;
 	__u64 mark_passed;
 	__u64 mark_dropped;
 };
+
+#define XRL_MARK_EVENT		1ULL
 
 /*
  * Runtime settings (xrl_settings, one entry), written by userspace with
@@ -446,7 +449,7 @@ _Static_assert(sizeof(struct xrl_agg_share) == 48, "agg share layout");
 _Static_assert(sizeof(struct xrl_agg_state) == 40, "agg state layout");
 _Static_assert(sizeof(struct xrl_lpm_key) == 20, "xrl_lpm_key layout");
 _Static_assert(sizeof(struct xrl_bucket_key) == 20, "bucket key layout");
-_Static_assert(sizeof(struct xrl_bucket) == 80, "xrl_bucket layout");
+_Static_assert(sizeof(struct xrl_bucket) == 72, "xrl_bucket layout");
 _Static_assert(sizeof(struct xrl_rule_key) == 20, "rule key layout");
 _Static_assert(sizeof(struct xrl_policy_meta) == sizeof(struct xrl_rule),
 	       "the meta entry is a classifier value");
