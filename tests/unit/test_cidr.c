@@ -117,15 +117,38 @@ Test(cidr, text_that_is_no_address_is_einval)
 	}
 }
 
+/* IPv6 rules never cover IPv4 sources (include/xrl.h), so an IPv4 prefix
+ * in IPv6 notation can only be a mistake: refused, its IPv4 form at hand. */
+Test(cidr, an_ipv4_prefix_written_as_ipv6_is_refused)
+{
+	const char *texts[] = {
+		"::ffff:198.18.0.0/111", "::ffff:198.18.5.1", "::ffff:0:0/97",
+	};
+	const char *ipv4[] = { "198.18.0.0/15", "198.18.5.1/32", "0.0.0.0/1" };
+	struct xrl_lpm_key key;
+	char buf[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		cr_assert_eq(xrl_cidr_parse(texts[i], &key), -EAFNOSUPPORT,
+			     "%s", texts[i]);
+		xrl_cidr_ipv4_form(&key, buf, sizeof(buf));
+		cr_assert_str_eq(buf, ipv4[i]);
+	}
+	/* The mapped range itself, and wider, are IPv6 prefixes. */
+	parse_ok("::ffff:0:0/96");
+	parse_ok("::/80");
+}
+
 Test(cidr, format_writes_back_what_parses_to_the_same_key)
 {
 	const char *texts[] = {
 		"198.18.0.0/15", "198.18.0.1/32", "fd00::/8", "fd00::1/128",
-		"0.0.0.0/0", "::ffff:0.0.0.0/96", "::ffff:198.18.0.0/111",
+		"0.0.0.0/0", "::ffff:0.0.0.0/96", "::/8",
 	};
 	const char *shown[] = {
 		"198.18.0.0/15", "198.18.0.1/32", "fd00::/8", "fd00::1/128",
-		"0.0.0.0/0", "::ffff:0.0.0.0/96", "198.18.0.0/15",
+		"0.0.0.0/0", "::ffff:0.0.0.0/96", "::/8",
 	};
 	struct xrl_lpm_key key, again;
 	char buf[64];

@@ -245,6 +245,14 @@ Test(policy_file_rules, cidr_host_bits_set)
 		"(198.18.0.1/0)");
 }
 
+Test(policy_file_rules, an_ipv4_prefix_written_as_ipv6_names_the_ipv4_one)
+{
+	refused("rules:\n  - cidr: ::ffff:198.18.5.0/120\n    action: deny\n",
+		"p.yaml:2: rules[0].cidr: an IPv4 prefix written as IPv6 never "
+		"matches IPv4 sources: write 198.18.5.0/24 "
+		"(::ffff:198.18.5.0/120)");
+}
+
 Test(policy_file_rules, duplicate_cidr_names_both_lines)
 {
 	refused("rules:\n"

@@ -358,7 +358,21 @@ int xrl_cidr_parse(const char *text, struct xrl_lpm_key *key)
 	key->prefixlen = ipv4 ? 96 + prefixlen : prefixlen;
 	if (host_bits_set(key->addr, key->prefixlen))
 		return -EADDRNOTAVAIL;
+	/* IPv6 text for an IPv4 prefix: IPv6 rules never cover IPv4
+	 * sources, so the user must mean the IPv4 one. */
+	if (!ipv4 && key->prefixlen > 96 &&
+	    !memcmp(key->addr, v4_mapped_prefix, sizeof(v4_mapped_prefix)))
+		return -EAFNOSUPPORT;
 	return 0;
+}
+
+void xrl_cidr_ipv4_form(const struct xrl_lpm_key *key, char *buf, size_t len)
+{
+	char addr[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, key->addr + 12, addr, sizeof(addr));
+	snprintf(buf, len, "%s/%u", addr,
+		 key->prefixlen > 96 ? key->prefixlen - 96 : 0);
 }
 
 void xrl_cidr_format(const struct xrl_lpm_key *key, char *buf, size_t len)

@@ -74,9 +74,14 @@ struct xrl_rule_spec *xrl_policy_find(struct xrl_policy *policy,
 /*
  * Parses "198.18.0.0/15", "fd00::/8", "198.18.0.1" (a /32) or
  * "fd00::1" (a /128) into an IPv4-mapped LPM key. -EINVAL for text that is
- * no address, -ERANGE for a bad length, -EADDRNOTAVAIL for host bits set.
+ * no address, -ERANGE for a bad length, -EADDRNOTAVAIL for host bits set,
+ * -EAFNOSUPPORT for an IPv4 prefix written as IPv6 (::ffff:a.b.c.d/n, n >
+ * 96: IPv6 rules never cover IPv4 sources); @key then holds the IPv4
+ * prefix, for xrl_cidr_ipv4_form().
  */
 int xrl_cidr_parse(const char *text, struct xrl_lpm_key *key);
+/* The IPv4 form ("a.b.c.d/n") of an IPv4-mapped key. */
+void xrl_cidr_ipv4_form(const struct xrl_lpm_key *key, char *buf, size_t len);
 /* Writes a key back as CIDR text ("0.0.0.0/0" style for the default). */
 void xrl_cidr_format(const struct xrl_lpm_key *key, char *buf, size_t len);
 

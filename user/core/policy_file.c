@@ -9,6 +9,7 @@
  * Checks that span fields of a rule are xrl_rule_check()'s, so the file and
  * the control socket judge rules alike.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <net/if.h>
@@ -381,6 +382,7 @@ static int parse_name(struct loader *ld, const char *field, yaml_node_t *value,
 static int parse_cidr(struct loader *ld, const char *field, yaml_node_t *value,
 		      void *target)
 {
+	char ipv4[INET_ADDRSTRLEN + 4];
 	struct rule_draft *draft = target;
 	const char *text;
 	int ret = scalar(ld, field, value, &text);
@@ -394,6 +396,12 @@ static int parse_cidr(struct loader *ld, const char *field, yaml_node_t *value,
 	if (ret == -EADDRNOTAVAIL)
 		return fail(ld, value, field, value,
 			    "host bits set after the prefix length");
+	if (ret == -EAFNOSUPPORT) {
+		xrl_cidr_ipv4_form(&draft->spec.prefix, ipv4, sizeof(ipv4));
+		return fail(ld, value, field, value, "an IPv4 prefix written "
+			    "as IPv6 never matches IPv4 sources: write %s",
+			    ipv4);
+	}
 	if (ret)
 		return fail(ld, value, field, value,
 			    "not an IPv4 or IPv6 address or prefix");

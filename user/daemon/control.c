@@ -8,6 +8,7 @@
  * must never crash or leak on any input: tests/fuzz/fuzz_control.c feeds
  * it arbitrary lines.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -378,8 +379,14 @@ int xrl_control_cidr(const char *text, struct xrl_lpm_key *key, char *err,
 		     size_t len)
 {
 	int ret = xrl_cidr_parse(text, key);
+	char ipv4[INET_ADDRSTRLEN + 4];
 
-	if (ret == -EINVAL)
+	if (ret == -EAFNOSUPPORT) {
+		xrl_cidr_ipv4_form(key, ipv4, sizeof(ipv4));
+		snprintf(err, len, "cidr: \"%.64s\" is an IPv4 prefix written "
+			 "as IPv6, which never matches IPv4 sources: write %s",
+			 text, ipv4);
+	} else if (ret == -EINVAL)
 		snprintf(err, len, "cidr: \"%.64s\" is not an IPv4 or IPv6 "
 			 "address", text);
 	else if (ret == -ERANGE)
