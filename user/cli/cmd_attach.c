@@ -25,10 +25,11 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		{ "mode", required_argument, NULL, 'm' },
 		{ "policy", required_argument, NULL, 'p' },
 		{ "max-sources", required_argument, NULL, 's' },
+		{ "max-rules", required_argument, NULL, 'r' },
 		XRL_CMD_COMMON_LONGOPTS,
 		{}
 	};
-	unsigned long max_sources;
+	unsigned long max_sources, max_rules;
 	int opt, exit_code = -1;
 	char *end;
 
@@ -60,6 +61,18 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 				return EXIT_FAILURE;
 			}
 			args->load.max_sources = max_sources;
+			break;
+		case 'r':
+			errno = 0;
+			max_rules = strtoul(optarg, &end, 10);
+			if (errno || *end || max_rules < 2 ||
+			    max_rules > XRL_MAX_RULES) {
+				xrl_cmd_error(cli, cmd, "--max-rules %s: not a "
+					      "number of rules from 2 to %d",
+					      optarg, XRL_MAX_RULES);
+				return EXIT_FAILURE;
+			}
+			args->load.max_rules = max_rules;
 			break;
 		}
 	}
@@ -182,7 +195,7 @@ static int run_attach(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 const struct xrl_cmd xrl_cmd_attach = {
 	.name = "attach",
 	.synopsis = "IFACE [--mode native|generic|auto] [--policy FILE] "
-		    "[--max-sources N]",
+		    "[--max-sources N] [--max-rules N]",
 	.summary = "Attach the rate limiter to IFACE (loading and pinning it, "
 		   "or sharing the one pinned).",
 	.options =
@@ -191,6 +204,10 @@ const struct xrl_cmd xrl_cmd_attach = {
 	"  -p, --policy FILE   apply this YAML policy first (shared by every\n"
 	"                      interface)\n"
 	"      --max-sources N size of the bucket map when loading (default\n"
-	"                      1048576)\n",
+	"                      1048576)\n"
+	"      --max-rules N   rules a policy may hold, the default rule\n"
+	"                      included, when loading (default 131072, at\n"
+	"                      most 1048576; per-rule counters take 32\n"
+	"                      bytes per rule per CPU)\n",
 	.run = run_attach,
 };
