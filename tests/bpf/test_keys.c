@@ -431,3 +431,35 @@ Test(bucket_first, a_policy_past_the_rule_capacity_is_refused_whole)
 	cr_assert(strstr(err, "131072 rules"), "%s", err);
 	cr_assert_eq(passes("198.18.0.1", 2), 2, "the refused policy applied");
 }
+
+/*
+ * Two processes install policies on one data path (the daemon and a CLI
+ * run): each must take a generation neither used, or a bucket made under
+ * the other's policy would pass for one of its own. "other" shares the
+ * maps, as a process adopting the pins does.
+ */
+Test(bucket_first, two_installers_never_reuse_a_generation)
+{
+	struct xrl_datapath other = dp;
+	struct xrl_policy wide;
+	char err[256] = "";
+
+	other.skel = NULL;
+	other.known = NULL;
+	fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT, 1, 3, 0, 0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("198.18.0.1", 1), 1);
+
+	cr_assert_eq(xrl_policy_init(&wide), 0);
+	fixture_rule(&wide, "198.18.0.0/16", XRL_ACTION_LIMIT, 1, 5, 0, 0);
+	cr_assert_eq(wide.rules[1].id, policy.rules[1].id);
+	cr_assert_eq(xrl_policy_apply(&other, &wide, err, sizeof(err)), 0,
+		     "%s", err);
+	xrl_rules_forget(&other);
+	xrl_policy_free(&wide);
+	cr_assert_eq(passes("198.18.0.1", 6), 5);
+
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("198.18.0.1", 4), 3,
+		     "judged by the other installer's bucket");
+}

@@ -196,6 +196,22 @@ static int add_known(const struct xrl_lpm_key *prefix,
 	return 0;
 }
 
+/* The generation of the rules in force: 0 when none (or unreadable). */
+static __u32 in_force_gen(const struct xrl_datapath *dp)
+{
+	struct xrl_rule_key key = { .family = XRL_KEY_META };
+	struct xrl_policy_meta meta;
+	int fd = inner_fd(dp->policy_fd);
+	__u32 gen = 0;
+
+	if (fd < 0)
+		return 0;
+	if (!bpf_map_lookup_elem(fd, &key, &meta))
+		gen = meta.gen;
+	close(fd);
+	return gen;
+}
+
 /* The rules in force, read back (none before the first install). */
 static int load_known(struct xrl_datapath *dp)
 {
@@ -207,6 +223,7 @@ static int load_known(struct xrl_datapath *dp)
 	ret = xrl_rules_walk(dp, add_known, known);
 	if (ret == -ENOENT)
 		ret = 0;	/* no policy yet: generation 0 */
+	known->gen = in_force_gen(dp);
 	if (ret) {
 		free(known->by_id);
 		free(known);
@@ -430,6 +447,10 @@ int xrl_rules_install(struct xrl_datapath *dp, const struct xrl_policy *policy,
 	int table_fd = -1, rules_fd = -1, ret;
 	struct compiled c;
 
+	/* Another process may have installed rules since: then what this
+	 * one knows is stale, and its generation would be reused. */
+	if (dp->known && in_force_gen(dp) != dp->known->gen)
+		xrl_rules_forget(dp);
 	if (!dp->known) {
 		ret = load_known(dp);
 		if (ret) {
