@@ -25,10 +25,11 @@
  * Sizes rather than types: libbpf 1.1 cannot size an inner map's BTF
  * struct types; userspace creates the inner maps with BTF of their own.
  */
+/* Preallocated: a policy's entries are all inserted at once, from the
+ * map's own pool rather than by one allocation each. */
 struct xrl_classifier_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(key_size, sizeof(struct xrl_rule_key));
 	__uint(value_size, sizeof(struct xrl_rule));
 };
@@ -40,11 +41,15 @@ struct {
 	__array(values, struct xrl_classifier_map);
 } xrl_policy SEC(".maps");
 
-/* BPF_F_INNER_MAP: each policy's table is as long as its largest id. */
+/*
+ * Every table is as long as the rule capacity (set at load time, as the
+ * per-rule counters): an inner array of the template's size lets the
+ * verifier inline the hot path's lookup, which BPF_F_INNER_MAP (tables
+ * of any size) would turn into a helper call.
+ */
 struct xrl_table_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__uint(map_flags, BPF_F_INNER_MAP);
+	__uint(max_entries, XRL_DEFAULT_RULES);	/* set at load time */
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, sizeof(struct xrl_rule));
 };

@@ -62,6 +62,9 @@ static int install_default_policy(struct xrl_datapath *dp)
 
 int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 {
+	__u32 max_rules = opts && opts->max_rules ? opts->max_rules :
+			  XRL_DEFAULT_RULES;
+	int table_fd = -1;
 	struct xdp_ratelimit_bpf *skel;
 	int ret;
 
@@ -78,12 +81,20 @@ int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 				       opts->max_sources : XRL_DEFAULT_SOURCES);
 	if (!ret)
 		ret = bpf_map__set_max_entries(skel->maps.xrl_rule_stats,
-					       opts && opts->max_rules ?
-					       opts->max_rules :
-					       XRL_DEFAULT_RULES);
-	if (ret)
-		goto destroy;
-	ret = xdp_ratelimit_bpf__load(skel);
+					       max_rules);
+	/* The rule table's template: every table is that long. */
+	if (!ret) {
+		table_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xrl_table_tmpl",
+					  sizeof(__u32), sizeof(struct xrl_rule),
+					  max_rules, NULL);
+		ret = table_fd < 0 ? -errno :
+		      bpf_map__set_inner_map_fd(skel->maps.xrl_rule_table,
+						table_fd);
+	}
+	if (!ret)
+		ret = xdp_ratelimit_bpf__load(skel);
+	if (table_fd >= 0)
+		close(table_fd);	/* only its shape was needed */
 	if (ret)
 		goto destroy;
 

@@ -355,10 +355,19 @@ static bool add_split_marker(struct compiled *c, const struct xrl_rule_key *key,
 	return true;
 }
 
+static bool same_numbers(const struct xrl_rule_spec *a,
+			 const struct xrl_rule_spec *b)
+{
+	return a->action == b->action && a->scope == b->scope &&
+	       a->pps == b->pps && a->burst == b->burst &&
+	       a->bps == b->bps && a->burst_bytes == b->burst_bytes;
+}
+
 static int compile_policy(const struct xrl_policy *policy,
 			  const struct xrl_rules_known *known, __u32 gen,
 			  struct compiled *c, char *err, size_t len)
 {
+	const struct xrl_rule_spec *prev = NULL;
 	size_t i, room = 2 * policy->n_rules + 1;
 	char cidr[64];
 	int ret;
@@ -376,7 +385,15 @@ static int compile_policy(const struct xrl_policy *policy,
 		struct xrl_rule *value = &c->values[c->n];
 		struct xrl_rule_key *key = &c->keys[c->n];
 
-		ret = xrl_rule_compile(spec, value);
+		/* Rules mostly share a few sets of numbers: compiled once. */
+		if (prev && same_numbers(prev, spec)) {
+			*value = c->rules[c->n_rules - 1];
+			value->id = spec->id;
+			ret = 0;
+		} else {
+			ret = xrl_rule_compile(spec, value);
+		}
+		prev = spec;
 		if (ret) {
 			xrl_cidr_format(&spec->prefix, cidr, sizeof(cidr));
 			snprintf(err, len, "rule %s (%s): %s", spec->name, cidr,
@@ -475,10 +492,10 @@ int xrl_rules_install(struct xrl_datapath *dp, const struct xrl_policy *policy,
 		goto free_compiled;
 	}
 	table_fd = create_inner(dp, BPF_MAP_TYPE_ARRAY, XRL_PIN_TABLE, NULL,
-				sizeof(__u32), c.max_id + 1, BPF_F_INNER_MAP);
+				sizeof(__u32), capacity, 0);
 	rules_fd = create_inner(dp, BPF_MAP_TYPE_HASH, XRL_PIN_RULES,
 				"xrl_rule_key", sizeof(struct xrl_rule_key),
-				c.n, BPF_F_NO_PREALLOC);
+				c.n, 0);
 	if (table_fd < 0 || rules_fd < 0) {
 		ret = table_fd < 0 ? table_fd : rules_fd;
 		snprintf(err, len, "creating the rules maps: %s",
