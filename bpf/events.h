@@ -47,7 +47,7 @@ static __always_inline bool event_admitted(struct xrl_event_state *state,
  * After a drop of @key's packet: reports the source when it passed a
  * packet since its last event (it was within its limit, now it is not)
  * and its quiet period is over. Two CPUs dropping the source's packets
- * at once race for the event with one compare-and-swap on event_ns; the
+ * at once race for the event with one compare-and-swap on mark_ns; the
  * loser stays quiet. The claim is made before the cap is asked, so a
  * source the cap suppressed is counted once per quiet period, not once
  * per packet.
@@ -58,7 +58,7 @@ static __noinline void report_limited(const struct xrl_bucket_key *key,
 				      const struct xrl_settings *settings,
 				      __u64 now_ns)
 {
-	__u64 last = bucket->event_ns, passed = bucket->passed;
+	__u64 mark = bucket->mark_ns, passed = bucket->passed;
 	__u64 dropped = bucket->dropped;
 	struct xrl_event_state *state;
 	struct xrl_limit_event *event;
@@ -66,10 +66,11 @@ static __noinline void report_limited(const struct xrl_bucket_key *key,
 
 	if (!settings->events.interval || passed == bucket->mark_passed)
 		return;
-	if (last && now_ns - last < settings->event_quiet_ns)
+	if ((mark & XRL_MARK_EVENT) &&
+	    now_ns - (mark & ~XRL_MARK_EVENT) < settings->event_quiet_ns)
 		return;
-	if (__sync_val_compare_and_swap(&bucket->event_ns, last,
-					now_ns ? now_ns : 1) != last)
+	if (__sync_val_compare_and_swap(&bucket->mark_ns, mark,
+					now_ns | XRL_MARK_EVENT) != mark)
 		return;
 	state = bpf_map_lookup_elem(&xrl_event_state, &zero);
 	if (!state)
@@ -84,16 +85,15 @@ static __noinline void report_limited(const struct xrl_bucket_key *key,
 		goto move_mark;
 	}
 	__builtin_memcpy(event->addr, key->addr, sizeof(event->addr));
-	event->rule_id = key->rule_id;
+	event->rule_id = rule->id;
 	event->action = rule->action;
 	event->time_ns = now_ns;
 	event->packets = passed + dropped - bucket->mark_passed -
 			 bucket->mark_dropped;
-	event->window_ns = now_ns - bucket->mark_ns;
+	event->window_ns = now_ns - (mark & ~XRL_MARK_EVENT);
 	bpf_ringbuf_submit(event, 0);
 	state->count[XRL_EVENT_SENT]++;
 move_mark:
-	bucket->mark_ns = now_ns;
 	bucket->mark_passed = passed;
 	bucket->mark_dropped = dropped;
 }

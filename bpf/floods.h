@@ -93,10 +93,11 @@ static __always_inline __u64 mix64(__u64 h)
 
 /*
  * The fallback bucket of @key's prefix: the source (already masked to
- * the configured key length) cut to /24 or /48, hashed with the rule id.
+ * the configured key length) cut to /24 or /48, hashed with the rule id
+ * and the family.
  */
 static __always_inline struct xrl_bucket *
-prefix_bucket(const struct xrl_bucket_key *key, bool ipv4)
+prefix_bucket(const struct xrl_bucket_key *key, bool ipv4, __u32 rule_id)
 {
 	const __u32 *addr = (const __u32 *)key->addr;
 	__u64 high, low;
@@ -110,7 +111,7 @@ prefix_bucket(const struct xrl_bucket_key *key, bool ipv4)
 		low = addr[1] &
 		      bpf_htonl(~0U << (64 - XRL_UNKNOWN_V6_PREFIX));
 	}
-	high = mix64(prefix_hash_seed ^ (high << 32 | key->rule_id));
+	high = mix64(prefix_hash_seed ^ (high << 32 | rule_id));
 	slot = mix64(high ^ low ^ (ipv4 ? 1 : 0)) >>
 	       (64 - XRL_PREFIX_SLOT_BITS);
 	return bpf_map_lookup_elem(&xrl_prefix_buckets, &slot);

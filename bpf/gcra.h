@@ -204,25 +204,60 @@ static __always_inline enum take_result limit_add(__u64 *word,
  * charge rather than refused. At one instant that cannot happen: every
  * write then leaves the word at or past now.
  */
-static __always_inline enum take_result limit_take(__u64 *word,
+struct take_loop {
+	__u64 *word;
+	const struct xrl_limit *lim;
+	__u64 now_ns;
+	__s64 idle_ns;
+	__u64 cost;
+	enum take_result result;
+};
+
+/* One attempt of limit_take() (a bpf_loop() callback): 1 when decided. */
+static long take_attempt(__u32 i, void *data)
+{
+	struct take_loop *t = data;
+	__u64 old, new;
+
+	old = *(volatile __u64 *)t->word;
+	if (i && limit_addable(old, t->lim, t->now_ns, t->cost)) {
+		t->result = limit_add(t->word, t->lim, t->now_ns, t->idle_ns,
+				      t->cost);
+		return 1;
+	}
+	new = limit_admit(old, t->lim, t->now_ns, t->idle_ns, t->cost);
+	if (!new) {
+		t->result = TAKE_REFUSED;
+		return 1;
+	}
+	if (__sync_val_compare_and_swap(t->word, old, new) == old) {
+		t->result = TAKE_CHARGED;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The attempts run under bpf_loop(): the verifier checks one attempt
+ * instead of walking all TAKE_ATTEMPTS of them at every place the take
+ * is inlined (unrolled, they made the program too complex to load). @t
+ * is the caller's, one for both limits of a bucket: the stack of the
+ * deepest call chain is short (512 bytes for all frames).
+ */
+static __always_inline enum take_result limit_take(struct take_loop *t,
+						   __u64 *word,
 						   const struct xrl_limit *lim,
 						   __u64 now_ns, __s64 idle_ns,
 						   __u64 cost)
 {
-	__u64 old, new;
-	int i;
-
-	for (i = 0; i < TAKE_ATTEMPTS; i++) {
-		old = *(volatile __u64 *)word;
-		if (i && limit_addable(old, lim, now_ns, cost))
-			return limit_add(word, lim, now_ns, idle_ns, cost);
-		new = limit_admit(old, lim, now_ns, idle_ns, cost);
-		if (!new)
-			return TAKE_REFUSED;
-		if (__sync_val_compare_and_swap(word, old, new) == old)
-			return TAKE_CHARGED;
-	}
-	return TAKE_FREE;
+	t->word = word;
+	t->lim = lim;
+	t->now_ns = now_ns;
+	t->idle_ns = idle_ns;
+	t->cost = cost;
+	t->result = TAKE_FREE;	/* every attempt lost to a full word */
+	bpf_loop(TAKE_ATTEMPTS, take_attempt, t, 0);
+	return t->result;
 }
 
 /*
@@ -274,6 +309,7 @@ static __always_inline bool bucket_take(struct xrl_bucket *b,
 	__u64 pkt_cost = pkt->interval * packets;
 	__u64 byte_cost = byte->interval * bytes;
 	enum take_result taken = TAKE_FREE;
+	struct take_loop t;
 
 	if (pkt->interval && !limit_admit(*(volatile __u64 *)pkt_word, pkt,
 					  now_ns, idle_ns, pkt_cost))
@@ -283,15 +319,16 @@ static __always_inline bool bucket_take(struct xrl_bucket *b,
 		return false;
 
 	if (pkt->interval) {
-		taken = limit_take(pkt_word, pkt, now_ns, idle_ns, pkt_cost);
+		taken = limit_take(&t, pkt_word, pkt, now_ns, idle_ns,
+				   pkt_cost);
 		if (taken == TAKE_REFUSED)
 			return false;
 	} else {
 		limit_clear(pkt_word);
 	}
 	if (byte->interval) {
-		if (limit_take(byte_word, byte, now_ns, idle_ns, byte_cost) ==
-		    TAKE_REFUSED) {
+		if (limit_take(&t, byte_word, byte, now_ns, idle_ns,
+			       byte_cost) == TAKE_REFUSED) {
 			if (taken == TAKE_CHARGED)
 				limit_give_back(pkt_word, pkt, pkt_cost);
 			return false;

@@ -7,6 +7,7 @@
 #include <bpf/bpf_helpers.h>
 #include "xrl.h"
 #include "parse.h"
+#include "classify.h"
 #include "gcra.h"
 #include "floods.h"
 #include "aggregate.h"
@@ -20,52 +21,6 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
  */
 const volatile bool use_test_clock = false;
 volatile __u64 test_clock_ns;
-
-/*
- * The policy in force: a head (settings, and the slot of its rules) and
- * rule sets in slots, swapped as include/xrl.h describes ("How a policy
- * is installed"). Sizes rather than types: libbpf 1.1 cannot size an
- * inner map's BTF struct types; userspace creates the inner maps with
- * BTF of their own.
- */
-struct xrl_rules_map {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, XRL_MAX_RULES);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(key_size, sizeof(struct xrl_lpm_key));
-	__uint(value_size, sizeof(struct xrl_rule));
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, XRL_POLICY_SLOTS);
-	__type(key, __u32);
-	__array(values, struct xrl_rules_map);
-} xrl_policy SEC(".maps");
-
-struct xrl_head_map {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__uint(map_flags, BPF_F_RDONLY_PROG);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(struct xrl_policy_head));
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__array(values, struct xrl_head_map);
-} xrl_settings SEC(".maps");
-
-/*
- * BTF anchors: userspace creates each inner map with these types from
- * this program's BTF (user/lib/policy.c), so that bpftool shows the
- * policy with field names. The program itself never reads them.
- */
-struct xrl_lpm_key xrl_btf_rule_key;
-struct xrl_rule xrl_btf_rule;
-struct xrl_policy_head xrl_btf_head;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -83,10 +38,46 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XRL_MAX_RULES);
+	__uint(max_entries, XRL_DEFAULT_RULES);	/* set at load time */
 	__type(key, __u32);
 	__type(value, struct xrl_rule_counters);
 } xrl_rule_stats SEC(".maps");
+
+/*
+ * The policy in force: a head (settings, and the slot of its rules in
+ * xrl_policy and xrl_rule_table: bpf/classify.h), swapped whole as
+ * include/xrl.h describes ("How a policy is installed").
+ */
+struct xrl_head_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_RDONLY_PROG);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct xrl_policy_head));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct xrl_head_map);
+} xrl_settings SEC(".maps");
+
+/* BTF anchor of the head's type, as those of bpf/classify.h. */
+struct xrl_policy_head xrl_btf_head;
+
+/* The policy in force, looked up once: every decision about the packet
+ * is taken from it, so no packet mixes two policies. */
+static __always_inline const struct xrl_policy_head *policy_head(void)
+{
+	__u32 zero = 0;
+	void *head;
+
+	head = bpf_map_lookup_elem(&xrl_settings, &zero);
+	if (!head)
+		return NULL;
+	return bpf_map_lookup_elem(head, &zero);
+}
 
 static __always_inline __u64 now_ns(void)
 {
@@ -121,47 +112,31 @@ static __always_inline void count_rule(__u32 rule_id,
 	}
 }
 
-/* The policy in force, looked up once: every decision about the packet
- * is taken from it, so no packet mixes two policies. */
-static __always_inline const struct xrl_policy_head *policy_head(void)
-{
-	__u32 zero = 0;
-	void *head;
-
-	head = bpf_map_lookup_elem(&xrl_settings, &zero);
-	if (!head)
-		return NULL;
-	return bpf_map_lookup_elem(head, &zero);
-}
-
-static __always_inline const struct xrl_rule *
-find_rule(const struct xrl_policy_head *head, const __u32 src[4])
-{
-	struct xrl_lpm_key key = { .prefixlen = 128 };
-	__u32 slot = head->rules_slot;
-	void *rules;
-
-	rules = bpf_map_lookup_elem(&xrl_policy, &slot);
-	if (!rules)
-		return NULL;
-	__builtin_memcpy(key.addr, src, sizeof(key.addr));
-	return bpf_map_lookup_elem(rules, &key);
-}
-
-/* The key of (source, rule): the source masked to the configured prefix. */
+/*
+ * The key of a source: the source masked to the configured prefix, in
+ * its family. IPv6 sources in ::ffff:0:0/96 or ::/96 (IPv4-mapped or
+ * -compatible, judged as IPv6 when the settings let them through) keep at
+ * least the IPv4 key length of the address they embed, so they do not
+ * all share the one bucket of ::/64.
+ */
 static __always_inline void bucket_key(struct xrl_bucket_key *key,
-				       const __u32 src[4], bool ipv4,
-				       const struct xrl_settings *settings,
-				       __u32 rule_id)
+				       const __u32 src[4], __u32 family,
+				       const struct xrl_settings *settings)
 {
 	__u32 *addr = (__u32 *)key->addr;
 
-	key->rule_id = rule_id;
-	if (ipv4) {
+	key->tag = XRL_BUCKET_TAG(family, 0);
+	if (family == XRL_FAMILY_IPV4) {
 		addr[0] = 0;
 		addr[1] = 0;
 		addr[2] = src[2];
 		addr[3] = src[3] & settings->v4_mask;
+	} else if (!(src[0] | src[1]) &&
+		   (!src[2] || src[2] == bpf_htonl(0xffff))) {
+		addr[0] = 0;
+		addr[1] = 0;
+		addr[2] = src[2];
+		addr[3] = src[3] & (settings->v4_mask | settings->v6_mask[3]);
 	} else {
 		addr[0] = src[0] & settings->v6_mask[0];
 		addr[1] = src[1] & settings->v6_mask[1];
@@ -169,6 +144,27 @@ static __always_inline void bucket_key(struct xrl_bucket_key *key,
 		addr[3] = src[3] & settings->v6_mask[3];
 	}
 }
+
+/*
+ * A bucket's rule id and generation are one 64-bit word (rule_id in the
+ * low half), read and written whole, so a reader never pairs the id of
+ * one classification with the generation of another.
+ */
+static __always_inline __u64 binding_of(__u32 rule_id, __u32 gen)
+{
+	return (__u64)gen << 32 | rule_id;
+}
+
+static __always_inline __u64 bucket_binding(const struct xrl_bucket *b)
+{
+	return *(volatile const __u64 *)&b->rule_id;
+}
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+	       "bucket_binding() reads rule_id as the low half");
+_Static_assert(__builtin_offsetof(struct xrl_bucket, gen) ==
+	       __builtin_offsetof(struct xrl_bucket, rule_id) + 4,
+	       "rule_id and gen form one word");
 
 /* Counts and returns the verdict of a limit or monitor rule's packet. */
 static __always_inline int judge_outcome(const struct xrl_rule *rule,
@@ -190,15 +186,17 @@ static __always_inline int judge_outcome(const struct xrl_rule *rule,
 
 /*
  * Judges a packet of a limit or monitor rule; returns the XDP verdict.
- * Only a drop looks at limit events.
+ * Only a drop looks at limit events. A subprogram: the bucket-first path,
+ * the classified path and a new source all judge here, so the take
+ * (bpf/gcra.h) is one body, not one inlined copy per path.
  */
-static __always_inline int judge_limited(const struct xrl_bucket_key *key,
-					 const struct xrl_settings *settings,
-					 const struct xrl_rule *rule,
-					 struct xrl_bucket *bucket,
-					 __u64 frame_len,
-					 const struct wire_cost *cost)
+static __noinline int judge_limited(const struct xrl_bucket_key *key,
+				    const struct xrl_settings *settings,
+				    const struct xrl_rule *rule,
+				    struct xrl_bucket *bucket,
+				    const struct wire_cost *cost)
 {
+	__u64 frame_len = cost->frame_len;	/* five arguments at most */
 	__u64 now = now_ns();
 	bool admitted = bucket_take(bucket, rule, now, cost->packets,
 				    cost->bytes);
@@ -207,6 +205,24 @@ static __always_inline int judge_limited(const struct xrl_bucket_key *key,
 	if (!admitted)
 		report_limited(key, bucket, rule, settings, now);
 	return judge_outcome(rule, admitted, frame_len);
+}
+
+/*
+ * Makes the bucket of a new source, bound to @rule, unless another CPU
+ * made it first. Apart from judge_new_source(), so the fresh bucket is
+ * not on the stack while the packet is judged.
+ */
+static __noinline void insert_source(const struct xrl_bucket_key *key,
+				     const struct xrl_rule *rule, __u64 now)
+{
+	struct xrl_bucket fresh = {};
+
+	/* The mark its first event's rate is measured from. */
+	fresh.mark_ns = now & ~XRL_MARK_EVENT;
+	fresh.rule_id = rule->id;
+	fresh.gen = rule->gen;
+	if (!bpf_map_update_elem(&xrl_buckets, key, &fresh, BPF_NOEXIST))
+		count_table(XRL_TABLE_INSERT);
 }
 
 /*
@@ -223,19 +239,15 @@ static __noinline int judge_new_source(const struct xrl_bucket_key *key,
 				       const struct wire_cost *cost)
 {
 	__u64 frame_len = cost->frame_len;	/* five arguments at most */
-	struct xrl_bucket fresh = {}, *bucket;
+	struct xrl_bucket *bucket;
 	__u64 now = now_ns();	/* read once: the clock is most of a miss */
 	bool admitted;
 
 	if (new_source_admitted(settings, now)) {
-		/* The mark its first event's rate is measured from. */
-		fresh.mark_ns = now;
-		if (!bpf_map_update_elem(&xrl_buckets, key, &fresh, BPF_NOEXIST))
-			count_table(XRL_TABLE_INSERT);
+		insert_source(key, rule, now);
 		bucket = bpf_map_lookup_elem(&xrl_buckets, key);
 		if (bucket)
-			return judge_limited(key, settings, rule, bucket,
-					     frame_len, cost);
+			return judge_limited(key, settings, rule, bucket, cost);
 		/* Only when the kernel cannot allocate: fail open, counted. */
 		count_table(XRL_TABLE_INSERT_FAILED);
 		count_verdict(XRL_VERDICT_ALLOW, frame_len);
@@ -250,7 +262,7 @@ static __noinline int judge_new_source(const struct xrl_bucket_key *key,
 		admitted = false;
 		break;
 	default:
-		bucket = prefix_bucket(key, ipv4);
+		bucket = prefix_bucket(key, ipv4, rule->id);
 		admitted = bucket && bucket_take(bucket, rule, now,
 						 cost->packets, cost->bytes);
 		break;
@@ -275,26 +287,117 @@ static __noinline int judge_aggregate(const struct xrl_rule *rule,
 	return judge_outcome(rule, admitted, frame_len);
 }
 
+/*
+ * Binds a bucket found for @rule to it. A bucket of the same rule id from
+ * a generation before the id named this prefix is another rule's (a
+ * deleted rule whose id was reused): it starts full, with fresh counts,
+ * as a new bucket would. Two CPUs rebinding at once write the same.
+ */
+static __always_inline void rebind(struct xrl_bucket *b,
+				   const struct xrl_rule *rule)
+{
+	__u64 word = bucket_binding(b);
+
+	if (word == binding_of(rule->id, rule->gen))
+		return;
+	if ((__u32)word != rule->id || (__s32)((word >> 32) - rule->since) < 0) {
+		b->tat[XRL_LIMIT_PACKETS] = 0;
+		b->tat[XRL_LIMIT_BYTES] = 0;
+		b->passed = 0;
+		b->dropped = 0;
+		b->mark_ns = now_ns() & ~XRL_MARK_EVENT;
+		b->mark_passed = 0;
+		b->mark_dropped = 0;
+	}
+	*(volatile __u64 *)&b->rule_id = binding_of(rule->id, rule->gen);
+}
+
+/* What the slow path needs of a packet's source (a subprogram takes at
+ * most five arguments). */
+struct source {
+	struct xrl_bucket_key key;
+	__u32 addr[4];	/* as parsed, unmasked */
+	__u32 family;
+	__u32 slot;	/* of the rules of the policy in force */
+	struct wire_cost cost;
+};
+
+/*
+ * The slow path: a source with no bucket, or whose bucket was classified
+ * under another policy (@stale). The source is classified by the rules in
+ * force; a stale bucket that no longer serves the source under its plain
+ * key (the rule is not a per-source limit, or the key subnet is now
+ * split) is deleted, so it does not send every packet of its key here.
+ */
+static __noinline int judge_classified(struct source *s,
+				       const struct xrl_settings *settings,
+				       struct xrl_bucket *stale)
+{
+	__u64 frame_len = s->cost.frame_len;
+	struct xrl_bucket_key *key = &s->key;
+	bool ipv4 = s->family == XRL_FAMILY_IPV4;
+	const struct xrl_rule *rule;
+	struct xrl_bucket *bucket;
+	bool split, limited;
+
+	rule = classify(s->slot, s->addr, s->family,
+			ipv4 ? settings->v4_prefix : settings->v6_prefix,
+			&split);
+	limited = rule && (rule->action == XRL_ACTION_LIMIT ||
+			   rule->action == XRL_ACTION_MONITOR) &&
+		  rule->scope == XRL_SCOPE_SOURCE;
+	if (stale && (split || !limited))
+		bpf_map_delete_elem(&xrl_buckets, key);
+	if (!rule || rule->action == XRL_ACTION_ALLOW) {
+		if (rule)
+			count_rule(rule->id, XRL_RULE_PASSED, frame_len);
+		count_verdict(XRL_VERDICT_ALLOW, frame_len);
+		return XDP_PASS;
+	}
+	if (rule->action == XRL_ACTION_DENY) {
+		count_rule(rule->id, XRL_RULE_DROPPED, frame_len);
+		count_verdict(XRL_VERDICT_DENY, frame_len);
+		return XDP_DROP;
+	}
+	if (!limited)
+		return judge_aggregate(rule, frame_len, &s->cost);
+
+	bucket = stale;
+	if (split) {
+		key->tag = XRL_BUCKET_TAG(s->family, rule->id + 1);
+		bucket = bpf_map_lookup_elem(&xrl_buckets, key);
+	}
+	if (!bucket)
+		return judge_new_source(key, ipv4, settings, rule, &s->cost);
+	rebind(bucket, rule);
+	return judge_limited(key, settings, rule, bucket, &s->cost);
+}
+
+/*
+ * Bucket first: a source whose bucket names a rule of the table in force
+ * under the generation it was classified in is judged without walking
+ * any rule. Everything else is classified.
+ */
 SEC("xdp")
 int xdp_ratelimit(struct xdp_md *ctx)
 {
 	__u64 frame_len = ctx->data_end - ctx->data;
 	const struct xrl_policy_head *head;
 	const struct xrl_settings *settings;
-	struct xrl_bucket_key key;
 	const struct xrl_rule *rule;
 	struct xrl_bucket *bucket;
 	enum parse_result parsed;
-	struct wire_cost cost;
-	__u32 src[4];
+	struct source s;
+	__u64 word;
 
 	/* Only before the first policy (the loader installs one). */
 	head = policy_head();
 	if (!head)
 		return XDP_PASS;
 	settings = &head->settings;
+	s.slot = head->rules_slot;
 
-	parsed = parse_source(ctx, src, &cost);
+	parsed = parse_source(ctx, s.addr, &s.cost);
 	if (parsed == PARSE_IPV4_MAPPED &&
 	    settings->ipv4_mapped_verdict == XRL_IPV4_MAPPED_IPV6)
 		parsed = PARSE_IPV6;
@@ -317,26 +420,15 @@ int xdp_ratelimit(struct xdp_md *ctx)
 			XDP_DROP : XDP_PASS;
 	}
 
-	rule = find_rule(head, src);
-	if (!rule || rule->action == XRL_ACTION_ALLOW) {
-		if (rule)
-			count_rule(rule->id, XRL_RULE_PASSED, frame_len);
-		count_verdict(XRL_VERDICT_ALLOW, frame_len);
-		return XDP_PASS;
+	s.family = parsed == PARSE_IPV4 ? XRL_FAMILY_IPV4 : XRL_FAMILY_IPV6;
+	bucket_key(&s.key, s.addr, s.family, settings);
+	bucket = bpf_map_lookup_elem(&xrl_buckets, &s.key);
+	if (bucket) {
+		word = bucket_binding(bucket);
+		rule = table_rule(s.slot, (__u32)word);
+		if (rule && rule->gen == (__u32)(word >> 32))
+			return judge_limited(&s.key, settings, rule, bucket,
+					     &s.cost);
 	}
-	if (rule->action == XRL_ACTION_DENY) {
-		count_rule(rule->id, XRL_RULE_DROPPED, frame_len);
-		count_verdict(XRL_VERDICT_DENY, frame_len);
-		return XDP_DROP;
-	}
-
-	if (rule->scope == XRL_SCOPE_AGGREGATE)
-		return judge_aggregate(rule, frame_len, &cost);
-
-	bucket_key(&key, src, parsed == PARSE_IPV4, settings, rule->id);
-	bucket = bpf_map_lookup_elem(&xrl_buckets, &key);
-	if (!bucket)
-		return judge_new_source(&key, parsed == PARSE_IPV4, settings,
-					rule, &cost);
-	return judge_limited(&key, settings, rule, bucket, frame_len, &cost);
+	return judge_classified(&s, settings, bucket);
 }

@@ -27,8 +27,10 @@
 #define XRL_MAP_AGG_POOL	"xrl_agg_pool"
 #define XRL_MAP_EVENTS		"xrl_events"
 #define XRL_MAP_EVENT_STATE	"xrl_event_state"
+#define XRL_MAP_RULE_TABLE	"xrl_rule_table"
 /* Not maps of the program: the inner maps in force, pinned for bpftool. */
 #define XRL_PIN_RULES		"xrl_rules"
+#define XRL_PIN_TABLE		"xrl_table"
 /* Nor this: userspace's mark of the rule ids handed out (never reused). */
 #define XRL_PIN_IDS		"xrl_ids"
 #define XRL_PIN_HEAD		"xrl_head"
@@ -40,7 +42,15 @@
 #define XRL_ENV_SOCKET		"XDP_RATELIMIT_SOCKET"
 #define XRL_VERSION		"0.1.0"
 
-#define XRL_MAX_RULES		131072	/* rule ids are below this */
+/*
+ * Rule ids are below XRL_MAX_RULES (a policy holds at most that many
+ * rules, the default one included). The per-rule counters are sized at
+ * load time (struct xrl_load_opts, max_rules): per CPU, 32 bytes a rule,
+ * so the default capacity keeps 4 MiB per CPU and a million rules take
+ * 32 MiB per CPU only where asked for.
+ */
+#define XRL_MAX_RULES		1048576
+#define XRL_DEFAULT_RULES	131072	/* rule capacity unless told */
 #define XRL_DEFAULT_SOURCES	1048576	/* bucket map size unless told */
 
 /*
@@ -200,13 +210,23 @@ enum xrl_scope {
 	XRL_SCOPE_COUNT,
 };
 
-/* Value of the policy LPM map. */
+/*
+ * A compiled rule: the value of the rule table (by id) and of the
+ * classifier (by prefix), both of one policy generation.
+ *
+ * gen is the generation of the policy the rule belongs to; since is the
+ * generation from which this id has named this prefix. A bucket records
+ * the rule id and the generation it was classified under, so a bucket
+ * older than @since belongs to another rule that held the id before (a
+ * deleted rule whose id was reused) and never judges this one.
+ */
 struct xrl_rule {
 	__u32 id;	/* index into xrl_rule_stats, < XRL_MAX_RULES */
-	__u32 action;	/* enum xrl_action */
+	__u16 action;	/* enum xrl_action */
+	__u16 scope;	/* enum xrl_scope */
 	struct xrl_limit limit[XRL_LIMIT_KINDS];
-	__u32 scope;	/* enum xrl_scope */
-	__u32 reserved;
+	__u32 gen;	/* policy generation, from 1 */
+	__u32 since;	/* generation this id got this prefix */
 };
 
 /*
@@ -269,17 +289,89 @@ struct xrl_agg_state {
 };
 
 /*
- * Key of the policy LPM map and of a source: IPv6 addresses as they are,
- * IPv4 as IPv4-mapped IPv6 (::ffff:a.b.c.d), so an IPv4 /n is /(96+n).
+ * Families never mix: IPv4 and IPv6 sources are told apart by a family
+ * field in every key, never by the address, so an IPv6 source (IPv4-mapped
+ * ::ffff:a.b.c.d included) never matches an IPv4 rule or shares an IPv4
+ * source's bucket, and an IPv6 rule (::/8, ::ffff:0:0/96) covers IPv6
+ * sources only. Addresses are kept in the parser's layout: IPv6 as it is,
+ * IPv4 as ::ffff:a.b.c.d (the address in the last word).
+ */
+enum xrl_family {
+	XRL_FAMILY_ANY = 0,	/* the default rule only */
+	XRL_FAMILY_IPV4 = 4,
+	XRL_FAMILY_IPV6 = 6,
+};
+
+/*
+ * A prefix as userspace writes and reads it (CIDR text, policy files,
+ * reports): IPv4 /n as ::ffff:a.b.c.d/(96 + n), IPv6 /n as it is, and
+ * the default rule as /0. An IPv6 prefix of 96 bits or less inside
+ * ::ffff:0:0/96 stays IPv6; longer ones are the IPv4 form (xrl_cidr_parse
+ * refuses them in IPv6 notation).
  */
 struct xrl_lpm_key {
 	__u32 prefixlen;
 	__u8 addr[16];
 };
 
+/*
+ * The classifier (inner hash map of xrl_policy): every prefix length of
+ * every rule is an exact-match key, so a policy of a million prefixes is
+ * built by one batch of hash inserts instead of a trie walk per insert,
+ * and a source is classified by one lookup per prefix length the policy
+ * holds in its family, longest first (the lengths are in struct
+ * xrl_policy_meta). Kinds of keys:
+ *   family 4 or 6, prefixlen 1..32 or 1..128: a rule (value: xrl_rule)
+ *   family 0, prefixlen 0: the default rule
+ *   XRL_KEY_META: the policy's generation and lengths
+ *   XRL_KEY_SPLIT | family, prefixlen = the source key length: the key
+ *     subnet holds a rule longer than the key (see struct xrl_bucket_key)
+ * addr is masked to prefixlen.
+ */
+#define XRL_KEY_META		0x80
+#define XRL_KEY_SPLIT		0x40
+
+struct xrl_rule_key {
+	__u8 family;	/* enum xrl_family, or XRL_KEY_* */
+	__u8 prefixlen;	/* of the family's address: IPv4 0..32 */
+	__u16 reserved;
+	__u32 addr[4];	/* network order, the parser's layout */
+};
+
+/*
+ * The value under XRL_KEY_META (the size of a rule, as every value of the
+ * classifier): the generation, and per family a bitmap of the prefix
+ * lengths the policy holds (bit n: some rule is a /n; the default rule
+ * is not counted), plus whether a rule is longer than the family's source
+ * key, in which case the slow path looks for split subnets.
+ */
+struct xrl_policy_meta {
+	__u32 gen;
+	__u32 long_rules;	/* bit 0: IPv4, bit 1: IPv6 */
+	__u64 v4_lengths;	/* bits 1..32 */
+	__u64 v6_lengths[3];	/* bits 1..128 (bit n in word n / 64) */
+	__u64 reserved[3];
+};
+
+/*
+ * Key of a source's bucket: the source masked to the configured key
+ * length, in its family. One bucket per source key, which remembers the
+ * rule it was classified to and the policy generation of that
+ * classification, so the hot path looks the bucket up first and walks
+ * no rules. When the key subnet holds a rule longer than the key (a /128
+ * rule under /64 keys), sources of one key may fall under different
+ * rules: those keys are "split" and carry the rule id, as buckets did
+ * before, and are found after classification.
+ *
+ * tag: bits 0..7 family, bits 8..31 rule id + 1 of a split key, else 0.
+ */
+#define XRL_TAG_SPLIT_SHIFT	8
+#define XRL_BUCKET_TAG(family, split_id)				\
+	((__u32)(family) | (__u32)(split_id) << XRL_TAG_SPLIT_SHIFT)
+
 struct xrl_bucket_key {
 	__u8 addr[16];	/* source, masked to the configured prefix */
-	__u32 rule_id;	/* a source judged by two rules has two buckets */
+	__u32 tag;	/* XRL_BUCKET_TAG(family, split rule id + 1 or 0) */
 };
 
 /*
@@ -314,19 +406,24 @@ struct xrl_bucket_key {
 struct xrl_bucket {
 	__u64 tat[XRL_LIMIT_KINDS];
 	__u64 last_seen_ns;
+	__u32 rule_id;	/* the rule the source was classified to */
+	__u32 gen;	/* the policy generation of that classification */
 	__u64 passed;	/* packets admitted (monitor: passed) */
 	__u64 dropped;	/* packets refused (monitor: would have been) */
 	/*
 	 * Limit events (struct xrl_limit_event), touched on drops only:
-	 * the time of the source's last event (0: none yet), and the mark
-	 * its observed rate is measured from: made at the insert, moved at
-	 * each event, with the passed and dropped counts of that moment.
+	 * the mark the source's observed rate is measured from, made at
+	 * the insert and moved at each event, with the passed and dropped
+	 * counts of that moment. Bit 0 of mark_ns (XRL_MARK_EVENT) says the
+	 * mark is an event's, whose quiet period runs from it; a mark made
+	 * at the insert has it clear (time loses its last nanosecond).
 	 */
-	__u64 event_ns;
 	__u64 mark_ns;
 	__u64 mark_passed;
 	__u64 mark_dropped;
 };
+
+#define XRL_MARK_EVENT		1ULL
 
 /*
  * Runtime settings, part of the policy head (struct xrl_policy_head).
@@ -375,15 +472,16 @@ struct xrl_settings {
 };
 
 /*
- * How a policy is installed: one map update (user/lib/policy.c,
+ * How a policy is installed: one map update (user/datapath/policy_map.c,
  * xrl_policy_apply()). Everything a verdict depends on belongs to one
  * policy, and a packet is judged by one policy whole:
  *
- *   xrl_settings  ARRAY_OF_MAPS, 1 slot: the policy head in force, an
- *                 inner ARRAY of one struct xrl_policy_head, created
- *                 frozen for each policy (read-only for the program too)
- *   xrl_policy    ARRAY_OF_MAPS, XRL_POLICY_SLOTS slots: rule maps; the
- *                 head names the slot of its policy's rules
+ *   xrl_settings    ARRAY_OF_MAPS, 1 slot: the policy head in force, an
+ *                   inner ARRAY of one struct xrl_policy_head, created
+ *                   frozen for each policy (read-only for the program too)
+ *   xrl_policy      ARRAY_OF_MAPS, XRL_POLICY_SLOTS slots: classifiers
+ *   xrl_rule_table  ARRAY_OF_MAPS, XRL_POLICY_SLOTS slots: rule tables;
+ *                   the head names the slot of its policy's rules in both
  *
  * The program looks the head up once per packet and takes everything
  * from it: settings, and the rules slot. A new policy's rules go into
@@ -394,6 +492,15 @@ struct xrl_settings {
  * policy is written into the other slot, no packet still reads it. A
  * daemon killed at any instant leaves the old head (naming untouched
  * rules) or the new one (naming complete rules) in force.
+ *
+ * The generation is the rules': every rule of a slot's classifier and
+ * table (and the classifier's meta) carries the generation it was staged
+ * as, one more than the one in force. A bucket remembers the rule id and
+ * generation it was classified under; the hot path judges it without
+ * classifying only when the table in the head's slot holds that id with
+ * that generation, so a bucket never outlives the policy that bound it.
+ * A generation staged and never put in force (a daemon killed before the
+ * swap) bound no bucket, so staging it again is harmless.
  *
  * Anything else a verdict comes to depend on goes into struct
  * xrl_settings, or into a map of maps of XRL_POLICY_SLOTS slots indexed
@@ -456,6 +563,9 @@ _Static_assert(sizeof(struct xrl_agg_state) == 40, "agg state layout");
 _Static_assert(sizeof(struct xrl_lpm_key) == 20, "xrl_lpm_key layout");
 _Static_assert(sizeof(struct xrl_bucket_key) == 20, "bucket key layout");
 _Static_assert(sizeof(struct xrl_bucket) == 72, "xrl_bucket layout");
+_Static_assert(sizeof(struct xrl_rule_key) == 20, "rule key layout");
+_Static_assert(sizeof(struct xrl_policy_meta) == sizeof(struct xrl_rule),
+	       "the meta entry is a classifier value");
 _Static_assert(sizeof(struct xrl_settings) == 128, "xrl_settings layout");
 _Static_assert(sizeof(struct xrl_policy_head) == 136, "policy head layout");
 _Static_assert(sizeof(struct xrl_limit_event) == 48, "limit event layout");

@@ -17,6 +17,7 @@
  * IPv6 key).
  */
 #define BENCH_V4_BASE		0xc6120000u	/* 198.18.0.0 */
+#define BENCH_V4_RULES		131072u		/* addresses of the /15 */
 #define BENCH_V6_WORD0		0xfd000000u	/* fd00:0000: */
 
 /* Key and value of the reference program's map. */

@@ -13,7 +13,9 @@
  * A policy of @n_rules limit rules: the default rule, then prefixes made
  * unique by construction, alternately IPv4 /32s inside 198.18.0.0/15 and
  * IPv6 /64s inside fd00::/32 (the benchmark sources' space), so that
- * lookups of either family walk a trie of the size asked. The rules are
+ * lookups of either family meet a policy of the size asked; past the
+ * 131,072 addresses of the /15 (policies of a million rules) the odd
+ * rules are /64s inside fd00:1::/32. The rules are
  * set directly rather than by xrl_policy_add(), whose duplicate check is
  * a linear scan (quadratic for 100,000 rules).
  */
@@ -42,6 +44,15 @@ int bench_build_policy(struct xrl_policy *policy, size_t n_rules, bool budget)
 		rule->id = i;
 		snprintf(rule->name, sizeof(rule->name), "r%zu", i);
 		k = i / 2;
+		if (i % 2 && k >= BENCH_V4_RULES) {
+			/* Past the /15's addresses: more /64s, apart. */
+			word = k * 2654435761u;
+			*(__u32 *)rule->prefix.addr =
+				htobe32(BENCH_V6_WORD0 | 1);
+			rule->prefix.prefixlen = 64;
+			*(__u32 *)(rule->prefix.addr + 4) = htobe32(word);
+			continue;
+		}
 		if (i % 2) {
 			/* k -> k * odd mod 2^17 is one to one. */
 			word = BENCH_V4_BASE | ((k * 40503u) & 0x1ffff);

@@ -63,8 +63,8 @@ static int time_scrape(struct xrl_datapath *dp, const struct xrl_policy *policy,
 /* Fills the bucket map with @n sources, then times one count. */
 static int time_count(struct xrl_datapath *dp, long n, double *ms)
 {
-	struct xrl_bucket_key key = { .rule_id = 1 };
-	struct xrl_bucket bucket = {};
+	struct xrl_bucket_key key = { .tag = XRL_FAMILY_IPV4 };
+	struct xrl_bucket bucket = { .rule_id = 1 };
 	uint64_t wall0;
 	long i, count;
 

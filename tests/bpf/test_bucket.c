@@ -293,7 +293,7 @@ Test(bucket, a_fresh_word_beside_a_stale_last_seen_is_believed)
 {
 	const uint64_t long_ago = 1ULL << 50;	/* past every horizon */
 	const uint64_t t1 = long_ago + NS_PER_S;
-	struct xrl_bucket_key key = { .rule_id = 0 };
+	struct xrl_bucket_key key = { .tag = XRL_FAMILY_IPV4 };
 	struct xrl_bucket bucket;
 	struct packet pkt;
 

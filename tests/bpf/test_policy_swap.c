@@ -93,8 +93,10 @@ static void teardown(void)
 
 TestSuite(policy_swap, .init = setup, .fini = teardown, .timeout = 300);
 
-/* Which whole policy a bucket key belongs to: 'A', 'B' or 0 for none. */
-static char bucket_policy(const struct xrl_bucket_key *key)
+/* Which whole policy a bucket belongs to: 'A', 'B' or 0 for none. Its
+ * rule is the one it was classified to (struct xrl_bucket). */
+static char bucket_policy(const struct xrl_bucket_key *key,
+			  const struct xrl_bucket *bucket)
 {
 	static const __u8 zero[16];
 	bool host_bits = memcmp(key->addr + 4, zero, 4) != 0;
@@ -102,9 +104,11 @@ static char bucket_policy(const struct xrl_bucket_key *key)
 	if (key->addr[0] != 0xfd || memcmp(key->addr + 1, zero, 3) ||
 	    memcmp(key->addr + 8, zero, 8))
 		return 0;
-	if (key->rule_id == RULE_A && host_bits)
+	if (key->tag != XRL_FAMILY_IPV6)
+		return 0;
+	if (bucket->rule_id == RULE_A && host_bits)
 		return 'A';
-	if (key->rule_id == RULE_B && !host_bits)
+	if (bucket->rule_id == RULE_B && !host_bits)
 		return 'B';
 	return 0;
 }
@@ -123,10 +127,10 @@ static void expect_whole_buckets(uint64_t *n_a, uint64_t *n_b)
 		prev = &key;
 		if (bpf_map_lookup_elem(dp.buckets_fd, &key, &bucket))
 			continue;
-		owner = bucket_policy(&key);
+		owner = bucket_policy(&key, &bucket);
 		cr_expect_neq(owner, 0, "bucket of rule %u keyed %02x%02x:"
 			      "%02x%02x:%02x%02x:%02x%02x:: belongs to no "
-			      "whole policy", key.rule_id, key.addr[0],
+			      "whole policy", bucket.rule_id, key.addr[0],
 			      key.addr[1], key.addr[2], key.addr[3],
 			      key.addr[4], key.addr[5], key.addr[6],
 			      key.addr[7]);

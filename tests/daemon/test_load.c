@@ -75,7 +75,8 @@ static long fill_buckets(void)
 			keys[i].addr[5] = s >> 16;
 			keys[i].addr[6] = s >> 8;
 			keys[i].addr[7] = s;
-			keys[i].rule_id = 1;
+			keys[i].tag = XRL_FAMILY_IPV6;
+			values[i].rule_id = 1;
 			values[i].passed = 1;
 		}
 		cr_assert_eq(bpf_map_update_batch(env.dp.buckets_fd, keys,

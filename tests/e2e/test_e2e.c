@@ -289,8 +289,9 @@ Test(e2e, status_names_the_interface_its_mode_program_and_pinned_maps)
 
 	/* bpftool reads the pins with field names (BTF), the policy's too:
 	 * the rules in force and the head (settings) that names them. */
-	cr_assert_eq(topo_sh("bpftool map dump pinned %s/xrl_rules | grep -q "
-			     "'\"prefixlen\": 120'", topo.pin_dir), 0,
+	cr_assert_eq(topo_sh("bpftool map dump pinned %s/xrl_rules | grep -A1 "
+			     "'\"family\": 4' | grep -q '\"prefixlen\": 24'",
+			     topo.pin_dir), 0,
 		     "xrl_rules dump names its fields");
 	cr_assert_eq(topo_sh("bpftool map dump pinned %s/xrl_head | grep -q "
 			     "'\"rules_slot\"'", topo.pin_dir), 0,

@@ -251,7 +251,7 @@ Test(install, bash_completion_offers_what_the_tools_take)
 	snprintf(words, sizeof(words), "%s/usr/sbin/xdp-ratelimit attach --m",
 		 dir);
 	complete(dir, words);
-	cr_assert_str_eq(out, "--max-sources --mode");
+	cr_assert_str_eq(out, "--max-rules --max-sources --mode");
 	snprintf(words, sizeof(words),
 		 "%s/usr/sbin/xdp-ratelimit attach --mode _", dir);
 	complete(dir, words);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
 #include <criterion/criterion.h>
@@ -186,16 +187,33 @@ struct xrl_rule_counters fixture_rule_counters(struct xrl_datapath *dp,
 	return totals;
 }
 
+/* The bucket of @key, if it is bound to @rule_id. */
+static int bucket_of_rule(struct xrl_datapath *dp,
+			  const struct xrl_bucket_key *key, uint32_t rule_id,
+			  struct xrl_bucket *out)
+{
+	if (bpf_map_lookup_elem(dp->buckets_fd, key, out))
+		return -errno;
+	return out->rule_id == rule_id ? 0 : -ENOENT;
+}
+
 int fixture_bucket(struct xrl_datapath *dp, const char *key_addr,
 		   uint32_t rule_id, struct xrl_bucket *out)
 {
-	struct xrl_bucket_key key = { .rule_id = rule_id };
-	struct xrl_lpm_key parsed;
-	int ret = xrl_cidr_parse(key_addr, &parsed);
+	struct xrl_bucket_key key = { .tag = XRL_FAMILY_IPV6 };
+	struct in_addr v4;
 
-	cr_assert_eq(ret, 0, "bucket address %s: %s", key_addr, strerror(-ret));
-	memcpy(key.addr, parsed.addr, sizeof(key.addr));
-	if (bpf_map_lookup_elem(dp->buckets_fd, &key, out))
-		return -errno;
-	return 0;
+	if (inet_pton(AF_INET, key_addr, &v4) == 1) {
+		key.tag = XRL_FAMILY_IPV4;
+		key.addr[10] = key.addr[11] = 0xff;
+		memcpy(key.addr + 12, &v4, sizeof(v4));
+	} else {
+		cr_assert_eq(inet_pton(AF_INET6, key_addr, key.addr), 1,
+			     "bucket address %s", key_addr);
+	}
+	/* A plain key, or one of a split subnet (include/xrl.h). */
+	if (!bucket_of_rule(dp, &key, rule_id, out))
+		return 0;
+	key.tag |= (rule_id + 1) << XRL_TAG_SPLIT_SHIFT;
+	return bucket_of_rule(dp, &key, rule_id, out);
 }

@@ -60,8 +60,10 @@ struct xrl_rule_counters fixture_rule_counters(struct xrl_datapath *dp,
 
 /*
  * The bucket of (@key_addr, @rule_id), where @key_addr is the source as
- * the program keys it, already masked ("198.18.0.1", "fd00:0:0:1::").
- * Returns 0, or -ENOENT when the program made no such bucket.
+ * the program keys it, already masked ("198.18.0.1", "fd00:0:0:1::"):
+ * IPv4 text is an IPv4 key, IPv6 text (::ffff:a.b.c.d too) an IPv6 key.
+ * Returns 0, or -ENOENT when the program made no such bucket bound to
+ * that rule (under a plain or a split key).
  */
 int fixture_bucket(struct xrl_datapath *dp, const char *key_addr,
 		   uint32_t rule_id, struct xrl_bucket *out);

@@ -517,8 +517,8 @@ Test(policy_file_rules, more_rules_than_the_maximum)
 {
 	char *text = many_rules(XRL_MAX_RULES);
 
-	refused(text, "p.yaml:2: rules: 131072 rules, more than the maximum "
-		"131071");
+	refused(text, "p.yaml:2: rules: 1048576 rules, more than the maximum "
+		"1048575");
 	free(text);
 	/* At the maximum the count passes and the rules are judged. */
 	text = many_rules(XRL_MAX_RULES - 1);

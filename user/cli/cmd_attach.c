@@ -20,7 +20,7 @@ struct attach_args {
 	struct xrl_load_opts load;
 };
 
-enum { OPT_MAX_SOURCES = XRL_OPT_LONG };
+enum { OPT_MAX_SOURCES = XRL_OPT_LONG, OPT_MAX_RULES };
 
 static const struct xrl_opt attach_opts[] = {
 	{ "mode", 'm', "MODE", "native, generic, or auto (default): native, "
@@ -29,13 +29,16 @@ static const struct xrl_opt attach_opts[] = {
 	  "every interface)" },
 	{ "max-sources", OPT_MAX_SOURCES, "N", "size of the bucket map when "
 	  "loading (default 1048576)" },
+	{ "max-rules", OPT_MAX_RULES, "N", "rules a policy may hold, the "
+	  "default rule included, when loading (default 131072, at most "
+	  "1048576; per-rule counters take 32 bytes per rule per CPU)" },
 	{}
 };
 
 static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		      int argc, char **argv, struct attach_args *args)
 {
-	unsigned long max_sources;
+	unsigned long max_sources, max_rules;
 	int opt, exit_code = -1;
 	char *end;
 
@@ -63,6 +66,18 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 				return EXIT_FAILURE;
 			}
 			args->load.max_sources = max_sources;
+			break;
+		case OPT_MAX_RULES:
+			errno = 0;
+			max_rules = strtoul(optarg, &end, 10);
+			if (errno || *end || max_rules < 2 ||
+			    max_rules > XRL_MAX_RULES) {
+				xrl_cmd_error(cli, cmd, "--max-rules %s: not a "
+					      "number of rules from 2 to %d",
+					      optarg, XRL_MAX_RULES);
+				return EXIT_FAILURE;
+			}
+			args->load.max_rules = max_rules;
 			break;
 		}
 	}
@@ -233,7 +248,7 @@ static int run_attach(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 const struct xrl_cmd xrl_cmd_attach = {
 	.name = "attach",
 	.synopsis = "IFACE [--mode native|generic|auto] [--policy FILE] "
-		    "[--max-sources N]",
+		    "[--max-sources N] [--max-rules N]",
 	.summary = "Attach the rate limiter to IFACE (loading and pinning it, "
 		   "or sharing the one pinned).",
 	.opts = attach_opts,

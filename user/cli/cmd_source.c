@@ -113,9 +113,16 @@ static int explain(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 	struct xrl_bucket bucket;
 	struct xrl_rule rule;
 	char cidr[64];
+	bool split;
 	int ret;
 
-	ret = xrl_rule_of(dp, addr->addr, &rule, &prefix);
+	ret = xrl_datapath_settings(dp, &settings);
+	if (ret) {
+		xrl_cmd_error(cli, cmd, "reading the settings: %s",
+			      strerror(-ret));
+		return ret;
+	}
+	ret = xrl_rule_of(dp, &settings, addr->addr, &rule, &prefix, &split);
 	if (ret) {
 		xrl_cmd_error(cli, cmd, "%s: no rule in force judges it: %s",
 			      text, strerror(-ret));
@@ -133,17 +140,14 @@ static int explain(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		       "the rule holds\n");
 		return 0;
 	}
-	ret = xrl_datapath_settings(dp, &settings);
-	if (ret) {
-		xrl_cmd_error(cli, cmd, "reading the settings: %s",
-			      strerror(-ret));
-		return ret;
-	}
-	xrl_bucket_key_make(&settings, addr->addr, rule.id, &key);
+	xrl_bucket_key_make(&settings, addr->addr, split ? rule.id + 1 : 0,
+			    &key);
 	memcpy(masked.addr, key.addr, sizeof(masked.addr));
 	masked.prefixlen = xrl_bucket_key_prefixlen(&settings, &key);
 	xrl_cidr_format(&masked, cidr, sizeof(cidr));
-	printf("bucket key: %s, rule %u\n", cidr, key.rule_id);
+	/* A split subnet keys its buckets by rule (include/xrl.h). */
+	printf("bucket key: %s, rule %u%s\n", cidr, rule.id,
+	       split ? " (its subnet is split by a longer rule)" : "");
 	if (bpf_map_lookup_elem(dp->buckets_fd, &key, &bucket)) {
 		if (errno != ENOENT) {
 			ret = -errno;

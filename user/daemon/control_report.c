@@ -149,6 +149,7 @@ int xrl_control_status(struct xrl_request *req)
 
 struct top_entry {
 	struct xrl_bucket_key key;
+	__u32 rule_id;
 	__u64 dropped;
 	__u64 passed;
 	__u64 tat[XRL_LIMIT_KINDS];
@@ -175,6 +176,7 @@ static int collect_dropping(const void *key, const void *value, void *ctx)
 		walk->entries = grown;
 	}
 	memcpy(&walk->entries[walk->n].key, key, sizeof(struct xrl_bucket_key));
+	walk->entries[walk->n].rule_id = bucket->rule_id;
 	walk->entries[walk->n].dropped = bucket->dropped;
 	walk->entries[walk->n].passed = bucket->passed;
 	memcpy(walk->entries[walk->n].tat, bucket->tat, sizeof(bucket->tat));
@@ -191,8 +193,6 @@ static int by_dropped(const void *a, const void *b)
 		return ea->dropped < eb->dropped ? 1 : -1;
 	return memcmp(&ea->key, &eb->key, sizeof(ea->key));
 }
-
-static const __u8 v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
 
 /*
  * How full the source's bucket is (1: a whole burst left, 0: limited),
@@ -228,43 +228,96 @@ static bool prefix_contains(const struct xrl_lpm_key *prefix,
 			  (0xff << (8 - bits)));
 }
 
-/* The source key's prefix length under the keys in force. */
-static unsigned key_prefixlen(const struct xrl_policy *policy,
-			      const __u8 addr[16])
+static const __u8 v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+static enum xrl_family key_family(const struct xrl_bucket_key *key)
 {
-	return memcmp(addr, v4_mapped, sizeof(v4_mapped)) ?
-	       policy->v6_prefix : 96 + policy->v4_prefix;
+	return key->tag & ((1U << XRL_TAG_SPLIT_SHIFT) - 1);
+}
+
+/* The source key's prefix length under the keys in force: the program's
+ * bucket_key(), where IPv6 sources in ::/96 and ::ffff:0:0/96 keep at
+ * least the IPv4 key length. */
+static unsigned key_prefixlen(const struct xrl_policy *policy,
+			      const struct xrl_bucket_key *key)
+{
+	static const __u8 zero[12];
+	unsigned v4 = 96 + policy->v4_prefix;
+
+	if (key_family(key) == XRL_FAMILY_IPV4)
+		return v4;
+	if (!memcmp(key->addr, zero, 8) && (!memcmp(key->addr, zero, 12) ||
+					    !memcmp(key->addr, v4_mapped, 12)))
+		return policy->v6_prefix > v4 ? policy->v6_prefix : v4;
+	return policy->v6_prefix;
+}
+
+/* A rule of the key's family (the default rule is of both). */
+static bool same_family(const struct xrl_lpm_key *prefix,
+			const struct xrl_bucket_key *key)
+{
+	bool v4 = prefix->prefixlen > 96 &&
+		  !memcmp(prefix->addr, v4_mapped, sizeof(v4_mapped));
+
+	return !prefix->prefixlen ||
+	       v4 == (key_family(key) == XRL_FAMILY_IPV4);
+}
+
+/* Whether @prefix and the key subnet @subnet share an address. */
+static bool overlaps(const struct xrl_lpm_key *prefix,
+		     const struct xrl_lpm_key *subnet)
+{
+	return prefix->prefixlen <= subnet->prefixlen ?
+	       prefix_contains(prefix, subnet->addr) :
+	       prefix_contains(subnet, prefix->addr);
 }
 
 /*
- * Whether the policy in force judges this bucket: its rule is still
- * there and is the longest prefix holding the source, and the source is
- * keyed as the keys are now. A bucket of a rule gone, of a source a more
- * specific rule now judges, or keyed under another prefix length (host
- * bits past it) is state of an older policy: not shown as if current.
+ * Whether the policy in force judges this bucket: keyed as the keys are
+ * now (no host bits past the key length), bound to a rule still there
+ * (struct xrl_bucket's rule_id) of the key's family, which is the longest
+ * prefix holding the key subnet; or, for a key of a split subnet (its
+ * tag names the rule), a rule still in the subnet, which still holds a
+ * rule longer than the key. A bucket of a rule gone, of a source a more
+ * specific rule now judges, or keyed under another prefix length is
+ * state of an older policy: not shown as if current.
  */
 static bool judged_now(const struct xrl_policy *policy,
 		       const struct top_entry *entry)
 {
+	const struct xrl_bucket_key *key = &entry->key;
+	__u32 split_id = key->tag >> XRL_TAG_SPLIT_SHIFT;
 	const struct xrl_rule_spec *rule, *other;
-	struct xrl_lpm_key keyed = { .prefixlen = key_prefixlen(policy,
-								entry->key.addr) };
+	struct xrl_lpm_key keyed = { .prefixlen = key_prefixlen(policy, key) };
+	bool longer = false;
 	size_t i;
 
-	memcpy(keyed.addr, entry->key.addr, sizeof(keyed.addr));
+	memcpy(keyed.addr, key->addr, sizeof(keyed.addr));
 	for (i = keyed.prefixlen; i < 128; i++)
 		if (keyed.addr[i / 8] & (0x80 >> (i % 8)))
 			return false;
-	rule = rule_by_id(policy, entry->key.rule_id);
-	if (!rule || !prefix_contains(&rule->prefix, entry->key.addr))
+	if (split_id && split_id - 1 != entry->rule_id)
+		return false;
+	rule = rule_by_id(policy, entry->rule_id);
+	if (!rule || !same_family(&rule->prefix, key) ||
+	    !overlaps(&rule->prefix, &keyed))
+		return false;
+	if (!split_id && rule->prefix.prefixlen > keyed.prefixlen)
 		return false;
 	for (i = 0; i < policy->n_rules; i++) {
 		other = &policy->rules[i];
-		if (other->prefix.prefixlen > rule->prefix.prefixlen &&
-		    prefix_contains(&other->prefix, entry->key.addr))
-			return false;
+		if (other == rule || !same_family(&other->prefix, key) ||
+		    !overlaps(&other->prefix, &keyed))
+			continue;
+		if (other->prefix.prefixlen > keyed.prefixlen)
+			longer = true;
+		else if (!split_id &&
+			 other->prefix.prefixlen > rule->prefix.prefixlen)
+			return false;	/* a more specific rule holds it */
 	}
-	return true;
+	if (rule->prefix.prefixlen > keyed.prefixlen)
+		longer = true;
+	return split_id ? longer : !longer;
 }
 
 static json_t *top_entry_json(const struct xrl_policy *policy,
@@ -276,14 +329,13 @@ static json_t *top_entry_json(const struct xrl_policy *policy,
 	double fill;
 
 	memcpy(source.addr, entry->key.addr, sizeof(source.addr));
-	if (!memcmp(source.addr, v4_mapped, sizeof(v4_mapped)))
-		source.prefixlen = 96 + policy->v4_prefix;
+	source.prefixlen = key_prefixlen(policy, &entry->key);
 	xrl_cidr_format(&source, text, sizeof(text));
-	rule = rule_by_id(policy, entry->key.rule_id);
+	rule = rule_by_id(policy, entry->rule_id);
 	fill = bucket_fill(rule, entry->tat);
 	return json_pack("{s:s, s:I, s:s?, s:I, s:I, s:o}",
 			 "source", text,
-			 "rule_id", (json_int_t)entry->key.rule_id,
+			 "rule_id", (json_int_t)entry->rule_id,
 			 "rule", rule ? rule->name : NULL,
 			 "dropped", (json_int_t)entry->dropped,
 			 "passed", (json_int_t)entry->passed,

@@ -8,10 +8,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include "bucket.h"
 #include "datapath.h"
 #include "mapwalk.h"
+#include "rulemaps.h"
 
 static const __u8 v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
 
@@ -29,71 +31,55 @@ static bool is_v4(const __u8 addr[16])
 }
 
 void xrl_bucket_key_make(const struct xrl_settings *settings,
-			 const __u8 addr[16], __u32 rule_id,
+			 const __u8 addr[16], __u32 split_id,
 			 struct xrl_bucket_key *key)
 {
 	__u32 src[4], *out = (__u32 *)key->addr;
+	enum xrl_family family = is_v4(addr) ? XRL_FAMILY_IPV4 :
+				 XRL_FAMILY_IPV6;
 	int i;
 
 	memcpy(src, addr, sizeof(src));
-	key->rule_id = rule_id;
-	if (is_v4(addr)) {
+	key->tag = XRL_BUCKET_TAG(family, split_id);
+	if (family == XRL_FAMILY_IPV4) {
 		out[0] = 0;
 		out[1] = 0;
 		out[2] = src[2];
 		out[3] = src[3] & settings->v4_mask;
 		return;
 	}
+	if (!(src[0] | src[1]) && (!src[2] || src[2] == htonl(0xffff))) {
+		/* ::/96 and ::ffff:0:0/96 as IPv6: at least the IPv4 key. */
+		out[0] = 0;
+		out[1] = 0;
+		out[2] = src[2];
+		out[3] = src[3] & (settings->v4_mask | settings->v6_mask[3]);
+		return;
+	}
 	for (i = 0; i < 4; i++)
 		out[i] = src[i] & settings->v6_mask[i];
+}
+
+static enum xrl_family key_family(const struct xrl_bucket_key *key)
+{
+	return key->tag & ((1U << XRL_TAG_SPLIT_SHIFT) - 1);
 }
 
 unsigned xrl_bucket_key_prefixlen(const struct xrl_settings *settings,
 				  const struct xrl_bucket_key *key)
 {
-	return is_v4(key->addr) ? 96 + settings->v4_prefix :
-				  settings->v6_prefix;
+	return key_family(key) == XRL_FAMILY_IPV4 ?
+	       96 + settings->v4_prefix : settings->v6_prefix;
 }
 
-struct prefix_of_id {
-	__u32 id;
-	struct xrl_lpm_key *prefix;
-	bool found;
-};
-
-static int match_id(const void *key, const void *value, void *ctx)
+int xrl_rule_of(const struct xrl_datapath *dp,
+		const struct xrl_settings *settings, const __u8 addr[16],
+		struct xrl_rule *rule, struct xrl_lpm_key *prefix, bool *split)
 {
-	const struct xrl_rule *rule = value;
-	struct prefix_of_id *want = ctx;
+	unsigned key_len = is_v4(addr) ? settings->v4_prefix :
+					 settings->v6_prefix;
 
-	if (rule->id != want->id)
-		return 0;
-	memcpy(want->prefix, key, sizeof(*want->prefix));
-	want->found = true;
-	return 1;
-}
-
-int xrl_rule_of(const struct xrl_datapath *dp, const __u8 addr[16],
-		struct xrl_rule *rule, struct xrl_lpm_key *prefix)
-{
-	struct xrl_lpm_key key = { .prefixlen = 128 };
-	struct prefix_of_id want = { .prefix = prefix };
-	int fd, ret;
-
-	fd = xrl_datapath_rules_fd(dp);
-	if (fd < 0)
-		return fd;
-	memcpy(key.addr, addr, sizeof(key.addr));
-	/* The program's lookup: the longest prefix holding the address. */
-	ret = bpf_map_lookup_elem(fd, &key, rule) ? -errno : 0;
-	if (!ret) {
-		want.id = rule->id;
-		ret = xrl_map_walk(fd, sizeof(struct xrl_lpm_key),
-				   sizeof(struct xrl_rule), match_id, &want);
-		ret = ret < 0 ? ret : want.found ? 0 : -ENOENT;
-	}
-	close(fd);
-	return ret;
+	return xrl_rules_classify(dp, addr, key_len, rule, prefix, split);
 }
 
 void xrl_bucket_level(const struct xrl_limit *limit, __u64 tat_word,
@@ -128,6 +114,11 @@ static bool key_in(const struct xrl_settings *settings,
 {
 	unsigned bits = xrl_bucket_key_prefixlen(settings, key), i;
 
+	/* Families never mix: an IPv4 prefix holds no IPv6 source's key
+	 * (an IPv4-mapped one judged as IPv6), nor the other way. */
+	if (prefix->prefixlen &&
+	    key_family(key) != xrl_prefix_family(prefix))
+		return false;
 	if (prefix->prefixlen < bits)
 		bits = prefix->prefixlen;
 	for (i = 0; i < bits / 8; i++)

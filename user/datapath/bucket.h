@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * bucket.h - a source as the program sees it, read from userspace: the
- * rule that judges it (the kernel's own LPM lookup on the rules map in
- * force), its bucket key, and how full its bucket is.
+ * rule that judges it (the program's classification, on the classifier
+ * in force: rulemaps.c), its bucket key, and how full its bucket is.
  *
  * The key and the debt are the program's bucket_key()
  * (bpf/xdp_ratelimit.bpf.c) and limit_debt() (bpf/gcra.h) in userspace:
@@ -21,10 +21,13 @@ struct xrl_datapath;
 /* The program's clock (bpf_ktime_get_ns: CLOCK_MONOTONIC), in ns. */
 __u64 xrl_datapath_now_ns(void);
 
-/* The key of (@addr, @rule_id): @addr (IPv4-mapped for IPv4) masked to
- * the source prefix of @settings, as the program makes it. */
+/*
+ * The key of the source @addr (IPv4-mapped for IPv4): masked to the
+ * source prefix of @settings in its family, as the program makes it;
+ * @split_id is the rule id + 1 of a split key subnet, else 0.
+ */
 void xrl_bucket_key_make(const struct xrl_settings *settings,
-			 const __u8 addr[16], __u32 rule_id,
+			 const __u8 addr[16], __u32 split_id,
 			 struct xrl_bucket_key *key);
 
 /* The prefix length (IPv4-mapped) a bucket key's address covers. */
@@ -32,11 +35,13 @@ unsigned xrl_bucket_key_prefixlen(const struct xrl_settings *settings,
 				  const struct xrl_bucket_key *key);
 
 /*
- * The rule in force that judges @addr, and its prefix (*@prefix). 0,
- * -ENOENT when the rules map holds none (no default rule), -errno.
+ * The rule in force that judges @addr, its prefix (*@prefix), and
+ * whether its key subnet is split (*@split: the bucket key then names
+ * the rule). 0, -ENOENT when no rule does (no policy), -errno.
  */
-int xrl_rule_of(const struct xrl_datapath *dp, const __u8 addr[16],
-		struct xrl_rule *rule, struct xrl_lpm_key *prefix);
+int xrl_rule_of(const struct xrl_datapath *dp,
+		const struct xrl_settings *settings, const __u8 addr[16],
+		struct xrl_rule *rule, struct xrl_lpm_key *prefix, bool *split);
 
 /* A limit's level in a bucket's word at @now_ns. */
 struct xrl_bucket_level {

@@ -13,12 +13,13 @@
 #include "datapath.h"
 #include "policy.h"
 #include "policy_map.h"
+#include "rulemaps.h"
 
 #define PROG_PIN_NAME "xdp_ratelimit"
 
 static void reset_fds(struct xrl_datapath *dp)
 {
-	dp->prog_fd = dp->policy_fd = dp->buckets_fd = -1;
+	dp->prog_fd = dp->policy_fd = dp->rule_table_fd = dp->buckets_fd = -1;
 	dp->stats_fd = dp->rule_stats_fd = dp->settings_fd = -1;
 	dp->table_stats_fd = -1;
 	dp->agg_shares_fd = dp->agg_state_fd = dp->agg_pool_fd = -1;
@@ -62,6 +63,9 @@ static int install_default_policy(struct xrl_datapath *dp)
 
 int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 {
+	__u32 max_rules = opts && opts->max_rules ? opts->max_rules :
+			  XRL_DEFAULT_RULES;
+	int table_fd = -1;
 	struct xdp_ratelimit_bpf *skel;
 	int ret;
 
@@ -76,15 +80,29 @@ int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 	ret = bpf_map__set_max_entries(skel->maps.xrl_buckets,
 				       opts && opts->max_sources ?
 				       opts->max_sources : XRL_DEFAULT_SOURCES);
-	if (ret)
-		goto destroy;
-	ret = xdp_ratelimit_bpf__load(skel);
+	if (!ret)
+		ret = bpf_map__set_max_entries(skel->maps.xrl_rule_stats,
+					       max_rules);
+	/* The rule table's template: every table is that long. */
+	if (!ret) {
+		table_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xrl_table_tmpl",
+					  sizeof(__u32), sizeof(struct xrl_rule),
+					  max_rules, NULL);
+		ret = table_fd < 0 ? -errno :
+		      bpf_map__set_inner_map_fd(skel->maps.xrl_rule_table,
+						table_fd);
+	}
+	if (!ret)
+		ret = xdp_ratelimit_bpf__load(skel);
+	if (table_fd >= 0)
+		close(table_fd);	/* only its shape was needed */
 	if (ret)
 		goto destroy;
 
 	dp->skel = skel;
 	dp->prog_fd = bpf_program__fd(skel->progs.xdp_ratelimit);
 	dp->policy_fd = bpf_map__fd(skel->maps.xrl_policy);
+	dp->rule_table_fd = bpf_map__fd(skel->maps.xrl_rule_table);
 	dp->buckets_fd = bpf_map__fd(skel->maps.xrl_buckets);
 	dp->stats_fd = bpf_map__fd(skel->maps.xrl_stats);
 	dp->rule_stats_fd = bpf_map__fd(skel->maps.xrl_rule_stats);
@@ -129,6 +147,7 @@ struct pinned_object {
 static const struct pinned_object pinned_objects[] = {
 	{ PROG_PIN_NAME, offsetof(struct xrl_datapath, prog_fd) },
 	{ XRL_MAP_POLICY, offsetof(struct xrl_datapath, policy_fd) },
+	{ XRL_MAP_RULE_TABLE, offsetof(struct xrl_datapath, rule_table_fd) },
 	{ XRL_MAP_BUCKETS, offsetof(struct xrl_datapath, buckets_fd) },
 	{ XRL_MAP_STATS, offsetof(struct xrl_datapath, stats_fd) },
 	{ XRL_MAP_RULE_STATS, offsetof(struct xrl_datapath, rule_stats_fd) },
@@ -150,11 +169,30 @@ static int *object_fd(struct xrl_datapath *dp, const struct pinned_object *o)
 	return (int *)((char *)dp + o->fd_offset);
 }
 
-int xrl_datapath_pin(struct xrl_datapath *dp, const char *dir)
+/* Pins the inner map in slot @slot of @outer_fd as @name, if any. */
+static void pin_inner(int outer_fd, __u32 slot, const char *dir,
+		      const char *name)
 {
 	char path[PATH_MAX + 32];
+	__u32 id;
+	int fd;
+
+	if (bpf_map_lookup_elem(outer_fd, &slot, &id))
+		return;
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return;
+	pin_path(dir, name, path, sizeof(path));
+	bpf_obj_pin(fd, path);
+	close(fd);
+}
+
+int xrl_datapath_pin(struct xrl_datapath *dp, const char *dir)
+{
+	struct xrl_policy_head head;
+	char path[PATH_MAX + 32];
 	size_t i;
-	int ret, fd;
+	int ret;
 
 	if (mkdir(dir, 0700) && errno != EEXIST)
 		return -errno;
@@ -167,17 +205,11 @@ int xrl_datapath_pin(struct xrl_datapath *dp, const char *dir)
 	}
 	snprintf(dp->pin_dir, sizeof(dp->pin_dir), "%s", dir);
 	/* The maps in force, for bpftool (re-pinned by each apply). */
-	fd = xrl_datapath_rules_fd(dp);
-	if (fd >= 0) {
-		pin_path(dir, XRL_PIN_RULES, path, sizeof(path));
-		bpf_obj_pin(fd, path);
-		close(fd);
-	}
-	fd = xrl_datapath_head_fd(dp);
-	if (fd >= 0) {
-		pin_path(dir, XRL_PIN_HEAD, path, sizeof(path));
-		bpf_obj_pin(fd, path);
-		close(fd);
+	if (!xrl_datapath_head(dp, &head)) {
+		pin_inner(dp->policy_fd, head.rules_slot, dir, XRL_PIN_RULES);
+		pin_inner(dp->rule_table_fd, head.rules_slot, dir,
+			  XRL_PIN_TABLE);
+		pin_inner(dp->settings_fd, 0, dir, XRL_PIN_HEAD);
 	}
 	return 0;
 
@@ -203,6 +235,8 @@ int xrl_datapath_unpin(struct xrl_datapath *dp)
 	pin_path(dp->pin_dir, XRL_PIN_RULES, path, sizeof(path));
 	unlink(path);
 	pin_path(dp->pin_dir, XRL_PIN_HEAD, path, sizeof(path));
+	unlink(path);
+	pin_path(dp->pin_dir, XRL_PIN_TABLE, path, sizeof(path));
 	unlink(path);
 	if (rmdir(dp->pin_dir) && errno != ENOENT)
 		return -errno;
@@ -262,6 +296,7 @@ void xrl_datapath_close(struct xrl_datapath *dp)
 	size_t i;
 	int *fd;
 
+	xrl_rules_forget(dp);
 	if (dp->skel) {
 		/* The skeleton owns its fds, but for the id mark's. */
 		if (dp->ids_fd >= 0)

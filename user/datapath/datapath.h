@@ -13,11 +13,13 @@
 struct xdp_ratelimit_bpf;
 struct xrl_policy_head;
 struct xrl_settings;
+struct xrl_rules_known;
 
 struct xrl_datapath {
 	struct xdp_ratelimit_bpf *skel;	/* NULL when adopted from pins */
 	int prog_fd;
-	int policy_fd;
+	int policy_fd;		/* classifier of the rules in force */
+	int rule_table_fd;	/* the same rules by id */
 	int buckets_fd;
 	int stats_fd;
 	int rule_stats_fd;
@@ -35,10 +37,12 @@ struct xrl_datapath {
 	const long *sources_count;
 	__u32 btf_id;		/* BTF of the program, for inner maps */
 	char pin_dir[PATH_MAX];	/* empty when not pinned */
+	struct xrl_rules_known *known;	/* rulemaps.c */
 };
 
 struct xrl_load_opts {
 	__u32 max_sources;	/* bucket map size; 0: XRL_DEFAULT_SOURCES */
+	__u32 max_rules;	/* rule capacity; 0: XRL_DEFAULT_RULES */
 	bool test_clock;	/* time from test_clock_ns (tests only) */
 	__u64 hash_seed;	/* of the prefix fallback; 0: random */
 };
@@ -63,8 +67,8 @@ void xrl_datapath_close(struct xrl_datapath *dp);
 
 /*
  * The policy in force, as the program reads it (include/xrl.h, "How a
- * policy is installed"): a new fd of its head map and of the rules map
- * its head names, or -errno (-ENOENT before the first policy).
+ * policy is installed"): a new fd of its head map and of the classifier
+ * (hash) map its head names, or -errno (-ENOENT before the first policy).
  */
 int xrl_datapath_head_fd(const struct xrl_datapath *dp);
 int xrl_datapath_rules_fd(const struct xrl_datapath *dp);

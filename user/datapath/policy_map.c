@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * policy_map.c - a policy as the data path holds it: applied in one swap
- * of the policy head (rules and settings together), read back, compared
- * with the maps in force.
+ * of the policy head (its settings, and the rules slot where rulemaps.c
+ * built its rules), read back, compared with the maps in force.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,106 +16,50 @@
 #include "mapwalk.h"
 #include "policy.h"
 #include "policy_map.h"
-
-/*
- * Types @key and @value of the program's BTF for a map about to be
- * created, so that bpftool names its fields; without them (no BTF, or
- * not found) the map is made all the same. Returns the BTF fd to close
- * after creating the map, or -1.
- */
-static int name_types(const struct xrl_datapath *dp, const char *key,
-		      int key_kind, const char *value,
-		      struct bpf_map_create_opts *opts)
-{
-	struct btf *btf;
-	int btf_fd, key_id, value_id;
-
-	if (!dp->btf_id)
-		return -1;
-	btf = btf__load_from_kernel_by_id(dp->btf_id);
-	btf_fd = bpf_btf_get_fd_by_id(dp->btf_id);
-	if (btf && btf_fd >= 0) {
-		key_id = btf__find_by_name_kind(btf, key, key_kind);
-		value_id = btf__find_by_name_kind(btf, value, BTF_KIND_STRUCT);
-		if (key_id > 0 && value_id > 0) {
-			opts->btf_fd = btf_fd;
-			opts->btf_key_type_id = key_id;
-			opts->btf_value_type_id = value_id;
-		}
-	}
-	btf__free(btf);
-	return btf_fd;
-}
-
-/* A new, empty LPM map. */
-static int create_rules_map(const struct xrl_datapath *dp)
-{
-	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_NO_PREALLOC);
-	int btf_fd, fd;
-
-	btf_fd = name_types(dp, "xrl_lpm_key", BTF_KIND_STRUCT, "xrl_rule",
-			    &opts);
-	fd = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, XRL_PIN_RULES,
-			    sizeof(struct xrl_lpm_key), sizeof(struct xrl_rule),
-			    XRL_MAX_RULES, &opts);
-	if (fd < 0)
-		fd = -errno;
-	if (btf_fd >= 0)
-		close(btf_fd);
-	return fd;
-}
+#include "rulemaps.h"
 
 /*
  * A new head map holding @head, frozen: once it may be in force nothing
  * writes it in place, so a policy's settings change only with its swap
  * (and bpftool shows it frozen). The program may not write it either
  * (BPF_F_RDONLY_PROG, as the program's template of the inner map says).
+ * Typed with the program's BTF, so that bpftool names its fields.
  */
 static int create_head_map(const struct xrl_datapath *dp,
 			   const struct xrl_policy_head *head)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_RDONLY_PROG);
+	struct btf *btf = NULL;
+	int btf_fd = -1, fd, key_id, value_id;
 	__u32 zero = 0;
-	int btf_fd, fd;
 
-	btf_fd = name_types(dp, "__u32", BTF_KIND_TYPEDEF, "xrl_policy_head",
-			    &opts);
+	if (dp->btf_id) {
+		btf = btf__load_from_kernel_by_id(dp->btf_id);
+		btf_fd = bpf_btf_get_fd_by_id(dp->btf_id);
+	}
+	if (btf && btf_fd >= 0) {
+		key_id = btf__find_by_name_kind(btf, "__u32", BTF_KIND_TYPEDEF);
+		value_id = btf__find_by_name_kind(btf, "xrl_policy_head",
+						  BTF_KIND_STRUCT);
+		if (key_id > 0 && value_id > 0) {
+			opts.btf_fd = btf_fd;
+			opts.btf_key_type_id = key_id;
+			opts.btf_value_type_id = value_id;
+		}
+	}
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, XRL_PIN_HEAD, sizeof(__u32),
 			    sizeof(*head), 1, &opts);
 	if (fd < 0)
 		fd = -errno;
 	if (btf_fd >= 0)
 		close(btf_fd);
+	btf__free(btf);
 	if (fd >= 0 && (bpf_map_update_elem(fd, &zero, head, 0) ||
 			bpf_map_freeze(fd))) {
 		close(fd);
 		fd = -errno;
 	}
 	return fd;
-}
-
-static int fill_rules_map(int fd, const struct xrl_policy *policy, char *err,
-			  size_t len)
-{
-	struct xrl_rule value;
-	char cidr[64];
-	size_t i;
-	int ret;
-
-	for (i = 0; i < policy->n_rules; i++) {
-		const struct xrl_rule_spec *rule = &policy->rules[i];
-
-		ret = xrl_rule_compile(rule, &value);
-		if (!ret && bpf_map_update_elem(fd, &rule->prefix, &value, 0))
-			ret = -errno;
-		if (ret) {
-			xrl_cidr_format(&rule->prefix, cidr, sizeof(cidr));
-			snprintf(err, len, "rule %s (%s): %s", rule->name, cidr,
-				 strerror(-ret));
-			return ret;
-		}
-	}
-	return 0;
 }
 
 /* Re-pins @fd as @name, for bpftool; the data path does not depend on
@@ -138,7 +82,7 @@ int xrl_policy_stage(struct xrl_datapath *dp, const struct xrl_policy *policy,
 	struct xrl_policy_head head = {}, in_force;
 	int ret;
 
-	staged->rules_fd = staged->head_fd = -1;
+	staged->rules_fd = staged->table_fd = staged->head_fd = -1;
 	if (policy->n_rules == 0 || policy->rules[0].prefix.prefixlen != 0) {
 		snprintf(err, len, "policy has no default rule");
 		return -EINVAL;
@@ -149,22 +93,10 @@ int xrl_policy_stage(struct xrl_datapath *dp, const struct xrl_policy *policy,
 	if (!xrl_datapath_head(dp, &in_force))
 		head.rules_slot = (in_force.rules_slot + 1) % XRL_POLICY_SLOTS;
 	staged->slot = head.rules_slot;
-
-	ret = staged->rules_fd = create_rules_map(dp);
-	if (ret < 0) {
-		snprintf(err, len, "creating the rules map: %s", strerror(-ret));
-		goto unstage;
-	}
-	ret = fill_rules_map(staged->rules_fd, policy, err, len);
+	ret = xrl_rules_stage(dp, policy, head.rules_slot, &staged->rules_fd,
+			      &staged->table_fd, err, len);
 	if (ret)
 		goto unstage;
-	if (bpf_map_update_elem(dp->policy_fd, &head.rules_slot,
-				&staged->rules_fd, 0)) {
-		ret = -errno;
-		snprintf(err, len, "writing rules slot %u: %s", head.rules_slot,
-			 strerror(-ret));
-		goto unstage;
-	}
 	xrl_policy_settings(policy, xrl_datapath_max_sources(dp),
 			    xrl_datapath_cpus(), &head.settings);
 	ret = staged->head_fd = create_head_map(dp, &head);
@@ -196,6 +128,7 @@ int xrl_policy_commit(struct xrl_datapath *dp,
 		return ret;
 	}
 	pin_in_force(dp, staged->rules_fd, XRL_PIN_RULES);
+	pin_in_force(dp, staged->table_fd, XRL_PIN_TABLE);
 	pin_in_force(dp, staged->head_fd, XRL_PIN_HEAD);
 	return 0;
 }
@@ -204,9 +137,11 @@ void xrl_policy_unstage(struct xrl_staged_policy *staged)
 {
 	if (staged->rules_fd >= 0)
 		close(staged->rules_fd);
+	if (staged->table_fd >= 0)
+		close(staged->table_fd);
 	if (staged->head_fd >= 0)
 		close(staged->head_fd);
-	staged->rules_fd = staged->head_fd = -1;
+	staged->rules_fd = staged->table_fd = staged->head_fd = -1;
 }
 
 /*
@@ -243,28 +178,18 @@ unstage:
 	return ret;
 }
 
-/* Calls @fn for each entry of the rules map in force until it fails. */
+/* Calls @fn for each rule in force until it fails. */
 static int walk_rules_map(const struct xrl_datapath *dp,
-			  int (*fn)(const void *key, const void *value,
-				    void *ctx),
+			  int (*fn)(const struct xrl_lpm_key *prefix,
+				    const struct xrl_rule *rule, void *ctx),
 			  void *ctx)
 {
-	int fd, ret;
-
-	fd = xrl_datapath_rules_fd(dp);
-	if (fd < 0)
-		return fd;
-	ret = xrl_map_walk(fd, sizeof(struct xrl_lpm_key),
-			   sizeof(struct xrl_rule), fn, ctx);
-	close(fd);
-	return ret;
+	return xrl_rules_walk(dp, fn, ctx);
 }
 
-static int add_read_rule(const void *key_ptr, const void *value_ptr,
-			 void *ctx)
+static int add_read_rule(const struct xrl_lpm_key *key,
+			 const struct xrl_rule *value, void *ctx)
 {
-	const struct xrl_lpm_key *key = key_ptr;
-	const struct xrl_rule *value = value_ptr;
 	struct xrl_policy *policy = ctx;
 	struct xrl_rule_spec rule = {
 		.prefix = *key,
@@ -287,9 +212,9 @@ static int add_read_rule(const void *key_ptr, const void *value_ptr,
 	return 0;
 }
 
-static int count_pps_rule(const void *key, const void *value_ptr, void *ctx)
+static int count_pps_rule(const struct xrl_lpm_key *prefix,
+			  const struct xrl_rule *value, void *ctx)
 {
-	const struct xrl_rule *value = value_ptr;
 	int *count = ctx;
 
 	if ((value->action == XRL_ACTION_LIMIT ||
@@ -342,15 +267,20 @@ struct match_ctx {
 	size_t n_seen;
 };
 
-static int match_rule(const void *key, const void *value, void *ctx)
+/* The generations are the install's, not the policy's: not compared. */
+static int match_rule(const struct xrl_lpm_key *key,
+		      const struct xrl_rule *value, void *ctx)
 {
 	struct match_ctx *match = ctx;
 	const struct xrl_rule_spec *rule;
 	struct xrl_rule compiled;
 
 	rule = xrl_policy_find_sorted(match->sorted, match->n_rules, key);
-	if (!rule || xrl_rule_compile(rule, &compiled) ||
-	    memcmp(&compiled, value, sizeof(compiled)))
+	if (!rule || xrl_rule_compile(rule, &compiled))
+		return -ESTALE;
+	compiled.gen = value->gen;
+	compiled.since = value->since;
+	if (memcmp(&compiled, value, sizeof(compiled)))
 		return -ESTALE;
 	match->n_seen++;
 	return 0;
@@ -389,10 +319,10 @@ struct diff_ctx {
 	struct xrl_policy_diff *diff;
 };
 
-static int diff_rule(const void *key, const void *value, void *ctx)
+static int diff_rule(const struct xrl_lpm_key *key,
+		     const struct xrl_rule *in_force, void *ctx)
 {
 	struct diff_ctx *d = ctx;
-	const struct xrl_rule *in_force = value;
 	const struct xrl_rule_spec *rule;
 	struct xrl_rule compiled;
 
@@ -407,6 +337,8 @@ static int diff_rule(const void *key, const void *value, void *ctx)
 	if (xrl_rule_compile(rule, &compiled))
 		return -EINVAL;
 	compiled.id = in_force->id;
+	compiled.gen = in_force->gen;	/* the install's, not the policy's */
+	compiled.since = in_force->since;
 	if (memcmp(&compiled, in_force, sizeof(compiled))) {
 		d->diff->changed++;
 		d->fn(XRL_RULE_CHANGED, key, rule, in_force, d->ctx);
@@ -539,10 +471,15 @@ struct scrub_ctx {
 static int collect_bucket(const void *key, const void *value, void *ctx)
 {
 	const struct xrl_bucket_key *k = key;
+	const struct xrl_bucket *b = value;
+	__u32 split_id = k->tag >> XRL_TAG_SPLIT_SHIFT;
 	struct scrub_ctx *scrub = ctx;
 	struct xrl_bucket_key *grown;
 
-	if (k->rule_id >= XRL_MAX_RULES || !scrub->reused[k->rule_id])
+	/* Bound to the id, or keyed by it in a split subnet. */
+	if ((b->rule_id >= XRL_MAX_RULES || !scrub->reused[b->rule_id]) &&
+	    (!split_id || split_id > XRL_MAX_RULES ||
+	     !scrub->reused[split_id - 1]))
 		return 0;
 	if (scrub->n == scrub->cap) {
 		scrub->cap = scrub->cap ? scrub->cap * 2 : 256;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * policy_map.h - a policy in the data path: applied in one step (its
- * rules are written into the slot no packet reads, then a new head
- * naming them, with the policy's settings, is swapped in with a single
- * update: include/xrl.h), read back, compared.
+ * rules are built into the slot no packet reads, rulemaps.h, then a new
+ * head naming them, with the policy's settings, is swapped in with a
+ * single update: include/xrl.h), read back, compared.
  */
 #ifndef XRL_POLICY_MAP_H
 #define XRL_POLICY_MAP_H
@@ -30,7 +30,8 @@ int xrl_policy_apply(struct xrl_datapath *dp, const struct xrl_policy *policy,
  * what stage made (the maps live on while in force).
  */
 struct xrl_staged_policy {
-	int rules_fd;
+	int rules_fd;	/* classifier */
+	int table_fd;	/* rule table */
 	int head_fd;
 	__u32 slot;
 };

@@ -11,12 +11,14 @@
 #include "mapwalk.h"
 #include "pin.h"
 #include "policy.h"
+#include "rulemaps.h"
 #include "report.h"
 #include "stats.h"
 
 /* ---- stats ---------------------------------------------------------- */
 
-static int add_rule(const void *key, const void *value, void *ctx)
+static int add_rule(const struct xrl_lpm_key *key,
+		    const struct xrl_rule *value, void *ctx)
 {
 	struct xrl_stats_report *report = ctx;
 	struct xrl_rule_report *grown, *r;
@@ -27,8 +29,8 @@ static int add_rule(const void *key, const void *value, void *ctx)
 	report->rules = grown;
 	r = &report->rules[report->n_rules++];
 	memset(r, 0, sizeof(*r));
-	memcpy(&r->prefix, key, sizeof(r->prefix));
-	memcpy(&r->rule, value, sizeof(r->rule));
+	r->prefix = *key;
+	r->rule = *value;
 	return 0;
 }
 
@@ -76,7 +78,7 @@ int xrl_stats_collect(const struct xrl_datapath *dp,
 		      struct xrl_stats_report *report)
 {
 	size_t i;
-	int rules_fd, ret;
+	int ret;
 
 	memset(report, 0, sizeof(*report));
 	ret = xrl_stats_read(dp, report->totals);
@@ -87,12 +89,7 @@ int xrl_stats_collect(const struct xrl_datapath *dp,
 		ret = xrl_event_stats_read(dp, &report->events);
 	if (ret)
 		return ret;
-	rules_fd = xrl_datapath_rules_fd(dp);
-	if (rules_fd < 0)
-		return rules_fd;
-	ret = xrl_map_walk(rules_fd, sizeof(struct xrl_lpm_key),
-			   sizeof(struct xrl_rule), add_rule, report);
-	close(rules_fd);
+	ret = xrl_rules_walk(dp, add_rule, report);
 	if (ret)
 		goto free_report;
 	qsort(report->rules, report->n_rules, sizeof(*report->rules),

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * classify.h - the rules of a policy and how a source finds its rule.
+ *
+ * Two inner maps per policy, built fresh by userspace in the rules slot
+ * the policy head in force does not name, then put in force with the
+ * head (include/xrl.h, "How a policy is installed"): the classifier (a
+ * hash map of exact prefixes, one lookup per prefix length the policy
+ * holds, longest first) and the rule table (an array by rule id, for the
+ * hot path: a source whose bucket names a rule of the policy in force is
+ * judged by one array lookup). Every rule carries its policy generation:
+ * a table rule is used only when its generation is the one the bucket
+ * was classified under. Layout: include/xrl.h.
+ */
+#ifndef XRL_CLASSIFY_H
+#define XRL_CLASSIFY_H
+
+#include <stdbool.h>
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "xrl.h"
+
+/*
+ * Sizes rather than types: libbpf 1.1 cannot size an inner map's BTF
+ * struct types; userspace creates the inner maps with BTF of their own.
+ */
+/* Preallocated: a policy's entries are all inserted at once, from the
+ * map's own pool rather than by one allocation each. */
+struct xrl_classifier_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(struct xrl_rule_key));
+	__uint(value_size, sizeof(struct xrl_rule));
+};
+
+/* Both indexed by the rules slot of the policy head in force. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, XRL_POLICY_SLOTS);
+	__type(key, __u32);
+	__array(values, struct xrl_classifier_map);
+} xrl_policy SEC(".maps");
+
+/*
+ * Every table is as long as the rule capacity (set at load time, as the
+ * per-rule counters): an inner array of the template's size lets the
+ * verifier inline the hot path's lookup, which BPF_F_INNER_MAP (tables
+ * of any size) would turn into a helper call.
+ */
+struct xrl_table_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XRL_DEFAULT_RULES);	/* set at load time */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct xrl_rule));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, XRL_POLICY_SLOTS);
+	__type(key, __u32);
+	__array(values, struct xrl_table_map);
+} xrl_rule_table SEC(".maps");
+
+/*
+ * BTF anchors: userspace creates the inner maps with these types from
+ * this program's BTF (user/lib/policy.c), so that bpftool shows the
+ * policy with field names. The program itself never reads them.
+ */
+struct xrl_rule_key xrl_btf_rule_key;
+struct xrl_rule xrl_btf_rule;
+
+/* The rule of id @id in the table of rules slot @slot, or NULL. */
+static __always_inline const struct xrl_rule *table_rule(__u32 slot, __u32 id)
+{
+	void *table;
+
+	table = bpf_map_lookup_elem(&xrl_rule_table, &slot);
+	if (!table)
+		return NULL;
+	return bpf_map_lookup_elem(table, &id);
+}
+
+static __always_inline __u32 mask_word(__u32 bits)
+{
+	return bits >= 32 ? 0xffffffffU :
+	       bits == 0 ? 0 : bpf_htonl(~0U << (32 - bits));
+}
+
+struct classify_ctx {
+	void *rules;
+	struct xrl_rule_key key;
+	const __u32 *src;
+	__u64 lengths[4];	/* bitmap of the family's prefix lengths */
+	const struct xrl_rule *rule;
+	__u32 first_word;	/* IPv4: 3, the only word; IPv6: 0 */
+	__u32 top;		/* the family's longest length */
+	__u32 found_len;
+};
+
+/* One length of the walk (bpf_loop callback): i counts down from top. */
+static long classify_step(__u32 i, void *data)
+{
+	struct classify_ctx *c = data;
+	__u32 len = c->top - i, w, bits, word;
+
+	if (len == 0)
+		return 1;
+	if (!(c->lengths[(len / 64) & 3] & (1ULL << (len % 64))))
+		return 0;
+	c->key.prefixlen = len;
+#pragma unroll
+	for (w = 0; w < 4; w++) {
+		word = w < c->first_word ? 0 : w - c->first_word;
+		bits = len > 32 * word ? len - 32 * word : 0;
+		c->key.addr[w] = w < c->first_word ? c->src[w] :
+				 c->src[w] & mask_word(bits);
+	}
+	c->rule = bpf_map_lookup_elem(c->rules, &c->key);
+	if (!c->rule)
+		return 0;
+	c->found_len = len;
+	return 1;
+}
+
+/*
+ * The rule of @src (family @family) in the classifier of rules slot
+ * @slot: its longest prefix, or the default rule, and *@split whether
+ * the source's key subnet (the source masked to @key_len bits) holds a
+ * rule longer than the key. NULL only when no policy is installed.
+ */
+static __noinline const struct xrl_rule *
+classify(__u32 slot, const __u32 src[4], __u32 family, __u32 key_len,
+	 bool *split)
+{
+	struct classify_ctx c = { .src = src };
+	const struct xrl_policy_meta *meta;
+	__u32 w, bits, word;
+	bool ipv4 = family == XRL_FAMILY_IPV4;
+
+	*split = false;
+	c.rules = bpf_map_lookup_elem(&xrl_policy, &slot);
+	if (!c.rules)
+		return NULL;
+	c.key.family = XRL_KEY_META;
+	meta = bpf_map_lookup_elem(c.rules, &c.key);
+	if (!meta)
+		return NULL;
+	if (ipv4) {
+		c.lengths[0] = meta->v4_lengths;
+		c.first_word = 3;
+		c.top = 32;
+	} else {
+		c.lengths[0] = meta->v6_lengths[0];
+		c.lengths[1] = meta->v6_lengths[1];
+		c.lengths[2] = meta->v6_lengths[2];
+		c.first_word = 0;
+		c.top = 128;
+	}
+	c.key.family = family;
+	bpf_loop(c.top + 1, classify_step, &c, 0);
+	if (!c.rule) {
+		__builtin_memset(&c.key, 0, sizeof(c.key));
+		c.rule = bpf_map_lookup_elem(c.rules, &c.key);
+		if (!c.rule)
+			return NULL;
+	}
+	if (c.found_len > key_len) {
+		*split = true;
+	} else if (meta->long_rules & (ipv4 ? 1 : 2)) {
+		/* A shorter rule matched: is a longer one in the subnet? */
+		c.key.family = XRL_KEY_SPLIT | family;
+		c.key.prefixlen = key_len;
+#pragma unroll
+		for (w = 0; w < 4; w++) {
+			word = w < c.first_word ? 0 : w - c.first_word;
+			bits = key_len > 32 * word ? key_len - 32 * word : 0;
+			c.key.addr[w] = w < c.first_word ? src[w] :
+					src[w] & mask_word(bits);
+		}
+		*split = bpf_map_lookup_elem(c.rules, &c.key) != NULL;
+	}
+	return c.rule;
+}
+
+#endif /* XRL_CLASSIFY_H */

@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Key spaces and the bucket-first lookup (issue 11, points 1 and 6):
+ * IPv4 and IPv6 never share a rule or a bucket; a source with a bucket is
+ * judged by the rule table, not the classifier; a swap reclassifies each
+ * source once; a bucket never judges a rule other than the one it was
+ * made for.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <criterion/criterion.h>
+#include <bpf/bpf.h>
+#include <linux/bpf.h>
+#include "fixture.h"
+#include "policy_map.h"
+#include "rulemaps.h"
+
+static struct xrl_datapath dp;
+static struct xrl_policy policy;
+
+static void setup(void)
+{
+	fixture_load(&dp, 65536);
+	cr_assert_eq(xrl_policy_init(&policy), 0);
+}
+
+static void teardown(void)
+{
+	xrl_policy_free(&policy);
+	xrl_datapath_close(&dp);
+}
+
+TestSuite(families, .init = setup, .fini = teardown);
+TestSuite(bucket_first, .init = setup, .fini = teardown);
+
+static struct packet from(const char *src)
+{
+	struct packet pkt;
+
+	cr_assert_eq(packet_from(&pkt, src), 0, "%s", src);
+	return pkt;
+}
+
+static unsigned passes(const char *src, unsigned n)
+{
+	struct packet pkt = from(src);
+	unsigned passed = 0;
+
+	while (n--)
+		passed += fixture_run(&dp, &pkt) == XDP_PASS;
+	return passed;
+}
+
+static uint64_t rule_packets(uint32_t id, enum xrl_rule_outcome outcome)
+{
+	return fixture_rule_counters(&dp, id).outcome[outcome].packets;
+}
+
+Test(families, an_ipv6_rule_for_colon_colon_slash_8_leaves_ipv4_alone)
+{
+	uint32_t bogons = fixture_rule(&policy, "::/8", XRL_ACTION_DENY,
+				       0, 0, 0, 0);
+
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("198.18.0.1", 5), 5);
+	cr_assert_eq(passes("198.19.255.254", 5), 5);
+	/* The rule still covers the IPv6 sources it names. */
+	cr_assert_eq(passes("::1", 3), 0);
+	cr_assert_eq(rule_packets(bogons, XRL_RULE_DROPPED), 3);
+	cr_assert_eq(passes("fd00::1", 2), 2);
+}
+
+Test(families, an_ipv6_rule_for_the_mapped_range_leaves_ipv4_alone)
+{
+	uint32_t mapped = fixture_rule(&policy, "::ffff:0:0/96",
+				       XRL_ACTION_DENY, 0, 0, 0, 0);
+
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("198.18.5.1", 5), 5);
+	cr_assert_eq(rule_packets(mapped, XRL_RULE_DROPPED), 0);
+	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_ALLOW), 5);
+}
+
+/* default deny, allow 198.18.5.0/24: the IPv6 frame naming an allowed
+ * IPv4 source is not the IPv4 source. */
+Test(families, an_ipv4_mapped_source_never_matches_the_ipv4_rule)
+{
+	uint32_t allowed;
+
+	policy.ipv4_mapped = XRL_IPV4_MAPPED_IPV6;	/* else dropped */
+	fixture_rule(&policy, NULL, XRL_ACTION_DENY, 0, 0, 0, 0);
+	allowed = fixture_rule(&policy, "198.18.5.0/24", XRL_ACTION_ALLOW,
+			       0, 0, 0, 0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("::ffff:198.18.5.1", 10), 0);
+	cr_assert_eq(passes("::198.18.5.1", 10), 0);
+	cr_assert_eq(rule_packets(allowed, XRL_RULE_PASSED), 0);
+	cr_assert_eq(passes("198.18.5.1", 3), 3);
+	cr_assert_eq(rule_packets(allowed, XRL_RULE_PASSED), 3);
+}
+
+/* With /128 IPv6 keys, ::ffff:198.18.5.1 has the very bits of the IPv4
+ * key of 198.18.5.1: an IPv6 sender must not drain the IPv4 victim. */
+Test(families, an_ipv4_mapped_source_never_shares_the_ipv4_bucket)
+{
+	struct xrl_bucket bucket;
+
+	policy.v6_prefix = 128;
+	policy.ipv4_mapped = XRL_IPV4_MAPPED_IPV6;
+	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, 1, 5, 0, 0);
+	fixture_apply(&dp, &policy);
+	passes("::ffff:198.18.5.1", 20);
+	passes("::198.18.5.1", 20);
+	cr_assert_eq(passes("198.18.5.1", 5), 5, "the IPv4 victim was drained");
+	cr_assert_eq(fixture_bucket(&dp, "198.18.5.1", 0, &bucket), 0);
+	cr_assert_eq(bucket.passed, 5);
+	cr_assert_eq(bucket.dropped, 0);
+}
+
+/*
+ * Judged as IPv6 (ipv4_mapped: ipv6), IPv4-mapped sources keep the IPv4 key length of
+ * the address they embed, so they do not share the /64 of ::ffff:0:0.
+ */
+Test(families, ipv4_mapped_sources_judged_as_ipv6_get_a_bucket_each)
+{
+	struct xrl_bucket bucket;
+
+	policy.ipv4_mapped = XRL_IPV4_MAPPED_IPV6;
+	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, 1, 2, 0, 0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("::ffff:198.18.5.1", 4), 2);
+	cr_assert_eq(passes("::ffff:198.18.5.2", 4), 2);
+	cr_assert_eq(passes("::198.18.5.3", 4), 2);
+	cr_assert_eq(fixture_bucket(&dp, "::ffff:198.18.5.2", 0, &bucket), 0);
+	cr_assert_eq(bucket.passed, 2);
+	cr_assert_eq(fixture_bucket(&dp, "198.18.5.2", 0, &bucket), -ENOENT,
+		     "an IPv6 source made an IPv4 bucket");
+}
+
+Test(families, slash_128_keys_tell_every_ipv6_source_apart)
+{
+	struct xrl_bucket bucket;
+
+	policy.v6_prefix = 128;
+	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, 1, 3, 0, 0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("fd00::1", 5), 3);
+	cr_assert_eq(passes("fd00::2", 5), 3);
+	cr_assert_eq(fixture_bucket(&dp, "fd00::2", 0, &bucket), 0);
+	cr_assert_eq(bucket.dropped, 2);
+	cr_assert_eq(fixture_bucket(&dp, "fd00::", 0, &bucket), -ENOENT);
+}
+
+/*
+ * The classifier's entry of the rule is removed behind the program's
+ * back: a source with a bucket is still judged by its rule (from the
+ * table), a new source under the same prefix is not (it falls to the
+ * default rule). So the known source never looked at the classifier.
+ */
+Test(bucket_first, a_source_with_a_bucket_is_judged_without_the_classifier)
+{
+	struct xrl_rule_key key;
+	struct xrl_lpm_key prefix;
+	uint32_t limited;
+	int fd;
+
+	limited = fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT, 1,
+			       3, 0, 0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("198.18.0.1", 2), 2);
+
+	cr_assert_eq(xrl_cidr_parse("198.18.0.0/24", &prefix), 0);
+	xrl_rule_key_of(&prefix, &key);
+	fd = xrl_datapath_rules_fd(&dp);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(bpf_map_delete_elem(fd, &key), 0);
+	close(fd);
+
+	cr_assert_eq(passes("198.18.0.1", 5), 1, "not judged by its bucket");
+	cr_assert_eq(rule_packets(limited, XRL_RULE_PASSED), 3);
+	cr_assert_eq(rule_packets(limited, XRL_RULE_DROPPED), 4);
+	cr_assert_eq(passes("198.18.0.2", 5), 5, "a new source found the rule");
+	cr_assert_eq(rule_packets(limited, XRL_RULE_PASSED), 3);
+}
+
+/* A more specific rule added by a swap takes the source at its first
+ * packet after the swap, and the bucket it leaves is removed. */
+Test(bucket_first, after_a_swap_the_first_packet_reclassifies)
+{
+	struct xrl_bucket bucket;
+	uint32_t wide, narrow;
+
+	wide = fixture_rule(&policy, "198.18.0.0/16", XRL_ACTION_LIMIT, 1, 3,
+			    0, 0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("198.18.0.1", 2), 2);
+	cr_assert_eq(fixture_bucket(&dp, "198.18.0.1", wide, &bucket), 0);
+
+	narrow = fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_DENY, 0, 0,
+			      0, 0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("198.18.0.1", 1), 0);
+	cr_assert_eq(rule_packets(narrow, XRL_RULE_DROPPED), 1);
+	cr_assert_eq(rule_packets(wide, XRL_RULE_PASSED), 2);
+	cr_assert_eq(fixture_bucket(&dp, "198.18.0.1", wide, &bucket), -ENOENT);
+}
+
+/* A swap that keeps the rule (same id, same prefix) keeps the state: the
+ * limited source stays limited. */
+Test(bucket_first, a_kept_rule_keeps_its_bucket_across_a_swap)
+{
+	uint32_t limited;
+
+	limited = fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT, 1,
+			       3, 0, 0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("198.18.0.1", 5), 3);
+	fixture_rule(&policy, "fd00::/16", XRL_ACTION_DENY, 0, 0, 0, 0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("198.18.0.1", 5), 0, "the swap refilled a bucket");
+	cr_assert_eq(rule_packets(limited, XRL_RULE_DROPPED), 7);
+}
+
+/*
+ * Rule 198.18.0.0/24 (id 1) is deleted and a new rule 198.18.0.0/16
+ * takes id 1: the source's bucket, made for the old rule and empty, must
+ * not judge the new one, which starts the source with a full burst.
+ */
+Test(bucket_first, a_deleted_and_reused_rule_id_never_inherits_a_bucket)
+{
+	struct xrl_bucket bucket;
+	uint32_t old_id, new_id;
+
+	old_id = fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT, 1,
+			      3, 0, 0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("198.18.0.1", 5), 3);
+
+	cr_assert_eq(xrl_policy_del(&policy, "198.18.0.0/24"), 0);
+	new_id = fixture_rule(&policy, "198.18.0.0/16", XRL_ACTION_LIMIT, 1, 4,
+			      0, 0);
+	policy.rules[policy.n_rules - 1].id = old_id;
+	fixture_apply(&dp, &policy);
+	cr_assert_neq(new_id, 0);
+	cr_assert_eq(passes("198.18.0.1", 6), 4,
+		     "the new rule was judged by the old rule's bucket");
+	cr_assert_eq(fixture_bucket(&dp, "198.18.0.1", old_id, &bucket), 0);
+	cr_assert_eq(bucket.passed, 4);
+	cr_assert_eq(bucket.dropped, 2);
+}
+
+/* A rule whose prefix grew covers a source that was under the default
+ * rule: the source moves to it at its next packet. */
+Test(bucket_first, a_source_under_a_rule_that_changed_prefix_moves_to_it)
+{
+	uint32_t grown;
+
+	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, 1, 10, 0, 0);
+	grown = fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT, 1, 2,
+			     0, 0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("198.18.1.1", 3), 3);
+	cr_assert_eq(rule_packets(0, XRL_RULE_PASSED), 3);
+
+	cr_assert_eq(xrl_cidr_parse("198.18.0.0/23",
+				    &policy.rules[policy.n_rules - 1].prefix), 0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("198.18.1.1", 4), 2);
+	cr_assert_eq(rule_packets(grown, XRL_RULE_PASSED), 2);
+	cr_assert_eq(rule_packets(grown, XRL_RULE_DROPPED), 2);
+	cr_assert_eq(rule_packets(0, XRL_RULE_PASSED), 3);
+}
+
+/*
+ * A /128 rule under /64 keys: fd00::1 and fd00::2 share a key but not a
+ * rule, so their subnet is split and each (key, rule) has its bucket, as
+ * the rules say. Without the /128 rule they share the /64's bucket again.
+ */
+Test(bucket_first, a_rule_longer_than_the_key_splits_the_key)
+{
+	struct xrl_bucket bucket;
+	uint32_t host;
+
+	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, 1, 2, 0, 0);
+	host = fixture_rule(&policy, "fd00::1/128", XRL_ACTION_LIMIT, 1, 5, 0,
+			    0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("fd00::1", 7), 5);
+	cr_assert_eq(passes("fd00::2", 4), 2);
+	cr_assert_eq(passes("fd00::3", 4), 0, "shares fd00::2's /64 bucket");
+	cr_assert_eq(passes("fd00::1", 1), 0);
+	cr_assert_eq(fixture_bucket(&dp, "fd00::", host, &bucket), 0);
+	cr_assert_eq(bucket.passed, 5);
+	cr_assert_eq(fixture_bucket(&dp, "fd00::", 0, &bucket), 0);
+	cr_assert_eq(bucket.passed, 2);
+
+	/* Unsplit again: one fresh bucket for the /64. */
+	cr_assert_eq(xrl_policy_del(&policy, "fd00::1/128"), 0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("fd00::1", 3), 2);
+	cr_assert_eq(passes("fd00::2", 2), 0, "not one bucket for the /64");
+}
+
+Test(bucket_first, a_short_key_subnet_split_by_a_host_rule_still_limits_both)
+{
+	uint32_t host;
+
+	policy.v4_prefix = 24;
+	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, 1, 2, 0, 0);
+	host = fixture_rule(&policy, "198.18.7.9", XRL_ACTION_DENY, 0, 0, 0,
+			    0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("198.18.7.9", 3), 0);
+	cr_assert_eq(rule_packets(host, XRL_RULE_DROPPED), 3);
+	cr_assert_eq(passes("198.18.7.1", 3), 2);
+	cr_assert_eq(passes("198.18.7.2", 3), 0, "shares 198.18.7.0/24");
+	cr_assert_eq(passes("198.18.8.1", 3), 2);
+}
+
+/*
+ * A policy of 1,000,000 rules: 131,070 IPv4 /32s (every address of
+ * 198.18.0.0/15 but the first and the last) and 868,929 IPv6 /64s in fd00::/16 (each
+ * with its own action: deny, allow, or a limit whose burst is 1 to 5),
+ * and the default rule; every 997th rule is checked with a source inside
+ * it, and sources outside every rule get the default.
+ */
+#define MILLION		1000000
+#define V4_RULES	131070
+
+static void million_setup(void)
+{
+	struct xrl_load_opts opts = {
+		.max_sources = 65536,
+		.max_rules = XRL_MAX_RULES,
+		.test_clock = true,
+		.hash_seed = FIXTURE_HASH_SEED,
+	};
+	int ret = xrl_datapath_load(&dp, &opts);
+
+	cr_assert_eq(ret, 0, "loading: %s", strerror(-ret));
+	xrl_datapath_set_time(&dp, NS_PER_S);
+	cr_assert_eq(xrl_policy_init(&policy), 0);
+}
+
+TestSuite(million, .init = million_setup, .fini = teardown,
+	  .timeout = 300);
+
+static void million_source(size_t i, char *text, size_t len)
+{
+	if (i <= V4_RULES)
+		snprintf(text, len, "198.%u.%u.%u", 18 + (unsigned)(i >> 16),
+			 (unsigned)(i >> 8) & 0xff, (unsigned)i & 0xff);
+	else
+		snprintf(text, len, "fd00:%x:%x::1", (unsigned)(i >> 16),
+			 (unsigned)i & 0xffff);
+}
+
+static void million_rule(size_t i, struct xrl_rule_spec *rule)
+{
+	char text[64];
+	int ret;
+
+	memset(rule, 0, sizeof(*rule));
+	if (i <= V4_RULES)
+		million_source(i, text, sizeof(text));
+	else
+		snprintf(text, sizeof(text), "fd00:%x:%x::/64",
+			 (unsigned)(i >> 16), (unsigned)i & 0xffff);
+	ret = xrl_cidr_parse(text, &rule->prefix);
+	cr_assert_eq(ret, 0, "%s", text);
+	snprintf(rule->name, sizeof(rule->name), "r%zu", i);
+	rule->action = i % 3 == 0 ? XRL_ACTION_DENY :
+		       i % 3 == 1 ? XRL_ACTION_ALLOW : XRL_ACTION_LIMIT;
+	if (rule->action == XRL_ACTION_LIMIT) {
+		rule->pps = 1;
+		rule->burst = 1 + i % 5;
+	}
+}
+
+static unsigned expected_passes(size_t i, unsigned offered)
+{
+	if (i % 3 == 0)
+		return 0;
+	if (i % 3 == 1)
+		return offered;
+	return 1 + i % 5;
+}
+
+Test(million, a_million_rule_policy_loads_and_judges_sampled_sources)
+{
+	struct xrl_rule_spec *rules = calloc(MILLION, sizeof(*rules));
+	char text[64], err[256] = "";
+	size_t i, clash;
+	int ret;
+
+	cr_assert_not_null(rules);
+	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, 1, 7, 0, 0);
+	for (i = 1; i < MILLION; i++)
+		million_rule(i, &rules[i - 1]);
+	ret = xrl_policy_add_many(&policy, rules, MILLION - 1, &clash);
+	cr_assert_eq(ret, 0, "adding: %s (rule %zu)", strerror(-ret), clash);
+	free(rules);
+	cr_assert_eq(policy.n_rules, MILLION);
+	ret = xrl_policy_apply(&dp, &policy, err, sizeof(err));
+	cr_assert_eq(ret, 0, "applying: %s", err);
+
+	for (i = 1; i < MILLION; i += 997) {
+		million_source(i, text, sizeof(text));
+		cr_assert_eq(passes(text, 6), expected_passes(i, 6),
+			     "rule %zu, source %s", i, text);
+		cr_assert_eq(rule_packets(policy.rules[i].id,
+					  i % 3 == 0 ? XRL_RULE_DROPPED :
+					  XRL_RULE_PASSED),
+			     i % 3 == 0 ? 6 : expected_passes(i, 6),
+			     "rule %zu counters", i);
+	}
+	cr_assert_eq(passes("198.19.255.255", 9), 7, "the default rule");
+	cr_assert_eq(passes("fd01::1", 9), 7, "the default rule");
+}
+
+/* A policy past the capacity the data path was loaded with is refused
+ * whole, with the capacity in the message. */
+Test(bucket_first, a_policy_past_the_rule_capacity_is_refused_whole)
+{
+	char err[256] = "";
+
+	fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_DENY, 0, 0, 0, 0);
+	policy.rules[1].id = XRL_DEFAULT_RULES;
+	cr_assert_eq(xrl_policy_apply(&dp, &policy, err, sizeof(err)), -ENOSPC);
+	cr_assert(strstr(err, "131072 rules"), "%s", err);
+	cr_assert_eq(passes("198.18.0.1", 2), 2, "the refused policy applied");
+}
+
+/*
+ * Two processes install policies on one data path (the daemon and a CLI
+ * run): each must take a generation neither used, or a bucket made under
+ * the other's policy would pass for one of its own. "other" shares the
+ * maps, as a process adopting the pins does.
+ */
+Test(bucket_first, two_installers_never_reuse_a_generation)
+{
+	struct xrl_datapath other = dp;
+	struct xrl_policy wide;
+	char err[256] = "";
+
+	other.skel = NULL;
+	other.known = NULL;
+	fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT, 1, 3, 0, 0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("198.18.0.1", 1), 1);
+
+	cr_assert_eq(xrl_policy_init(&wide), 0);
+	fixture_rule(&wide, "198.18.0.0/16", XRL_ACTION_LIMIT, 1, 5, 0, 0);
+	cr_assert_eq(wide.rules[1].id, policy.rules[1].id);
+	cr_assert_eq(xrl_policy_apply(&other, &wide, err, sizeof(err)), 0,
+		     "%s", err);
+	xrl_rules_forget(&other);
+	xrl_policy_free(&wide);
+	cr_assert_eq(passes("198.18.0.1", 6), 5);
+
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("198.18.0.1", 4), 3,
+		     "judged by the other installer's bucket");
+}

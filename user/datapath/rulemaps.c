@@ -1,0 +1,618 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * rulemaps.c - compiling a policy's rules into the classifier and the
+ * rule table, and reading them back.
+ *
+ * Each install is a new generation. A rule keeps the generation its id
+ * first named its prefix in ("since"), so that buckets made for an older
+ * rule of the same id start afresh (include/xrl.h, struct xrl_rule). The
+ * process remembers the id -> prefix map it installed last; a process
+ * that did not install the rules in force reads them back once.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include "datapath.h"
+#include "mapwalk.h"
+#include "policy.h"
+#include "rulemaps.h"
+
+#ifndef ENOTSUPP
+#define ENOTSUPP	524	/* the kernel's, leaked to userspace */
+#endif
+
+struct known_rule {
+	struct xrl_lpm_key prefix;
+	__u32 since;		/* 0: no rule holds the id */
+};
+
+struct xrl_rules_known {
+	__u32 gen;		/* of the rules in force */
+	size_t n;		/* ids below n */
+	struct known_rule *by_id;
+};
+
+static const __u8 v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+enum xrl_family xrl_prefix_family(const struct xrl_lpm_key *prefix)
+{
+	if (prefix->prefixlen == 0)
+		return XRL_FAMILY_ANY;
+	if (prefix->prefixlen > 96 &&
+	    !memcmp(prefix->addr, v4_mapped, sizeof(v4_mapped)))
+		return XRL_FAMILY_IPV4;
+	return XRL_FAMILY_IPV6;
+}
+
+/* Length within the family: IPv4 /n is kept as /(96 + n). */
+static unsigned family_len(const struct xrl_lpm_key *prefix,
+			   enum xrl_family family)
+{
+	return family == XRL_FAMILY_IPV4 ? prefix->prefixlen - 96 :
+					   prefix->prefixlen;
+}
+
+/* @addr (parser layout) masked to @len bits of @family's address. */
+static void mask_addr(__u32 addr[4], enum xrl_family family, unsigned len)
+{
+	unsigned first = family == XRL_FAMILY_IPV4 ? 3 : 0, w, bits;
+
+	for (w = first; w < 4; w++) {
+		bits = len > 32 * (w - first) ? len - 32 * (w - first) : 0;
+		if (bits < 32)
+			addr[w] &= bits ? htonl(~0U << (32 - bits)) : 0;
+	}
+}
+
+void xrl_rule_key_of(const struct xrl_lpm_key *prefix, struct xrl_rule_key *key)
+{
+	enum xrl_family family = xrl_prefix_family(prefix);
+
+	memset(key, 0, sizeof(*key));
+	key->family = family;
+	if (family == XRL_FAMILY_ANY)
+		return;
+	key->prefixlen = family_len(prefix, family);
+	memcpy(key->addr, prefix->addr, sizeof(key->addr));
+	mask_addr(key->addr, family, key->prefixlen);
+}
+
+bool xrl_prefix_of(const struct xrl_rule_key *key, struct xrl_lpm_key *prefix)
+{
+	memset(prefix, 0, sizeof(*prefix));
+	switch (key->family) {
+	case XRL_FAMILY_ANY:
+		return key->prefixlen == 0;
+	case XRL_FAMILY_IPV4:
+		prefix->prefixlen = 96 + key->prefixlen;
+		break;
+	case XRL_FAMILY_IPV6:
+		prefix->prefixlen = key->prefixlen;
+		break;
+	default:
+		return false;
+	}
+	memcpy(prefix->addr, key->addr, sizeof(prefix->addr));
+	return true;
+}
+
+__u32 xrl_rules_capacity(const struct xrl_datapath *dp)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(dp->rule_stats_fd, &info, &len))
+		return 0;
+	return info.max_entries;
+}
+
+/* A new fd of the inner map of @outer_fd in the rules slot of the
+ * policy head in force, or -errno (-ENOENT before the first policy). */
+static int inner_fd(const struct xrl_datapath *dp, int outer_fd)
+{
+	struct xrl_policy_head head;
+	int fd, ret;
+	__u32 id;
+
+	ret = xrl_datapath_head(dp, &head);
+	if (ret)
+		return ret;
+	if (bpf_map_lookup_elem(outer_fd, &head.rules_slot, &id))
+		return -errno;
+	fd = bpf_map_get_fd_by_id(id);
+	return fd < 0 ? -errno : fd;
+}
+
+struct walk_ctx {
+	int (*fn)(const struct xrl_lpm_key *prefix, const struct xrl_rule *rule,
+		  void *ctx);
+	void *ctx;
+};
+
+static int walk_entry(const void *key, const void *value, void *ctx)
+{
+	struct walk_ctx *w = ctx;
+	struct xrl_lpm_key prefix;
+
+	if (!xrl_prefix_of(key, &prefix))
+		return 0;
+	return w->fn(&prefix, value, w->ctx);
+}
+
+int xrl_rules_walk(const struct xrl_datapath *dp,
+		   int (*fn)(const struct xrl_lpm_key *prefix,
+			     const struct xrl_rule *rule, void *ctx),
+		   void *ctx)
+{
+	struct walk_ctx w = { .fn = fn, .ctx = ctx };
+	int fd, ret;
+
+	fd = inner_fd(dp, dp->policy_fd);
+	if (fd < 0)
+		return fd;
+	ret = xrl_map_walk(fd, sizeof(struct xrl_rule_key),
+			   sizeof(struct xrl_rule), walk_entry, &w);
+	close(fd);
+	return ret;
+}
+
+void xrl_rules_forget(struct xrl_datapath *dp)
+{
+	if (dp->known)
+		free(dp->known->by_id);
+	free(dp->known);
+	dp->known = NULL;
+}
+
+static int grow_known(struct xrl_rules_known *known, size_t n)
+{
+	struct known_rule *grown;
+	size_t cap = known->n ? known->n : 64;
+
+	if (n <= known->n)
+		return 0;
+	while (cap < n)
+		cap *= 2;
+	grown = reallocarray(known->by_id, cap, sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	memset(grown + known->n, 0, (cap - known->n) * sizeof(*grown));
+	known->by_id = grown;
+	known->n = cap;
+	return 0;
+}
+
+static int add_known(const struct xrl_lpm_key *prefix,
+		     const struct xrl_rule *rule, void *ctx)
+{
+	struct xrl_rules_known *known = ctx;
+	int ret = grow_known(known, (size_t)rule->id + 1);
+
+	if (ret)
+		return ret;
+	known->by_id[rule->id].prefix = *prefix;
+	known->by_id[rule->id].since = rule->since;
+	known->gen = rule->gen;
+	return 0;
+}
+
+/* The generation of the rules in force: 0 when none (or unreadable). */
+static __u32 in_force_gen(const struct xrl_datapath *dp)
+{
+	struct xrl_rule_key key = { .family = XRL_KEY_META };
+	struct xrl_policy_meta meta;
+	int fd = inner_fd(dp, dp->policy_fd);
+	__u32 gen = 0;
+
+	if (fd < 0)
+		return 0;
+	if (!bpf_map_lookup_elem(fd, &key, &meta))
+		gen = meta.gen;
+	close(fd);
+	return gen;
+}
+
+/* The rules in force, read back (none before the first install). */
+static int load_known(struct xrl_datapath *dp)
+{
+	struct xrl_rules_known *known = calloc(1, sizeof(*known));
+	int ret;
+
+	if (!known)
+		return -ENOMEM;
+	ret = xrl_rules_walk(dp, add_known, known);
+	if (ret == -ENOENT)
+		ret = 0;	/* no policy yet: generation 0 */
+	known->gen = in_force_gen(dp);
+	if (ret) {
+		free(known->by_id);
+		free(known);
+		return ret;
+	}
+	dp->known = known;
+	return 0;
+}
+
+/* A new inner map with the program's BTF, so bpftool names fields. */
+static int create_inner(const struct xrl_datapath *dp, enum bpf_map_type type,
+			const char *name, const char *key_type,
+			__u32 key_size, __u32 max_entries, __u32 flags)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = flags);
+	struct btf *btf = NULL;
+	int btf_fd = -1, fd, key_id = 0, value_id;
+
+	if (dp->btf_id) {
+		btf = btf__load_from_kernel_by_id(dp->btf_id);
+		btf_fd = bpf_btf_get_fd_by_id(dp->btf_id);
+	}
+	if (btf && btf_fd >= 0) {
+		/* An array's key must be a 4-byte integer type. */
+		key_id = key_type ?
+			 btf__find_by_name_kind(btf, key_type, BTF_KIND_STRUCT) :
+			 btf__find_by_name_kind(btf, "unsigned int", BTF_KIND_INT);
+		value_id = btf__find_by_name_kind(btf, "xrl_rule",
+						  BTF_KIND_STRUCT);
+		if (key_id > 0 && value_id > 0) {
+			opts.btf_fd = btf_fd;
+			opts.btf_key_type_id = key_id;
+			opts.btf_value_type_id = value_id;
+		}
+	}
+	fd = bpf_map_create(type, name, key_size, sizeof(struct xrl_rule),
+			    max_entries, &opts);
+	if (fd < 0)
+		fd = -errno;
+	if (btf_fd >= 0)
+		close(btf_fd);
+	btf__free(btf);
+	return fd;
+}
+
+/* All @n entries in one batch, or one by one where there is none. */
+static int fill(int fd, const void *keys, size_t key_size,
+		const struct xrl_rule *values, size_t n)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 count = n;
+	size_t i;
+
+	if (!n || !bpf_map_update_batch(fd, keys, values, &count, &opts))
+		return 0;
+	if (errno != EINVAL && errno != ENOTSUPP && errno != EOPNOTSUPP)
+		return -errno;
+	for (i = 0; i < n; i++)
+		if (bpf_map_update_elem(fd, (const char *)keys + i * key_size,
+					&values[i], 0))
+			return -errno;
+	return 0;
+}
+
+/* The compiled policy, as the two maps take it. */
+struct compiled {
+	struct xrl_rule_key *keys;	/* classifier */
+	struct xrl_rule *values;
+	size_t n;
+	__u32 *ids;			/* table */
+	struct xrl_rule *rules;
+	size_t n_rules;
+	__u32 max_id;
+	struct xrl_policy_meta meta;
+};
+
+static void compiled_free(struct compiled *c)
+{
+	free(c->keys);
+	free(c->values);
+	free(c->ids);
+	free(c->rules);
+}
+
+static __u32 since_of(const struct xrl_rules_known *known,
+		      const struct xrl_rule_spec *rule, __u32 gen)
+{
+	const struct known_rule *k;
+
+	if (rule->id >= known->n)
+		return gen;
+	k = &known->by_id[rule->id];
+	if (!k->since || k->prefix.prefixlen != rule->prefix.prefixlen ||
+	    memcmp(k->prefix.addr, rule->prefix.addr, sizeof(k->prefix.addr)))
+		return gen;
+	return k->since;
+}
+
+/* Marks a /@len of @family in the meta's bitmaps. */
+static void meta_add_length(struct xrl_policy_meta *meta,
+			    enum xrl_family family, unsigned len)
+{
+	if (family == XRL_FAMILY_IPV4)
+		meta->v4_lengths |= 1ULL << len;
+	else if (family == XRL_FAMILY_IPV6)
+		meta->v6_lengths[len / 64] |= 1ULL << (len % 64);
+}
+
+/*
+ * A rule longer than the family's source key makes its key subnet split
+ * (sources of one key may have different rules): the marker tells the
+ * program so for the other rules' sources in that subnet.
+ */
+static bool add_split_marker(struct compiled *c, const struct xrl_rule_key *key,
+			     unsigned key_len)
+{
+	struct xrl_rule_key *marker = &c->keys[c->n];
+
+	if (key->family == XRL_FAMILY_ANY || key->prefixlen <= key_len)
+		return false;
+	*marker = *key;
+	marker->family = XRL_KEY_SPLIT | key->family;
+	marker->prefixlen = key_len;
+	mask_addr(marker->addr, key->family, key_len);
+	memset(&c->values[c->n], 0, sizeof(c->values[c->n]));
+	c->values[c->n].gen = c->meta.gen;
+	c->n++;
+	c->meta.long_rules |= key->family == XRL_FAMILY_IPV4 ? 1 : 2;
+	return true;
+}
+
+static bool same_numbers(const struct xrl_rule_spec *a,
+			 const struct xrl_rule_spec *b)
+{
+	return a->action == b->action && a->scope == b->scope &&
+	       a->pps == b->pps && a->burst == b->burst &&
+	       a->bps == b->bps && a->burst_bytes == b->burst_bytes;
+}
+
+static int compile_policy(const struct xrl_policy *policy,
+			  const struct xrl_rules_known *known, __u32 gen,
+			  struct compiled *c, char *err, size_t len)
+{
+	const struct xrl_rule_spec *prev = NULL;
+	size_t i, room = 2 * policy->n_rules + 1;
+	char cidr[64];
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	c->keys = calloc(room, sizeof(*c->keys));
+	c->values = calloc(room, sizeof(*c->values));
+	c->ids = calloc(policy->n_rules, sizeof(*c->ids));
+	c->rules = calloc(policy->n_rules, sizeof(*c->rules));
+	if (!c->keys || !c->values || !c->ids || !c->rules)
+		return -ENOMEM;
+	c->meta.gen = gen;
+	for (i = 0; i < policy->n_rules; i++) {
+		const struct xrl_rule_spec *spec = &policy->rules[i];
+		struct xrl_rule *value = &c->values[c->n];
+		struct xrl_rule_key *key = &c->keys[c->n];
+
+		/* Rules mostly share a few sets of numbers: compiled once. */
+		if (prev && same_numbers(prev, spec)) {
+			*value = c->rules[c->n_rules - 1];
+			value->id = spec->id;
+			ret = 0;
+		} else {
+			ret = xrl_rule_compile(spec, value);
+		}
+		prev = spec;
+		if (ret) {
+			xrl_cidr_format(&spec->prefix, cidr, sizeof(cidr));
+			snprintf(err, len, "rule %s (%s): %s", spec->name, cidr,
+				 strerror(-ret));
+			return ret;
+		}
+		value->gen = gen;
+		value->since = since_of(known, spec, gen);
+		xrl_rule_key_of(&spec->prefix, key);
+		meta_add_length(&c->meta, key->family, key->prefixlen);
+		c->ids[c->n_rules] = spec->id;
+		c->rules[c->n_rules++] = *value;
+		if (spec->id > c->max_id)
+			c->max_id = spec->id;
+		c->n++;
+		add_split_marker(c, key, key->family == XRL_FAMILY_IPV4 ?
+				 policy->v4_prefix : policy->v6_prefix);
+	}
+	/* The default rule is found without a length of its own. */
+	c->meta.v4_lengths &= ~1ULL;
+	c->meta.v6_lengths[0] &= ~1ULL;
+	memset(&c->keys[c->n], 0, sizeof(c->keys[c->n]));
+	c->keys[c->n].family = XRL_KEY_META;
+	memcpy(&c->values[c->n], &c->meta, sizeof(c->meta));
+	c->n++;
+	return 0;
+}
+
+/* Remembers what was installed, for the next install's "since". */
+static int remember(struct xrl_datapath *dp, const struct xrl_policy *policy,
+		    const struct compiled *c)
+{
+	struct xrl_rules_known *known = dp->known;
+	size_t i;
+	int ret;
+
+	ret = grow_known(known, (size_t)c->max_id + 1);
+	if (ret) {
+		xrl_rules_forget(dp);	/* read back next time */
+		return 0;
+	}
+	memset(known->by_id, 0, known->n * sizeof(*known->by_id));
+	for (i = 0; i < policy->n_rules; i++) {
+		known->by_id[c->ids[i]].prefix = policy->rules[i].prefix;
+		known->by_id[c->ids[i]].since = c->rules[i].since;
+	}
+	known->gen = c->meta.gen;
+	return 0;
+}
+
+int xrl_rules_stage(struct xrl_datapath *dp, const struct xrl_policy *policy,
+		    __u32 slot, int *rules_fd_out, int *table_fd_out, char *err,
+		    size_t len)
+{
+	int table_fd = -1, rules_fd = -1, ret;
+	__u32 capacity, gen;
+	struct compiled c;
+
+	/* Another process may have installed rules since: then what this
+	 * one knows is stale, and its generation would be reused. */
+	if (dp->known && in_force_gen(dp) != dp->known->gen)
+		xrl_rules_forget(dp);
+	if (!dp->known) {
+		ret = load_known(dp);
+		if (ret) {
+			snprintf(err, len, "reading the rules in force: %s",
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	gen = dp->known->gen + 1 ? dp->known->gen + 1 : 1;
+	ret = compile_policy(policy, dp->known, gen, &c, err, len);
+	if (ret) {
+		if (ret == -ENOMEM)
+			snprintf(err, len, "compiling the rules: %s",
+				 strerror(-ret));
+		goto free_compiled;
+	}
+	capacity = xrl_rules_capacity(dp);
+	if (c.max_id >= capacity) {
+		ret = -ENOSPC;
+		snprintf(err, len, "rule id %u: the data path was loaded for "
+			 "%u rules", c.max_id, capacity);
+		goto free_compiled;
+	}
+	table_fd = create_inner(dp, BPF_MAP_TYPE_ARRAY, XRL_PIN_TABLE, NULL,
+				sizeof(__u32), capacity, 0);
+	rules_fd = create_inner(dp, BPF_MAP_TYPE_HASH, XRL_PIN_RULES,
+				"xrl_rule_key", sizeof(struct xrl_rule_key),
+				c.n, 0);
+	if (table_fd < 0 || rules_fd < 0) {
+		ret = table_fd < 0 ? table_fd : rules_fd;
+		snprintf(err, len, "creating the rules maps: %s",
+			 strerror(-ret));
+		goto close_maps;
+	}
+	ret = fill(table_fd, c.ids, sizeof(*c.ids), c.rules, c.n_rules);
+	if (!ret)
+		ret = fill(rules_fd, c.keys, sizeof(*c.keys), c.values, c.n);
+	if (ret) {
+		snprintf(err, len, "filling the rules maps: %s", strerror(-ret));
+		goto close_maps;
+	}
+	/* Into the slot no packet reads: nothing the data path sees. A
+	 * policy staged and never put in force (a daemon killed before the
+	 * swap) leaves "known" a generation ahead of the one in force,
+	 * which the next install notices and reads back. */
+	if (bpf_map_update_elem(dp->rule_table_fd, &slot, &table_fd, 0) ||
+	    bpf_map_update_elem(dp->policy_fd, &slot, &rules_fd, 0)) {
+		ret = -errno;
+		snprintf(err, len, "writing rules slot %u: %s", slot,
+			 strerror(-ret));
+		goto close_maps;
+	}
+	ret = remember(dp, policy, &c);
+	if (!ret) {
+		*rules_fd_out = rules_fd;
+		*table_fd_out = table_fd;
+		rules_fd = table_fd = -1;
+	}
+close_maps:
+	if (table_fd >= 0)
+		close(table_fd);
+	if (rules_fd >= 0)
+		close(rules_fd);
+free_compiled:
+	compiled_free(&c);
+	return ret;
+}
+
+/* Whether the meta's bitmaps hold a /@len rule of @family. */
+static bool has_length(const struct xrl_policy_meta *meta,
+		       enum xrl_family family, unsigned len)
+{
+	if (family == XRL_FAMILY_IPV4)
+		return len <= 32 && (meta->v4_lengths >> len & 1);
+	return len <= 128 && (meta->v6_lengths[len / 64 % 3] >> len % 64 & 1);
+}
+
+static int lookup_rule(int fd, enum xrl_family family, unsigned len,
+		       const __u32 src[4], bool split_marker,
+		       struct xrl_rule *rule)
+{
+	struct xrl_rule_key key = {
+		.family = split_marker ? XRL_KEY_SPLIT | family : family,
+		.prefixlen = len,
+	};
+
+	memcpy(key.addr, src, sizeof(key.addr));
+	mask_addr(key.addr, family, len);
+	return bpf_map_lookup_elem(fd, &key, rule) ? -errno : 0;
+}
+
+/*
+ * The program's classify() (bpf/classify.h) on the classifier in force:
+ * the longest length of the family first, then the default rule, then
+ * the split marker of the key subnet.
+ */
+int xrl_rules_classify(const struct xrl_datapath *dp, const __u8 addr[16],
+		       unsigned key_len, struct xrl_rule *rule,
+		       struct xrl_lpm_key *prefix, bool *split)
+{
+	struct xrl_lpm_key host = { .prefixlen = 128 };
+	struct xrl_rule_key meta_key = { .family = XRL_KEY_META };
+	enum xrl_family family;
+	struct xrl_policy_meta meta;
+	struct xrl_rule_key found;
+	unsigned top, len;
+	__u32 src[4];
+	int fd, ret;
+
+	memcpy(host.addr, addr, sizeof(host.addr));
+	family = xrl_prefix_family(&host);
+	top = family == XRL_FAMILY_IPV4 ? 32 : 128;
+	memcpy(src, addr, sizeof(src));
+	*split = false;
+	fd = inner_fd(dp, dp->policy_fd);
+	if (fd < 0)
+		return fd;
+	if (bpf_map_lookup_elem(fd, &meta_key, &meta)) {
+		ret = -errno;
+		goto out;
+	}
+	ret = -ENOENT;
+	for (len = top; len > 0 && ret; len--) {
+		if (!has_length(&meta, family, len))
+			continue;
+		ret = lookup_rule(fd, family, len, src, false, rule);
+		if (ret && ret != -ENOENT)
+			goto out;
+		if (!ret)
+			break;
+	}
+	memset(&found, 0, sizeof(found));
+	if (ret) {
+		len = 0;
+		if (bpf_map_lookup_elem(fd, &found, rule)) {
+			ret = -errno;
+			goto out;
+		}
+	} else {
+		found.family = family;
+		found.prefixlen = len;
+		memcpy(found.addr, src, sizeof(found.addr));
+		mask_addr(found.addr, family, len);
+	}
+	xrl_prefix_of(&found, prefix);
+	ret = 0;
+	if (len > key_len)
+		*split = true;
+	else if (meta.long_rules & (family == XRL_FAMILY_IPV4 ? 1 : 2))
+		*split = !lookup_rule(fd, family, key_len, src, true,
+				      &(struct xrl_rule){ 0 });
+out:
+	close(fd);
+	return ret;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * rulemaps.h - the rules of a policy as the data path holds them: the
+ * classifier (exact prefixes in a hash map, per family) and the rule
+ * table (by id), built fresh for each policy in the rules slot that the
+ * policy head puts in force. Layout and why: include/xrl.h,
+ * bpf/classify.h.
+ */
+#ifndef XRL_RULEMAPS_H
+#define XRL_RULEMAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "xrl.h"
+
+struct xrl_datapath;
+struct xrl_policy;
+
+/* IPv4, IPv6, or ANY for the default rule (/0). */
+enum xrl_family xrl_prefix_family(const struct xrl_lpm_key *prefix);
+
+/* The classifier key of a prefix. */
+void xrl_rule_key_of(const struct xrl_lpm_key *prefix, struct xrl_rule_key *key);
+
+/* The prefix of a classifier key; false for keys that are not rules. */
+bool xrl_prefix_of(const struct xrl_rule_key *key, struct xrl_lpm_key *prefix);
+
+/*
+ * Builds the classifier and the table of @policy (checked, ids carried)
+ * as generation "in force + 1" into rules slot @slot (one the head in
+ * force does not name: policy_map.c), and returns new fds of both. What
+ * the data path reads does not change: the policy head that names the
+ * slot puts them in force. -errno on failure, @err says why.
+ */
+int xrl_rules_stage(struct xrl_datapath *dp, const struct xrl_policy *policy,
+		    __u32 slot, int *rules_fd, int *table_fd, char *err,
+		    size_t len);
+
+/*
+ * Calls @fn for each rule of the classifier in force (the default rule
+ * as /0) until it returns non-zero, which it returns; else 0 or -errno.
+ */
+int xrl_rules_walk(const struct xrl_datapath *dp,
+		   int (*fn)(const struct xrl_lpm_key *prefix,
+			     const struct xrl_rule *rule, void *ctx),
+		   void *ctx);
+
+/*
+ * The rule in force that judges the source @addr (IPv4-mapped for IPv4),
+ * as the program's classify() finds it, its prefix, and whether the
+ * source's key subnet (@addr masked to @key_len bits of its family) is
+ * split by a longer rule: the program then keys its bucket by the rule
+ * (include/xrl.h, struct xrl_bucket_key). 0, -ENOENT before the first
+ * policy or without a default rule, -errno.
+ */
+int xrl_rules_classify(const struct xrl_datapath *dp, const __u8 addr[16],
+		       unsigned key_len, struct xrl_rule *rule,
+		       struct xrl_lpm_key *prefix, bool *split);
+
+/* What this process knows of the rules it installed (see rulemaps.c). */
+void xrl_rules_forget(struct xrl_datapath *dp);
+
+/* The rule capacity of the data path (max_entries of xrl_rule_stats). */
+__u32 xrl_rules_capacity(const struct xrl_datapath *dp);
+
+#endif
