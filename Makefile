@@ -10,9 +10,10 @@ BPFTOOL   ?= bpftool
 ARCH_INC  := /usr/include/$(shell uname -m)-linux-gnu
 
 CFLAGS    ?= -O2 -g -Wall -Wextra -Wno-unused-parameter -Werror=implicit-function-declaration
-CPPFLAGS  += -Iinclude -Iuser/lib -I$(BUILD) -MMD -MP -D_GNU_SOURCE
+CPPFLAGS  += -Iinclude -I$(BUILD) -MMD -MP -D_GNU_SOURCE
 BPF_CFLAGS := -target bpf -O2 -g -mcpu=v3 -Wall -Iinclude -Ibpf -I$(ARCH_INC)
-LDLIBS    += -lbpf -lelf -lz -lyaml -ljansson -lhiredis -lmicrohttpd -lpthread
+LDLIBS_CORE := -lyaml -ljansson -lm
+LDLIBS    += -lbpf -lelf -lz -lyaml -ljansson -lhiredis -lmicrohttpd -lpthread -lm
 
 ifeq ($(V),1)
 Q =
@@ -22,22 +23,52 @@ Q = @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
+# user/ is four layers, each its own archive. A layer calls only the ones
+# below it, and its objects see only their headers, so a call the wrong
+# way fails to compile or to link:
+#   core (limits, CIDR, policy model and file; no libbpf)
+#   <- datapath (load, pin, attach, apply, stats, map walks; libbpf)
+#   <- cli (xdp-ratelimit)   and   <- daemon (xdp-ratelimitd)
+LAYERS     := core datapath cli daemon
+INC_core     := -Iuser/core
+INC_datapath := $(INC_core) -Iuser/datapath
+INC_cli      := $(INC_datapath) -Iuser/cli
+INC_daemon   := $(INC_datapath) -Iuser/daemon
+INC_ALL      := $(INC_datapath) -Iuser/cli -Iuser/daemon
+# Link order: a layer before the ones it calls.
+LIBS_core     := $(BUILD)/libxrl-core.a
+LIBS_datapath := $(BUILD)/libxrl-datapath.a $(LIBS_core)
+LIBS_cli      := $(BUILD)/libxrl-cli.a $(LIBS_datapath)
+LIBS_daemon   := $(BUILD)/libxrl-daemon.a $(LIBS_datapath)
+LIBS_ALL      := $(BUILD)/libxrl-daemon.a $(BUILD)/libxrl-cli.a $(LIBS_datapath)
+ENTRIES    := user/cli/xdp-ratelimit.c user/daemon/xdp-ratelimitd.c
+PROGS      := $(BUILD)/xdp-ratelimit $(BUILD)/xdp-ratelimitd
+
 BPF_SRCS   := $(wildcard bpf/*.bpf.c)
-BPF_OBJS   := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 SKELS      := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
-LIB_SRCS   := $(wildcard user/lib/*.c)
-LIB_OBJS   := $(patsubst user/lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
-LIB        := $(BUILD)/libxrl.a
-PROGS      := $(patsubst user/%.c,$(BUILD)/%,$(wildcard user/*.c))
+LIB_SRCS   := $(filter-out $(ENTRIES),$(foreach l,$(LAYERS),$(wildcard user/$(l)/*.c)))
+LIB_OBJS   := $(patsubst user/%.c,$(BUILD)/%.o,$(LIB_SRCS))
+layer_objs = $(patsubst user/%.c,$(BUILD)/%.o,$(filter-out $(ENTRIES),$(wildcard user/$(1)/*.c)))
+
+# Test-only BPF programs: tests/bpf/progs/NAME.bpf.c, skeletons in
+# build/tests/progs/.
+TEST_BPF_SRCS := $(wildcard tests/bpf/progs/*.bpf.c)
+TEST_SKELS := $(patsubst tests/bpf/progs/%.bpf.c,$(BUILD)/tests/progs/%.skel.h,$(TEST_BPF_SRCS))
 TEST_DIRS  := $(notdir $(filter-out tests/lib tests/fuzz tests/data,$(patsubst %/,%,$(wildcard tests/*/))))
 TEST_LIB_OBJS := $(patsubst tests/lib/%.c,$(BUILD)/tests/lib/%.o,$(wildcard tests/lib/*.c))
 TEST_BINS  := $(patsubst %,$(BUILD)/tests/test-%,$(TEST_DIRS))
+test_objs = $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(wildcard tests/$(1)/*.c))
+# tests/unit needs nothing but the core: no libbpf, no servers, no root.
+TEST_INC_unit    := $(INC_core)
+TEST_LIBS_unit   := $(LIBS_core)
+TEST_LDLIBS_unit := $(LDLIBS_CORE)
+# tests/unit needs nothing but the core: no libbpf, no servers, no root.
 
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all deps test bench demo clean install fmt
 
-all: $(SKELS) $(LIB) $(PROGS)
+all: $(SKELS) $(foreach l,$(LAYERS),$(BUILD)/libxrl-$(l).a) $(PROGS)
 
 deps:
 	$(Q)scripts/deps.sh
@@ -46,31 +77,54 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c Makefile | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
 
+$(BUILD)/tests/progs/%.bpf.o: tests/bpf/progs/%.bpf.c Makefile
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-$(BUILD)/lib/%.o: user/lib/%.c $(SKELS) Makefile | $(BUILD)/lib
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+define layer_rules
+$(BUILD)/$(1)/%.o: user/$(1)/%.c $(SKELS) Makefile
+	$$(call msg,CC,$$@)
+	$$(Q)mkdir -p $$(@D)
+	$$(Q)$$(CC) $$(CPPFLAGS) $$(INC_$(1)) $$(CFLAGS) -c $$< -o $$@
 
-$(LIB): $(LIB_OBJS)
-	$(call msg,AR,$@)
-	$(Q)$(AR) rcs $@ $^
+$(BUILD)/libxrl-$(1).a: $(call layer_objs,$(1))
+	$$(call msg,AR,$$@)
+	$$(Q)rm -f $$@
+	$$(Q)$$(AR) rcs $$@ $$^
+endef
+$(foreach l,$(LAYERS),$(eval $(call layer_rules,$(l))))
 
-$(BUILD)/%: user/%.c $(LIB) Makefile
+$(BUILD)/xdp-ratelimit: $(BUILD)/cli/xdp-ratelimit.o $(LIBS_cli) Makefile
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $< $(LIBS_cli) $(LDLIBS) -o $@
 
-$(BUILD)/tests/lib/%.o: tests/lib/%.c $(SKELS) Makefile | $(BUILD)/tests/lib
+$(BUILD)/xdp-ratelimitd: $(BUILD)/daemon/xdp-ratelimitd.o $(LIBS_daemon) Makefile
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(LIBS_daemon) $(LDLIBS) -o $@
+
+# Test objects one by one, each with its dependency file.
+$(BUILD)/tests/lib/%.o: tests/lib/%.c $(SKELS) Makefile
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) -c $< -o $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(INC_ALL) -Itests/lib $(CFLAGS) -c $< -o $@
 
 .SECONDEXPANSION:
-$(BUILD)/tests/test-%: $$(wildcard tests/$$*/*.c) $(TEST_LIB_OBJS) $(LIB) Makefile | $(BUILD)/tests
-	$(call msg,TEST-CC,$@)
-	$(Q)$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) $(filter %.c,$^) \
-		$(TEST_LIB_OBJS) $(LIB) $(LDLIBS) -lcriterion -o $@
+$(BUILD)/tests/%.o: tests/%.c $(SKELS) $(TEST_SKELS) Makefile
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(or $(TEST_INC_$(patsubst %/,%,$(dir $*))),$(INC_ALL)) \
+		-Itests/lib -I$(BUILD)/tests/progs $(CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/test-%: $$(call test_objs,$$*) $$(if $$(TEST_LIBS_$$*),,$(TEST_LIB_OBJS)) \
+		$$(or $$(TEST_LIBS_$$*),$(LIBS_ALL)) Makefile
+	$(call msg,TEST-LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(filter %.o,$^) $(or $(TEST_LIBS_$*),$(LIBS_ALL)) \
+		$(or $(TEST_LDLIBS_$*),$(LDLIBS)) -lcriterion -o $@
 
 # Runs every test binary; installs what is missing first, so that on a
 # fresh machine this is the only command needed.
@@ -88,17 +142,17 @@ FUZZ_SECONDS       ?= 60
 FUZZ_SMOKE_SECONDS ?= 15
 FUZZ_CFLAGS   := -O1 -g -fno-omit-frame-pointer -fno-sanitize-recover=all \
 		 -fsanitize=fuzzer-no-link,address,undefined
-FUZZ_LIB_OBJS := $(patsubst user/lib/%.c,$(BUILD)/fuzz/lib/%.o,$(LIB_SRCS))
+FUZZ_LIB_OBJS := $(patsubst user/%.c,$(BUILD)/fuzz/%.o,$(LIB_SRCS))
 FUZZ_BINS     := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 
-$(BUILD)/fuzz/lib/%.o: user/lib/%.c $(SKELS) Makefile
+$(BUILD)/fuzz/%.o: user/%.c $(SKELS) Makefile
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_CFLAGS) -c $< -o $@
+	$(Q)$(CLANG) $(CPPFLAGS) $(INC_ALL) $(FUZZ_CFLAGS) -c $< -o $@
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) Makefile
 	$(call msg,FUZZ-LD,$@)
-	$(Q)$(CLANG) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< \
+	$(Q)$(CLANG) $(CPPFLAGS) $(INC_ALL) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< \
 		$(FUZZ_LIB_OBJS) $(LDLIBS) -o $@
 
 .PHONY: fuzz fuzz-smoke
@@ -121,13 +175,12 @@ install: all
 	install -m 0755 $(PROGS) $(DESTDIR)$(PREFIX)/sbin/
 
 fmt:
-	clang-format -i bpf/*.[ch] include/*.h user/*.c user/lib/*.[ch] tests/*/*.[ch]
+	clang-format -i bpf/*.[ch] include/*.h user/*/*.[ch] tests/*/*.[ch]
 
 clean:
 	rm -rf $(BUILD)
 
-$(BUILD) $(BUILD)/lib $(BUILD)/tests $(BUILD)/tests/lib:
+$(BUILD):
 	$(Q)mkdir -p $@
 
--include $(wildcard $(BUILD)/*.d $(BUILD)/lib/*.d $(BUILD)/tests/lib/*.d)
--include $(wildcard $(BUILD)/fuzz/lib/*.d)
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

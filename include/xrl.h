@@ -29,6 +29,8 @@
 /* Not a map of the program: the inner LPM map in force, pinned for bpftool. */
 #define XRL_PIN_RULES		"xrl_rules"
 #define XRL_PIN_DIR		"/sys/fs/bpf/xdp-ratelimit"
+/* Not of the program either: the daemon's control socket, for both tools. */
+#define XRL_SOCKET_PATH		"/run/xdp-ratelimit/control.sock"
 
 #define XRL_MAX_RULES		131072	/* rule ids are below this */
 #define XRL_DEFAULT_SOURCES	1048576	/* bucket map size unless told */

@@ -20,6 +20,7 @@
 #include "datapath.h"
 #include "packet.h"
 #include "policy.h"
+#include "policy_map.h"
 #include "report.h"
 
 #define RUNS		7

@@ -17,6 +17,7 @@
 #include "datapath.h"
 #include "packet.h"
 #include "policy.h"
+#include "policy_map.h"
 #include "stats.h"
 
 #define SIM_START_NS	(1000 * NS_PER_S)

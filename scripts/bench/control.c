@@ -13,6 +13,7 @@
 #include "common.h"
 #include "control.h"
 #include "datapath.h"
+#include "policy_map.h"
 #include "rules.h"
 
 #define APPLY_RUNS	5

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "bench.h"
 #include "common.h"
+#include "policy_map.h"
 #include "rules.h"
 
 #define BENCH_V4_RULES	65536u	/* odd rules that are IPv4 /32s */

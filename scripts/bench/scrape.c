@@ -15,6 +15,8 @@
 #include "datapath.h"
 #include "mapwalk.h"
 #include "metrics.h"
+#include "metrics_collect.h"
+#include "policy_map.h"
 #include "rules.h"
 #include "scrape.h"
 

@@ -27,6 +27,7 @@
 #include "common.h"
 #include "datapath.h"
 #include "global.h"
+#include "policy_map.h"
 #include "rules.h"
 #include "sync.h"
 

@@ -34,6 +34,7 @@
 #include "gen.skel.h"
 #include "packet.h"
 #include "policy.h"
+#include "policy_map.h"
 #include "ref.skel.h"
 #include "verdict.skel.h"
 #include "veth.h"

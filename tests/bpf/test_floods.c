@@ -3,7 +3,7 @@
  * Spoofed-source floods: the new-source budget bounds inserts, sources in
  * the table keep their state, the unknown_sources fallback judges the
  * rest, and the table counters account for every packet. A million
- * distinct sources come from bpf/test_flood.bpf.c, which rewrites the
+ * distinct sources come from tests/bpf/progs/test_flood.bpf.c, which rewrites the
  * source of each repeat and tail-calls the limiter. Time is the test
  * clock; the process is pinned to one CPU so that one CPU's share of the
  * budget is what is spent, and counts are exact.

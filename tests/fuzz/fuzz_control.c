@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * libFuzzer target for the control protocol (user/lib/control.c): each
+ * libFuzzer target for the control protocol (user/daemon/control.c): each
  * line of the input is one request to a daemon state with no data path
  * (policies are "applied" by a hook that keeps most of them). Besides
  * what the sanitizers catch, it checks on every request that the

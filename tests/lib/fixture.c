@@ -7,6 +7,7 @@
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include "fixture.h"
+#include "policy_map.h"
 #include "stats.h"
 
 void fixture_load(struct xrl_datapath *dp, uint32_t max_sources)

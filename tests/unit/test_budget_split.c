@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 #include <criterion/criterion.h>
-#include "budget.h"
+#include "share.h"
 #include "limit.h"
 #include "policy_file.h"
 

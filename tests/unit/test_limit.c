@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* Rate -> GCRA compilation (user/lib/limit.c): shifts, error bound, limits. */
+/* Rate -> GCRA compilation (user/core/limit.c): shifts, error bound, limits. */
 #include <errno.h>
 #include <criterion/criterion.h>
 #include "limit.h"

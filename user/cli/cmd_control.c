@@ -1,0 +1,624 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * xdp-ratelimit rule add|del|list, reload [FILE], top: requests to
+ * xdp-ratelimitd over its control socket (docs/PROTOCOL.md). The daemon
+ * owns the policy; these commands only ask it.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <jansson.h>
+#include "client.h"
+#include "cmd.h"
+#include "report.h"
+#include "xrl.h"
+
+#define SOCKET_HELP \
+	"  -S, --socket PATH   control socket (default " XRL_SOCKET_PATH ")\n"
+
+enum {
+	OPT_SOCKET = 'S',
+	OPT_JSON = 'j',
+	OPT_NAME = 256,
+	OPT_ACTION,
+	OPT_PPS,
+	OPT_BURST,
+	OPT_BPS,
+	OPT_BURST_BYTES,
+	OPT_SCOPE,
+	OPT_REPLACE,
+	OPT_GLOBAL,
+	OPT_TOP_N = 'n',
+	OPT_FOLLOW = 'f',
+};
+
+struct control_args {
+	const char *socket;
+	bool json;
+	bool follow;
+	int n_args;		/* positional arguments left */
+	char **args;
+	json_t *request;	/* fields added by options */
+};
+
+/*
+ * Sends @args->request and prints the failure, if any, as one line.
+ * Returns the response (json_decref it) or NULL.
+ */
+static json_t *call_daemon(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
+			   struct control_args *args)
+{
+	json_t *response;
+	char err[1024];
+	int ret;
+
+	ret = xrl_client_call(args->socket, args->request, &response, err,
+			      sizeof(err));
+	if (ret) {
+		xrl_cmd_error(cli, cmd, "%s", err);
+		json_decref(response);
+		return NULL;
+	}
+	return response;
+}
+
+/* Options of every control command, and the rule fields of "rule add". */
+static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
+		      int argc, char **argv, struct control_args *args)
+{
+	static const struct option longopts[] = {
+		{ "socket", required_argument, NULL, OPT_SOCKET },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "name", required_argument, NULL, OPT_NAME },
+		{ "action", required_argument, NULL, OPT_ACTION },
+		{ "pps", required_argument, NULL, OPT_PPS },
+		{ "burst", required_argument, NULL, OPT_BURST },
+		{ "bps", required_argument, NULL, OPT_BPS },
+		{ "burst-bytes", required_argument, NULL, OPT_BURST_BYTES },
+		{ "scope", required_argument, NULL, OPT_SCOPE },
+		{ "global", no_argument, NULL, OPT_GLOBAL },
+		{ "replace", no_argument, NULL, OPT_REPLACE },
+		{ "count", required_argument, NULL, OPT_TOP_N },
+		{ "follow", no_argument, NULL, OPT_FOLLOW },
+		XRL_CMD_COMMON_LONGOPTS,
+		{}
+	};
+	static const char *const fields[] = {
+		[OPT_NAME - OPT_NAME] = "name",
+		[OPT_ACTION - OPT_NAME] = "action",
+		[OPT_PPS - OPT_NAME] = "pps",
+		[OPT_BURST - OPT_NAME] = "burst",
+		[OPT_BPS - OPT_NAME] = "bps",
+		[OPT_BURST_BYTES - OPT_NAME] = "burst_bytes",
+		[OPT_SCOPE - OPT_NAME] = "scope",
+	};
+	int opt, exit_code = -1;
+	char *end;
+	long n;
+
+	args->socket = XRL_SOCKET_PATH;
+	args->request = json_object();
+	while ((opt = getopt_long(argc, argv, "S:jfn:" XRL_CMD_COMMON_SHORTOPTS,
+				  longopts, NULL)) != -1) {
+		if (xrl_cmd_common_opt(cmd, cli, opt, &exit_code)) {
+			if (exit_code >= 0)
+				return exit_code;
+			continue;
+		}
+		switch (opt) {
+		case OPT_SOCKET:
+			args->socket = optarg;
+			break;
+		case OPT_JSON:
+			args->json = true;
+			break;
+		case OPT_FOLLOW:
+			args->follow = true;
+			break;
+		case OPT_REPLACE:
+			json_object_set_new(args->request, "replace",
+					    json_true());
+			break;
+		case OPT_GLOBAL:
+			json_object_set_new(args->request, "global",
+					    json_true());
+			break;
+		case OPT_TOP_N:
+			n = strtol(optarg, &end, 10);
+			if (*end || n < 1 || n > 100000) {
+				xrl_cmd_error(cli, cmd, "-n: '%s' is not a "
+					      "count", optarg);
+				return EXIT_FAILURE;
+			}
+			json_object_set_new(args->request, "n",
+					    json_integer(n));
+			break;
+		default:
+			if (opt < OPT_NAME || opt > OPT_SCOPE)
+				break;
+			/* Quantities go as text: the daemon parses "10k". */
+			json_object_set_new(args->request,
+					    fields[opt - OPT_NAME],
+					    json_string(optarg));
+		}
+	}
+	args->n_args = argc - optind;
+	args->args = argv + optind;
+	return -1;
+}
+
+static long long int_of(json_t *obj, const char *field)
+{
+	return json_integer_value(json_object_get(obj, field));
+}
+
+static const char *str_of(json_t *obj, const char *field)
+{
+	return json_string_value(json_object_get(obj, field));
+}
+
+static void print_limit(const char *what, json_t *rule, const char *rate,
+			const char *burst)
+{
+	if (json_object_get(rule, rate))
+		printf(" %s %lld/s burst %lld", what, int_of(rule, rate),
+		       int_of(rule, burst));
+}
+
+static void print_rule(json_t *rule)
+{
+	json_t *passed = json_object_get(rule, "passed");
+	json_t *dropped = json_object_get(rule, "dropped");
+
+	printf("%5lld  %-20s %-22s %-8s", int_of(rule, "id"),
+	       str_of(rule, "name"), str_of(rule, "cidr"),
+	       str_of(rule, "action"));
+	print_limit("pps", rule, "pps", "burst");
+	print_limit("bps", rule, "bps", "burst_bytes");
+	if (str_of(rule, "scope") && strcmp(str_of(rule, "scope"), "source"))
+		printf(" %s", str_of(rule, "scope"));
+	if (json_is_true(json_object_get(rule, "global")))
+		printf(" global%s", json_is_true(json_object_get(rule,
+				    "degraded")) ? " (DEGRADED)" : "");
+	if (passed && dropped)
+		printf("  (passed %lld, dropped %lld)",
+		       int_of(passed, "packets"), int_of(dropped, "packets"));
+	printf("\n");
+}
+
+static int print_response(const struct control_args *args, json_t *response,
+			  void (*print_text)(json_t *response))
+{
+	int ret = 0;
+
+	if (args->json)
+		ret = xrl_json_print(stdout, json_incref(response), true);
+	else
+		print_text(response);
+	json_decref(response);
+	return ret ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+static void print_added(json_t *response)
+{
+	printf("added: ");
+	print_rule(json_object_get(response, "rule"));
+}
+
+static void print_deleted(json_t *response)
+{
+	printf("deleted: ");
+	print_rule(json_object_get(response, "deleted"));
+}
+
+static void print_list(json_t *response)
+{
+	json_t *rule;
+	size_t i;
+
+	printf("source keys /%lld (IPv4), /%lld (IPv6); malformed: %s\n",
+	       int_of(response, "v4_prefix"), int_of(response, "v6_prefix"),
+	       str_of(response, "malformed"));
+	printf("%5s  %-20s %-22s %-8s limits\n", "id", "name", "cidr",
+	       "action");
+	json_array_foreach(json_object_get(response, "rules"), i, rule)
+		print_rule(rule);
+}
+
+static int run_rule(const struct xrl_cmd *cmd, struct xrl_cli *cli, int argc,
+		    char **argv)
+{
+	struct control_args args = {};
+	void (*print_text)(json_t *response);
+	const char *verb;
+	json_t *response;
+	int ret;
+
+	ret = parse_args(cmd, cli, argc, argv, &args);
+	if (ret >= 0)
+		goto put_request;
+	ret = EXIT_FAILURE;
+	verb = args.n_args ? args.args[0] : "";
+	if (!strcmp(verb, "add") && args.n_args == 2) {
+		json_object_set_new(args.request, "cidr",
+				    json_string(args.args[1]));
+		json_object_set_new(args.request, "cmd",
+				    json_string("rule.add"));
+		print_text = print_added;
+	} else if (!strcmp(verb, "del") && args.n_args == 2 &&
+		   json_object_size(args.request) == 0) {
+		json_object_set_new(args.request, "rule",
+				    json_string(args.args[1]));
+		json_object_set_new(args.request, "cmd",
+				    json_string("rule.del"));
+		print_text = print_deleted;
+	} else if (!strcmp(verb, "list") && args.n_args == 1 &&
+		   json_object_size(args.request) == 0) {
+		json_object_set_new(args.request, "cmd",
+				    json_string("rule.list"));
+		print_text = print_list;
+	} else {
+		xrl_cmd_error(cli, cmd, "expected 'add CIDR [OPTIONS]', 'del "
+			      "NAME|CIDR' or 'list' (see --help)");
+		goto put_request;
+	}
+	response = call_daemon(cmd, cli, &args);
+	if (response)
+		ret = print_response(&args, response, print_text);
+put_request:
+	json_decref(args.request);
+	return ret;
+}
+
+static void print_reloaded(json_t *response)
+{
+	printf("reloaded %s: %lld rules\n", str_of(response, "path"),
+	       int_of(response, "rules"));
+}
+
+static int run_reload(const struct xrl_cmd *cmd, struct xrl_cli *cli,
+		      int argc, char **argv)
+{
+	struct control_args args = {};
+	char path[PATH_MAX];
+	json_t *response;
+	int ret;
+
+	ret = parse_args(cmd, cli, argc, argv, &args);
+	if (ret >= 0)
+		goto put_request;
+	ret = EXIT_FAILURE;
+	if (args.n_args > 1 || json_object_size(args.request)) {
+		xrl_cmd_error(cli, cmd, "expected at most one FILE");
+		goto put_request;
+	}
+	if (args.n_args == 1) {
+		/* The daemon has its own working directory. */
+		if (!realpath(args.args[0], path)) {
+			xrl_cmd_error(cli, cmd, "%s: %s", args.args[0],
+				      strerror(errno));
+			goto put_request;
+		}
+		json_object_set_new(args.request, "path", json_string(path));
+	}
+	json_object_set_new(args.request, "cmd", json_string("reload"));
+	response = call_daemon(cmd, cli, &args);
+	if (response)
+		ret = print_response(&args, response, print_reloaded);
+put_request:
+	json_decref(args.request);
+	return ret;
+}
+
+static void print_top(json_t *response)
+{
+	json_t *entry;
+	size_t i;
+
+	printf("%-28s %-20s %12s %12s\n", "source", "rule", "dropped",
+	       "passed");
+	json_array_foreach(json_object_get(response, "top"), i, entry)
+		printf("%-28s %-20s %12lld %12lld\n", str_of(entry, "source"),
+		       str_of(entry, "rule") ? str_of(entry, "rule") : "?",
+		       int_of(entry, "dropped"), int_of(entry, "passed"));
+}
+
+/* ---- top, live ------------------------------------------------------ */
+
+#define TOP_LIVE_SOURCES	1000	/* asked for, to rank by rate */
+#define TOP_LIVE_INTERVAL_MS	1000
+
+struct top_row {
+	json_t *entry;
+	double drop_rate, pass_rate;
+};
+
+static json_int_t entry_int(json_t *entry, const char *field)
+{
+	return json_integer_value(json_object_get(entry, field));
+}
+
+/* The same source (and rule) in the previous sample, or NULL. */
+static json_t *previous_entry(json_t *previous, json_t *entry)
+{
+	const char *source = json_string_value(json_object_get(entry,
+								"source"));
+	json_t *old;
+	size_t i;
+
+	json_array_foreach(json_object_get(previous, "top"), i, old)
+		if (!strcmp(json_string_value(json_object_get(old, "source")),
+			    source) &&
+		    entry_int(old, "rule_id") == entry_int(entry, "rule_id"))
+			return old;
+	return NULL;
+}
+
+static int by_drop_rate(const void *a, const void *b)
+{
+	const struct top_row *ra = a, *rb = b;
+
+	if (ra->drop_rate != rb->drop_rate)
+		return ra->drop_rate < rb->drop_rate ? 1 : -1;
+	return (entry_int(rb->entry, "dropped") >
+		entry_int(ra->entry, "dropped")) -
+	       (entry_int(rb->entry, "dropped") <
+		entry_int(ra->entry, "dropped"));
+}
+
+/* Rows the terminal has for sources, under the two header lines. */
+static size_t screen_rows(void)
+{
+	struct winsize ws;
+
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) || ws.ws_row < 6)
+		return 20;
+	return ws.ws_row - 4;
+}
+
+static void print_top_screen(json_t *response, json_t *previous,
+			     double seconds, size_t shown)
+{
+	json_t *entries = json_object_get(response, "top"), *entry, *old;
+	size_t i, n = json_array_size(entries);
+	struct top_row *rows = calloc(n ? n : 1, sizeof(*rows));
+	char stamp[16], fill[16];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (!rows)
+		return;
+	json_array_foreach(entries, i, entry) {
+		rows[i].entry = entry;
+		old = previous ? previous_entry(previous, entry) : NULL;
+		if (old && seconds > 0) {
+			rows[i].drop_rate = (entry_int(entry, "dropped") -
+					     entry_int(old, "dropped")) /
+					    seconds;
+			rows[i].pass_rate = (entry_int(entry, "passed") -
+					     entry_int(old, "passed")) /
+					    seconds;
+		}
+	}
+	qsort(rows, n, sizeof(*rows), by_drop_rate);
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%H:%M:%S", &tm);
+	/* Home and clear, as top(1) redraws. */
+	printf("\033[H\033[2Jxdp-ratelimit top - %s  sources dropping: %zu  "
+	       "(sorted by drops/s; q: Ctrl-C)\n\n", stamp, n);
+	printf("%-24s %-16s %10s %10s %12s %12s %5s\n", "SOURCE", "RULE",
+	       "DROP/S", "PASS/S", "DROPPED", "PASSED", "FILL");
+	for (i = 0; i < n && i < shown; i++) {
+		entry = rows[i].entry;
+		if (json_is_number(json_object_get(entry, "fill")))
+			snprintf(fill, sizeof(fill), "%3.0f%%", 100 *
+				 json_number_value(json_object_get(entry,
+								   "fill")));
+		else
+			snprintf(fill, sizeof(fill), "-");
+		printf("%-24s %-16.16s %10.0f %10.0f %12lld %12lld %5s\n",
+		       json_string_value(json_object_get(entry, "source")),
+		       json_string_value(json_object_get(entry, "rule")) ?: "?",
+		       rows[i].drop_rate, rows[i].pass_rate,
+		       (long long)entry_int(entry, "dropped"),
+		       (long long)entry_int(entry, "passed"), fill);
+	}
+	fflush(stdout);
+	free(rows);
+}
+
+static double monotonic_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Redraws every second until interrupted (or the daemon goes away). */
+static int run_top_live(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
+			struct control_args *args)
+{
+	json_t *n_item = json_object_get(args->request, "n");
+	size_t shown = n_item ? (size_t)json_integer_value(n_item) : 0;
+	json_t *response, *previous = NULL;
+	double at, previous_at = 0;
+
+	json_object_set_new(args->request, "n",
+			    json_integer(TOP_LIVE_SOURCES));
+	for (;;) {
+		response = call_daemon(cmd, cli, args);
+		if (!response)
+			break;
+		at = monotonic_s();
+		print_top_screen(response, previous, at - previous_at,
+				 shown ? shown : screen_rows());
+		json_decref(previous);
+		previous = response;
+		previous_at = at;
+		poll(NULL, 0, TOP_LIVE_INTERVAL_MS);
+	}
+	json_decref(previous);
+	return EXIT_FAILURE;
+}
+
+static int run_top(const struct xrl_cmd *cmd, struct xrl_cli *cli, int argc,
+		   char **argv)
+{
+	struct control_args args = {};
+	json_t *response;
+	int ret;
+
+	ret = parse_args(cmd, cli, argc, argv, &args);
+	if (ret >= 0)
+		goto put_request;
+	ret = EXIT_FAILURE;
+	if (args.n_args || json_object_size(args.request) >
+			   (size_t)!!json_object_get(args.request, "n")) {
+		xrl_cmd_error(cli, cmd, "expected only -n N and --json");
+		goto put_request;
+	}
+	json_object_set_new(args.request, "cmd", json_string("top"));
+	if (!args.json && isatty(STDOUT_FILENO)) {
+		ret = run_top_live(cmd, cli, &args);
+		goto put_request;
+	}
+	response = call_daemon(cmd, cli, &args);
+	if (response)
+		ret = print_response(&args, response, print_top);
+put_request:
+	json_decref(args.request);
+	return ret;
+}
+
+static void print_events(json_t *response)
+{
+	char stamp[32];
+	json_t *event;
+	struct tm tm;
+	time_t when;
+	size_t i;
+
+	json_array_foreach(json_object_get(response, "events"), i, event) {
+		when = (time_t)json_number_value(json_object_get(event,
+								 "time"));
+		localtime_r(&when, &tm);
+		strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &tm);
+		printf("%s  %s\n", stamp, json_string_value(
+				json_object_get(event, "message")));
+	}
+}
+
+/* With --follow --json: one compact object per event and line. */
+static void print_events_json(json_t *response)
+{
+	json_t *event;
+	size_t i;
+
+	json_array_foreach(json_object_get(response, "events"), i, event)
+		xrl_json_print(stdout, json_incref(event), false);
+}
+
+#define FOLLOW_INTERVAL_MS	1000
+
+static int run_events(const struct xrl_cmd *cmd, struct xrl_cli *cli,
+		      int argc, char **argv)
+{
+	struct control_args args = {};
+	json_t *response;
+	int ret;
+
+	ret = parse_args(cmd, cli, argc, argv, &args);
+	if (ret >= 0)
+		goto put_request;
+	ret = EXIT_FAILURE;
+	if (args.n_args || json_object_size(args.request) >
+			   (size_t)!!json_object_get(args.request, "n")) {
+		xrl_cmd_error(cli, cmd, "expected only -n N, --follow and "
+			      "--json");
+		goto put_request;
+	}
+	json_object_set_new(args.request, "cmd", json_string("events"));
+	if (!args.follow) {
+		response = call_daemon(cmd, cli, &args);
+		if (response)
+			ret = print_response(&args, response, print_events);
+		goto put_request;
+	}
+	/* Asks for what came after the last event seen, until stopped. */
+	for (;;) {
+		response = call_daemon(cmd, cli, &args);
+		if (!response)
+			break;
+		if (args.json)
+			print_events_json(response);
+		else
+			print_events(response);
+		fflush(stdout);
+		json_object_del(args.request, "n");
+		json_object_set(args.request, "since",
+				json_object_get(response, "last_seq"));
+		json_decref(response);
+		poll(NULL, 0, FOLLOW_INTERVAL_MS);
+	}
+put_request:
+	json_decref(args.request);
+	return ret;
+}
+
+const struct xrl_cmd xrl_cmd_rule = {
+	.name = "rule",
+	.synopsis = "add CIDR [OPTIONS] | del NAME|CIDR | list [--json]",
+	.summary = "Change or list the daemon's rules (through its socket).",
+	.options =
+	"      --name NAME     rule name (default: the CIDR)\n"
+	"      --action A      limit (default), monitor, allow or deny\n"
+	"      --pps R --burst B         packets per second, burst in packets\n"
+	"      --bps R --burst-bytes B   bits per second, burst in bytes\n"
+	"                      (R and B take k/M/G suffixes)\n"
+	"      --scope S       source (default: a budget per source) or\n"
+	"                      aggregate (one budget for all it matches)\n"
+	"      --global        an aggregate budget shared through Redis\n"
+	"      --replace       change the rule of that CIDR (keeps its id)\n"
+	"  -j, --json          the daemon's JSON response\n"
+	SOCKET_HELP,
+	.run = run_rule,
+};
+
+const struct xrl_cmd xrl_cmd_reload = {
+	.name = "reload",
+	.synopsis = "[FILE] [--json]",
+	.summary = "Have the daemon apply its policy file (or FILE) whole.",
+	.options = "  -j, --json          the daemon's JSON response\n"
+		   SOCKET_HELP,
+	.run = run_reload,
+};
+
+const struct xrl_cmd xrl_cmd_top = {
+	.name = "top",
+	.synopsis = "[-n N] [--json]",
+	.summary = "Sources with the most dropped packets (from the daemon); "
+		   "on a terminal, refreshed every second by drop rate.",
+	.options = "  -n, --count N       how many (default 10; on a terminal,\n"
+		   "                      as many as fit)\n"
+		   "  -j, --json          the daemon's JSON response\n"
+		   SOCKET_HELP,
+	.run = run_top,
+};
+
+const struct xrl_cmd xrl_cmd_events = {
+	.name = "events",
+	.synopsis = "[-n N] [--follow] [--json]",
+	.summary = "Sources that started being limited (from the daemon).",
+	.options = "  -n, --count N       the last N (default: all kept)\n"
+		   "  -f, --follow        keep printing new ones\n"
+		   "  -j, --json          the daemon's JSON response (with\n"
+		   "                      --follow: one event per line)\n"
+		   SOCKET_HELP,
+	.run = run_events,
+};

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * counters.c - the names of the program's counters (include/xrl.h), as
+ * status, stats and /metrics print them.
+ */
+#include "counters.h"
+
+static const char *const verdict_names[XRL_VERDICT_COUNT] = {
+	[XRL_VERDICT_PASS] = "pass",
+	[XRL_VERDICT_DROP] = "drop",
+	[XRL_VERDICT_MONITOR] = "monitor",
+	[XRL_VERDICT_ALLOW] = "allow",
+	[XRL_VERDICT_DENY] = "deny",
+	[XRL_VERDICT_MALFORMED] = "malformed",
+	[XRL_VERDICT_NONIP] = "nonip",
+};
+
+const char *xrl_verdict_name(enum xrl_verdict verdict)
+{
+	return verdict < XRL_VERDICT_COUNT ? verdict_names[verdict] : "?";
+}
+
+static const char *const table_event_names[XRL_TABLE_EVENTS] = {
+	[XRL_TABLE_INSERT] = "inserts",
+	[XRL_TABLE_INSERT_FAILED] = "insert_failures",
+	[XRL_TABLE_REFUSED] = "refused",
+	[XRL_TABLE_FALLBACK_PASS] = "fallback_pass",
+	[XRL_TABLE_FALLBACK_DROP] = "fallback_drop",
+};
+
+const char *xrl_table_event_name(enum xrl_table_event event)
+{
+	return event < XRL_TABLE_EVENTS ? table_event_names[event] : "?";
+}
+
+static const char *const event_outcome_names[XRL_EVENT_OUTCOMES] = {
+	[XRL_EVENT_SENT] = "sent",
+	[XRL_EVENT_SUPPRESSED] = "suppressed",
+	[XRL_EVENT_LOST] = "lost",
+};
+
+const char *xrl_event_outcome_name(enum xrl_event_outcome outcome)
+{
+	return outcome < XRL_EVENT_OUTCOMES ? event_outcome_names[outcome] :
+					      "?";
+}

@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * metrics.c - writing the counters of a scrape in the Prometheus text
+ * exposition format (collecting them: datapath/metrics_collect.c).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "counters.h"
+#include "metrics.h"
+
+/* ---- writing -------------------------------------------------------- */
+
+/*
+ * HELP text escapes backslash and newline; label values also quotes.
+ * Most text needs none, and is written whole.
+ */
+static void write_escaped(FILE *out, const char *text, bool quotes)
+{
+	if (!strpbrk(text, quotes ? "\\\n\"" : "\\\n")) {
+		fputs_unlocked(text, out);
+		return;
+	}
+	for (; *text; text++) {
+		if (*text == '\\')
+			fputs_unlocked("\\\\", out);
+		else if (*text == '\n')
+			fputs_unlocked("\\n", out);
+		else if (*text == '"' && quotes)
+			fputs_unlocked("\\\"", out);
+		else
+			fputc_unlocked(*text, out);
+	}
+}
+
+void xrl_metrics_family(FILE *out, const char *name, const char *type,
+			const char *help)
+{
+	fprintf(out, "# HELP %s ", name);
+	write_escaped(out, help, false);
+	fprintf(out, "\n# TYPE %s %s\n", name, type);
+}
+
+static void write_labels(FILE *out, const char *name,
+			 const char *const *labels)
+{
+	size_t i;
+
+	fputs_unlocked(name, out);
+	if (!labels || !labels[0])
+		return;
+	fputc_unlocked('{', out);
+	for (i = 0; labels[i] && labels[i + 1]; i += 2) {
+		if (i)
+			fputc_unlocked(',', out);
+		fputs_unlocked(labels[i], out);
+		fputs_unlocked("=\"", out);
+		write_escaped(out, labels[i + 1], true);
+		fputc_unlocked('"', out);
+	}
+	fputc_unlocked('}', out);
+}
+
+void xrl_metrics_sample(FILE *out, const char *name,
+			const char *const *labels, double value)
+{
+	write_labels(out, name, labels);
+	fprintf(out, " %.17g\n", value);
+}
+
+/* Thousands of these per scrape: digits by hand, not through printf. */
+void xrl_metrics_sample_u64(FILE *out, const char *name,
+			    const char *const *labels, uint64_t value)
+{
+	char digits[24];
+	size_t at = sizeof(digits);
+
+	digits[--at] = '\0';
+	digits[--at] = '\n';
+	do {
+		digits[--at] = '0' + value % 10;
+		value /= 10;
+	} while (value);
+	digits[--at] = ' ';
+	write_labels(out, name, labels);
+	fputs_unlocked(digits + at, out);
+}
+
+static void write_totals(FILE *out, const struct xrl_metrics *m)
+{
+	static const char *const names[] = {
+		"xdp_ratelimit_packets_total", "xdp_ratelimit_bytes_total",
+	};
+	static const char *const helps[] = {
+		"Packets judged, by verdict.",
+		"Bytes of the frames judged, by verdict.",
+	};
+	const char *labels[3] = { "verdict", NULL, NULL };
+	int kind, v;
+
+	for (kind = 0; kind < 2; kind++) {
+		xrl_metrics_family(out, names[kind], "counter", helps[kind]);
+		for (v = 0; v < XRL_VERDICT_COUNT; v++) {
+			labels[1] = xrl_verdict_name(v);
+			xrl_metrics_sample_u64(out, names[kind], labels,
+					       kind ? m->totals[v].bytes :
+						      m->totals[v].packets);
+		}
+	}
+}
+
+static void write_rules(FILE *out, const struct xrl_metrics *m)
+{
+	static const char *const names[] = {
+		"xdp_ratelimit_rule_packets_total",
+		"xdp_ratelimit_rule_bytes_total",
+	};
+	static const char *const helps[] = {
+		"Packets of each rule's sources, passed or dropped (monitor "
+		"rules: would have been dropped).",
+		"Bytes of each rule's sources, passed or dropped (monitor "
+		"rules: would have been dropped).",
+	};
+	static const char *const outcomes[XRL_RULE_OUTCOMES] = {
+		[XRL_RULE_PASSED] = "pass",
+		[XRL_RULE_DROPPED] = "drop",
+	};
+	const char *labels[5] = { "rule", NULL, "verdict", NULL, NULL };
+	const struct xrl_counter *c;
+	char id_name[32];
+	size_t i;
+	int kind, o;
+
+	for (kind = 0; kind < 2; kind++) {
+		xrl_metrics_family(out, names[kind], "counter", helps[kind]);
+		for (i = 0; i < m->n_rules; i++) {
+			snprintf(id_name, sizeof(id_name), "id-%u",
+				 m->rules[i].id);
+			labels[1] = m->rules[i].name ? m->rules[i].name :
+						       id_name;
+			for (o = 0; o < XRL_RULE_OUTCOMES; o++) {
+				c = &m->rules[i].counters.outcome[o];
+				labels[3] = outcomes[o];
+				xrl_metrics_sample_u64(out, names[kind], labels,
+						       kind ? c->bytes :
+							      c->packets);
+			}
+		}
+	}
+}
+
+static void write_table(FILE *out, const struct xrl_metrics *m)
+{
+	static const struct {
+		enum xrl_table_event event;
+		const char *name, *help;
+	} families[] = {
+		{ XRL_TABLE_INSERT, "xdp_ratelimit_bucket_inserts_total",
+		  "Buckets given to new sources." },
+		{ XRL_TABLE_INSERT_FAILED,
+		  "xdp_ratelimit_bucket_insert_failures_total",
+		  "New sources the kernel could make no bucket for (passed)." },
+		{ XRL_TABLE_REFUSED, "xdp_ratelimit_new_sources_refused_total",
+		  "Packets of new sources refused a bucket by the new-source "
+		  "budget." },
+	};
+	const char *labels[3] = { "verdict", NULL, NULL };
+	size_t i;
+
+	for (i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		xrl_metrics_family(out, families[i].name, "counter",
+				   families[i].help);
+		xrl_metrics_sample_u64(out, families[i].name, NULL,
+				       m->table.events[families[i].event]);
+	}
+	xrl_metrics_family(out, "xdp_ratelimit_fallback_packets_total",
+			   "counter", "Packets of refused new sources judged "
+			   "by the unknown_sources fallback, by verdict.");
+	labels[1] = "pass";
+	xrl_metrics_sample_u64(out, "xdp_ratelimit_fallback_packets_total",
+			       labels,
+			       m->table.events[XRL_TABLE_FALLBACK_PASS]);
+	labels[1] = "drop";
+	xrl_metrics_sample_u64(out, "xdp_ratelimit_fallback_packets_total",
+			       labels,
+			       m->table.events[XRL_TABLE_FALLBACK_DROP]);
+	xrl_metrics_family(out, "xdp_ratelimit_bucket_evictions_total",
+			   "counter", "Live buckets the full table evicted "
+			   "(inserts minus tracked sources).");
+	xrl_metrics_sample_u64(out, "xdp_ratelimit_bucket_evictions_total",
+			       NULL, m->evictions);
+}
+
+static void write_events(FILE *out, const struct xrl_metrics *m)
+{
+	const char *labels[3] = { "outcome", NULL, NULL };
+	int o;
+
+	xrl_metrics_family(out, "xdp_ratelimit_limit_events_total", "counter",
+			   "Limit events (a source starts being limited): "
+			   "sent to the daemon, suppressed by the global "
+			   "cap, or lost to a full ring buffer.");
+	for (o = 0; o < XRL_EVENT_OUTCOMES; o++) {
+		labels[1] = xrl_event_outcome_name(o);
+		xrl_metrics_sample_u64(out, "xdp_ratelimit_limit_events_total",
+				       labels, m->events.count[o]);
+	}
+}
+
+static void write_gauges(FILE *out, const struct xrl_metrics *m)
+{
+	if (m->tracked_sources >= 0) {
+		xrl_metrics_family(out, "xdp_ratelimit_tracked_sources",
+				   "gauge", "Buckets in the bucket map "
+				   "(counted in batches at most every 10 s).");
+		xrl_metrics_sample_u64(out, "xdp_ratelimit_tracked_sources",
+				       NULL, (uint64_t)m->tracked_sources);
+	}
+	xrl_metrics_family(out, "xdp_ratelimit_bucket_map_capacity", "gauge",
+			   "Buckets the bucket map holds at most.");
+	xrl_metrics_sample_u64(out, "xdp_ratelimit_bucket_map_capacity", NULL,
+			       m->capacity);
+	if (!m->have_policy)
+		return;
+	xrl_metrics_family(out, "xdp_ratelimit_policy_generation", "gauge",
+			   "Policies the daemon applied since it started.");
+	xrl_metrics_sample_u64(out, "xdp_ratelimit_policy_generation", NULL,
+			       m->generation);
+	xrl_metrics_family(out, "xdp_ratelimit_policy_reload_timestamp_seconds",
+			   "gauge", "When the policy in force was applied.");
+	xrl_metrics_sample(out, "xdp_ratelimit_policy_reload_timestamp_seconds",
+			   NULL, m->reload_time);
+}
+
+int xrl_metrics_write(FILE *out, const struct xrl_metrics *m)
+{
+	write_totals(out, m);
+	write_rules(out, m);
+	write_table(out, m);
+	write_events(out, m);
+	write_gauges(out, m);
+	if (m->extra)
+		m->extra(out, m->extra_ctx);
+	return ferror(out) ? -EIO : 0;
+}
+
+/*
+ * glibc's open_memstream() grows its buffer in small steps: over ten
+ * times slower than the formatting itself for a 1,000-rule policy. A
+ * cookie stream behind stdio's own buffer appends whole chunks to a
+ * buffer that doubles.
+ */
+struct text_buffer {
+	char *text;
+	size_t len, cap;
+};
+
+static ssize_t append_chunk(void *cookie, const char *chunk, size_t len)
+{
+	struct text_buffer *buf = cookie;
+	size_t cap = buf->cap ? buf->cap : 65536;
+	char *grown;
+
+	while (cap < buf->len + len + 1)
+		cap *= 2;
+	if (cap != buf->cap) {
+		grown = realloc(buf->text, cap);
+		if (!grown)
+			return -1;
+		buf->text = grown;
+		buf->cap = cap;
+	}
+	memcpy(buf->text + buf->len, chunk, len);
+	buf->len += len;
+	buf->text[buf->len] = '\0';
+	return len;
+}
+
+int xrl_metrics_format(const struct xrl_metrics *m, char **text, size_t *len)
+{
+	cookie_io_functions_t io = { .write = append_chunk };
+	struct text_buffer buf = {};
+	FILE *out = fopencookie(&buf, "w", io);
+	int ret;
+
+	if (!out)
+		return -ENOMEM;
+	ret = xrl_metrics_write(out, m);
+	if (fclose(out) || ret || !buf.text) {
+		free(buf.text);
+		return -ENOMEM;
+	}
+	*text = buf.text;
+	*len = buf.len;
+	return 0;
+}

@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "limit.h"
+#include "policy.h"
+
+static const char *const action_names[XRL_ACTION_COUNT] = {
+	[XRL_ACTION_LIMIT] = "limit",
+	[XRL_ACTION_MONITOR] = "monitor",
+	[XRL_ACTION_ALLOW] = "allow",
+	[XRL_ACTION_DENY] = "deny",
+};
+
+const char *xrl_action_name(enum xrl_action action)
+{
+	return action < XRL_ACTION_COUNT ? action_names[action] : "?";
+}
+
+static const char *const scope_names[XRL_SCOPE_COUNT] = {
+	[XRL_SCOPE_SOURCE] = "source",
+	[XRL_SCOPE_AGGREGATE] = "aggregate",
+};
+
+const char *xrl_scope_name(enum xrl_scope scope)
+{
+	return scope < XRL_SCOPE_COUNT ? scope_names[scope] : "?";
+}
+
+int xrl_scope_parse(const char *text, enum xrl_scope *scope)
+{
+	int i;
+
+	for (i = 0; i < XRL_SCOPE_COUNT; i++) {
+		if (!strcmp(text, scope_names[i])) {
+			*scope = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int xrl_action_parse(const char *text, enum xrl_action *action)
+{
+	int i;
+
+	for (i = 0; i < XRL_ACTION_COUNT; i++) {
+		if (!strcmp(text, action_names[i])) {
+			*action = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int xrl_policy_init(struct xrl_policy *policy)
+{
+	struct xrl_rule_spec *dflt;
+
+	memset(policy, 0, sizeof(*policy));
+	policy->v4_prefix = 32;
+	policy->v6_prefix = 64;
+	policy->malformed = XRL_MALFORMED_PASS;
+	policy->event_quiet_ns = XRL_EVENT_QUIET_NS;
+	policy->events_per_second = XRL_EVENTS_PER_SECOND;
+	policy->cap_rules = 16;
+	policy->rules = calloc(policy->cap_rules, sizeof(*policy->rules));
+	if (!policy->rules)
+		return -ENOMEM;
+	dflt = &policy->rules[0];
+	snprintf(dflt->name, sizeof(dflt->name), "%s", XRL_DEFAULT_RULE_NAME);
+	dflt->action = XRL_ACTION_ALLOW;
+	policy->n_rules = 1;
+	return 0;
+}
+
+void xrl_policy_free(struct xrl_policy *policy)
+{
+	free(policy->rules);
+	memset(policy, 0, sizeof(*policy));
+}
+
+static int same_prefix(const struct xrl_lpm_key *a, const struct xrl_lpm_key *b)
+{
+	return a->prefixlen == b->prefixlen &&
+	       !memcmp(a->addr, b->addr, sizeof(a->addr));
+}
+
+/* A bitmap of the XRL_MAX_RULES ids. */
+#define ID_WORDS (XRL_MAX_RULES / 64)
+
+static void mark_id(uint64_t *used, uint32_t id)
+{
+	if (id < XRL_MAX_RULES)
+		used[id / 64] |= 1ULL << (id % 64);
+}
+
+static bool id_is_used(const uint64_t *used, uint32_t id)
+{
+	return used[id / 64] & (1ULL << (id % 64));
+}
+
+/* The first id from @from on that is not in @used, or XRL_MAX_RULES. */
+static uint32_t next_clear_id(const uint64_t *used, uint32_t from)
+{
+	uint32_t id;
+
+	for (id = from; id < XRL_MAX_RULES; id++)
+		if (!id_is_used(used, id))
+			return id;
+	return XRL_MAX_RULES;
+}
+
+/* The lowest id (above the default rule's 0) no rule of @policy holds;
+ * one exists since a policy has at most XRL_MAX_RULES rules. */
+static uint32_t lowest_free_id(const struct xrl_policy *policy)
+{
+	uint64_t *used = calloc(ID_WORDS, sizeof(*used));
+	uint32_t id;
+	size_t i;
+
+	if (!used)
+		return policy->n_rules;
+	mark_id(used, 0);
+	for (i = 0; i < policy->n_rules; i++)
+		mark_id(used, policy->rules[i].id);
+	id = next_clear_id(used, 1);
+	free(used);
+	return id;
+}
+
+/* Room for @more rules past the ones held. */
+static int reserve_rules(struct xrl_policy *policy, size_t more)
+{
+	size_t cap = policy->cap_rules ? policy->cap_rules : 16;
+	struct xrl_rule_spec *grown;
+
+	while (cap < policy->n_rules + more)
+		cap *= 2;
+	if (cap == policy->cap_rules)
+		return 0;
+	grown = reallocarray(policy->rules, cap, sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	policy->rules = grown;
+	policy->cap_rules = cap;
+	return 0;
+}
+
+static uint32_t max_rule_id(const struct xrl_policy *policy)
+{
+	uint32_t max_id = 0;
+	size_t i;
+
+	for (i = 0; i < policy->n_rules; i++)
+		if (policy->rules[i].id > max_id)
+			max_id = policy->rules[i].id;
+	return max_id;
+}
+
+/* Appends into reserved room, with no look for duplicates; @max_id is the
+ * largest id held, kept up to date. */
+static void append_rule(struct xrl_policy *policy,
+			const struct xrl_rule_spec *rule, uint32_t *max_id)
+{
+	struct xrl_rule_spec *added = &policy->rules[policy->n_rules];
+
+	*added = *rule;
+	/* A fresh id, never one a rule of this policy holds: ids of removed
+	 * rules are taken last, so their counters are not inherited. */
+	added->id = policy->n_rules == 0 ? 0 :
+		*max_id + 1 < XRL_MAX_RULES ? *max_id + 1 :
+		lowest_free_id(policy);
+	if (added->id > *max_id)
+		*max_id = added->id;
+	policy->n_rules++;
+}
+
+int xrl_policy_add(struct xrl_policy *policy, const struct xrl_rule_spec *rule)
+{
+	uint32_t max_id;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < policy->n_rules; i++)
+		if (same_prefix(&policy->rules[i].prefix, &rule->prefix))
+			return -EEXIST;
+	if (policy->n_rules >= XRL_MAX_RULES)
+		return -ENOSPC;
+	ret = reserve_rules(policy, 1);
+	if (ret)
+		return ret;
+	max_id = max_rule_id(policy);
+	append_rule(policy, rule, &max_id);
+	return 0;
+}
+
+struct keyed_rule {
+	const struct xrl_lpm_key *prefix;
+	size_t order;		/* policy rules first, then the new ones */
+};
+
+static int compare_keyed(const void *a, const void *b)
+{
+	const struct keyed_rule *x = a, *y = b;
+	int order;
+
+	if (x->prefix->prefixlen != y->prefix->prefixlen)
+		return x->prefix->prefixlen < y->prefix->prefixlen ? -1 : 1;
+	order = memcmp(x->prefix->addr, y->prefix->addr, sizeof(x->prefix->addr));
+	if (order)
+		return order;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Sorted by prefix, rules sharing one sit side by side: the first new
+ * rule (in order) whose prefix an earlier rule has, or @n when none. */
+static int first_duplicate(const struct xrl_policy *policy,
+			   const struct xrl_rule_spec *rules, size_t n,
+			   size_t *clash)
+{
+	size_t total = policy->n_rules + n, i;
+	struct keyed_rule *keyed = calloc(total ? total : 1, sizeof(*keyed));
+
+	if (!keyed)
+		return -ENOMEM;
+	for (i = 0; i < total; i++) {
+		keyed[i].order = i;
+		keyed[i].prefix = i < policy->n_rules ? &policy->rules[i].prefix :
+			&rules[i - policy->n_rules].prefix;
+	}
+	qsort(keyed, total, sizeof(*keyed), compare_keyed);
+	*clash = n;
+	for (i = 1; i < total; i++)
+		if (same_prefix(keyed[i - 1].prefix, keyed[i].prefix) &&
+		    keyed[i].order >= policy->n_rules &&
+		    keyed[i].order - policy->n_rules < *clash)
+			*clash = keyed[i].order - policy->n_rules;
+	free(keyed);
+	return 0;
+}
+
+int xrl_policy_add_many(struct xrl_policy *policy,
+			const struct xrl_rule_spec *rules, size_t n,
+			size_t *clash)
+{
+	uint32_t max_id;
+	size_t i;
+	int ret;
+
+	if (n > XRL_MAX_RULES - policy->n_rules)
+		return -ENOSPC;
+	ret = first_duplicate(policy, rules, n, clash);
+	if (ret)
+		return ret;
+	if (*clash < n)
+		return -EEXIST;
+	ret = reserve_rules(policy, n);
+	if (ret)
+		return ret;
+	max_id = max_rule_id(policy);
+	for (i = 0; i < n; i++)
+		append_rule(policy, &rules[i], &max_id);
+	return 0;
+}
+
+struct xrl_rule_spec *xrl_policy_find(struct xrl_policy *policy,
+				      const char *name_or_cidr)
+{
+	struct xrl_lpm_key key;
+	bool is_cidr = xrl_cidr_parse(name_or_cidr, &key) == 0;
+	size_t i;
+
+	for (i = 0; i < policy->n_rules; i++) {
+		struct xrl_rule_spec *rule = &policy->rules[i];
+
+		if (!strcmp(rule->name, name_or_cidr) ||
+		    (is_cidr && same_prefix(&rule->prefix, &key)))
+			return rule;
+	}
+	return NULL;
+}
+
+/* The ids of the other rules stay: their buckets and counters are keyed
+ * by id, so renumbering would hand them to another rule. */
+int xrl_policy_del(struct xrl_policy *policy, const char *name_or_cidr)
+{
+	struct xrl_rule_spec *rule = xrl_policy_find(policy, name_or_cidr);
+	size_t index;
+
+	if (!rule)
+		return -ENOENT;
+	index = rule - policy->rules;
+	if (index == 0)
+		return -EPERM;	/* the default rule can be changed, not removed */
+	memmove(rule, rule + 1,
+		(policy->n_rules - index - 1) * sizeof(*rule));
+	policy->n_rules--;
+	return 0;
+}
+
+static const __u8 v4_mapped_prefix[12] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
+};
+
+static bool host_bits_set(const __u8 addr[16], unsigned prefixlen)
+{
+	unsigned bit;
+
+	for (bit = prefixlen; bit < 128; bit++)
+		if (addr[bit / 8] & (0x80 >> (bit % 8)))
+			return true;
+	return false;
+}
+
+int xrl_cidr_parse(const char *text, struct xrl_lpm_key *key)
+{
+	char addr_text[INET6_ADDRSTRLEN];
+	const char *slash = strchr(text, '/');
+	size_t addr_len = slash ? (size_t)(slash - text) : strlen(text);
+	unsigned long prefixlen;
+	struct in_addr v4;
+	bool ipv4;
+	char *end;
+
+	memset(key, 0, sizeof(*key));
+	if (addr_len == 0 || addr_len >= sizeof(addr_text))
+		return -EINVAL;
+	memcpy(addr_text, text, addr_len);
+	addr_text[addr_len] = '\0';
+
+	ipv4 = inet_pton(AF_INET, addr_text, &v4) == 1;
+	if (ipv4) {
+		memcpy(key->addr, v4_mapped_prefix, sizeof(v4_mapped_prefix));
+		memcpy(key->addr + 12, &v4, 4);
+	} else if (inet_pton(AF_INET6, addr_text, key->addr) != 1) {
+		return -EINVAL;
+	}
+
+	prefixlen = ipv4 ? 32 : 128;
+	if (slash) {
+		errno = 0;
+		prefixlen = strtoul(slash + 1, &end, 10);
+		/* Digits only: strtoul would take " 8", "+8" and "-0". */
+		if (!isdigit((unsigned char)slash[1]) || *end || errno ||
+		    prefixlen > (ipv4 ? 32u : 128u))
+			return -ERANGE;
+	}
+	/* "0.0.0.0/0" and "::/0" both mean every source: one key, all
+	 * zero, or a second "default" would slip past same_prefix(). */
+	if (ipv4 && prefixlen == 0) {
+		memset(key, 0, sizeof(*key));
+		return v4.s_addr ? -EADDRNOTAVAIL : 0;
+	}
+	key->prefixlen = ipv4 ? 96 + prefixlen : prefixlen;
+	if (host_bits_set(key->addr, key->prefixlen))
+		return -EADDRNOTAVAIL;
+	return 0;
+}
+
+void xrl_cidr_format(const struct xrl_lpm_key *key, char *buf, size_t len)
+{
+	char addr[INET6_ADDRSTRLEN];
+
+	/* Not /96: "0.0.0.0/0" is every source, not every IPv4 one. */
+	if (key->prefixlen > 96 &&
+	    !memcmp(key->addr, v4_mapped_prefix, sizeof(v4_mapped_prefix))) {
+		inet_ntop(AF_INET, key->addr + 12, addr, sizeof(addr));
+		snprintf(buf, len, "%s/%u", addr, key->prefixlen - 96);
+		return;
+	}
+	if (key->prefixlen == 0) {
+		snprintf(buf, len, "0.0.0.0/0");
+		return;
+	}
+	inet_ntop(AF_INET6, key->addr, addr, sizeof(addr));
+	snprintf(buf, len, "%s/%u", addr, key->prefixlen);
+}
+
+int xrl_rule_name_check(const char *name, const struct xrl_lpm_key *prefix,
+			char *err, size_t len)
+{
+	struct xrl_lpm_key as_cidr;
+	const unsigned char *c;
+
+	if (!*name || strlen(name) >= XRL_RULE_NAME_MAX) {
+		snprintf(err, len, "name: must be 1 to %d characters",
+			 XRL_RULE_NAME_MAX - 1);
+		return -EINVAL;
+	}
+	for (c = (const unsigned char *)name; *c; c++) {
+		if (*c < 0x20 || *c == 0x7f) {
+			snprintf(err, len, "name: control characters are not "
+				 "allowed");
+			return -EINVAL;
+		}
+	}
+	if (!xrl_cidr_parse(name, &as_cidr) && !same_prefix(&as_cidr, prefix)) {
+		snprintf(err, len, "name: is the CIDR of another prefix");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int xrl_rule_check(const struct xrl_rule_spec *rule, char *err, size_t len)
+{
+	struct xrl_rule compiled;
+	bool limited = rule->action == XRL_ACTION_LIMIT ||
+		       rule->action == XRL_ACTION_MONITOR;
+
+	if (rule->action >= XRL_ACTION_COUNT) {
+		snprintf(err, len, "action: unknown action");
+		return -EINVAL;
+	}
+	/* Ranges first, whatever the action: an allow or deny rule keeps
+	 * its numbers (for a switch back to limit) and writes them to YAML,
+	 * which must load again. */
+	if (rule->pps > XRL_RATE_MAX || rule->bps > XRL_RATE_MAX) {
+		snprintf(err, len, "%s: %llu is over the maximum %llu",
+			 rule->pps > XRL_RATE_MAX ? "pps" : "bps",
+			 (unsigned long long)(rule->pps > XRL_RATE_MAX ?
+					      rule->pps : rule->bps),
+			 XRL_RATE_MAX);
+		return -EINVAL;
+	}
+	if (rule->burst > XRL_BURST_MAX || rule->burst_bytes > XRL_BURST_MAX) {
+		snprintf(err, len, "%s: over the maximum %llu",
+			 rule->burst > XRL_BURST_MAX ? "burst" : "burst_bytes",
+			 XRL_BURST_MAX);
+		return -EINVAL;
+	}
+	if (rule->scope >= XRL_SCOPE_COUNT) {
+		snprintf(err, len, "scope: unknown scope");
+		return -EINVAL;
+	}
+	if (rule->global && rule->scope != XRL_SCOPE_AGGREGATE) {
+		snprintf(err, len, "global: needs scope: aggregate");
+		return -EINVAL;
+	}
+	if (!limited)
+		return 0;
+	if (!rule->pps && !rule->bps) {
+		snprintf(err, len, "pps: a %s rule needs pps or bps",
+			 xrl_action_name(rule->action));
+		return -EINVAL;
+	}
+	if (rule->pps && !rule->burst) {
+		snprintf(err, len, "burst: pps needs a burst of at least 1");
+		return -EINVAL;
+	}
+	if (rule->bps && !rule->burst_bytes) {
+		snprintf(err, len,
+			 "burst_bytes: bps needs a burst_bytes of at least 1");
+		return -EINVAL;
+	}
+	return xrl_rule_compile(rule, &compiled);
+}
+
+int xrl_rule_compile(const struct xrl_rule_spec *rule, struct xrl_rule *out)
+{
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->id = rule->id;
+	out->action = rule->action;
+	out->scope = rule->scope;
+	if (rule->action != XRL_ACTION_LIMIT && rule->action != XRL_ACTION_MONITOR)
+		return 0;
+	if (rule->pps)
+		err = xrl_limit_compile_pps(rule->pps, rule->burst,
+					    &out->limit[XRL_LIMIT_PACKETS]);
+	if (!err && rule->bps)
+		err = xrl_limit_compile_bps(rule->bps, rule->burst_bytes,
+					    &out->limit[XRL_LIMIT_BYTES]);
+	return err;
+}
+
+static void prefix_mask(unsigned prefixlen, __u32 *words, unsigned n_words)
+{
+	unsigned i, bits;
+
+	for (i = 0; i < n_words; i++) {
+		bits = prefixlen > 32 * i ? prefixlen - 32 * i : 0;
+		words[i] = bits >= 32 ? 0xffffffffu :
+			   bits == 0  ? 0 : htonl(~0u << (32 - bits));
+	}
+}
+
+static const char *const unknown_names[XRL_UNKNOWN_COUNT] = {
+	[XRL_UNKNOWN_PREFIX] = "prefix",
+	[XRL_UNKNOWN_PASS] = "pass",
+	[XRL_UNKNOWN_DROP] = "drop",
+};
+
+const char *xrl_unknown_name(enum xrl_unknown_verdict verdict)
+{
+	return verdict < XRL_UNKNOWN_COUNT ? unknown_names[verdict] : "?";
+}
+
+int xrl_unknown_parse(const char *text, enum xrl_unknown_verdict *verdict)
+{
+	int i;
+
+	for (i = 0; i < XRL_UNKNOWN_COUNT; i++) {
+		if (!strcmp(text, unknown_names[i])) {
+			*verdict = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+void xrl_new_sources_budget(const struct xrl_policy *policy,
+			    __u32 max_sources, uint64_t *pps, uint64_t *burst)
+{
+	if (policy->new_sources_off) {
+		*pps = *burst = 0;
+	} else if (policy->new_pps) {
+		*pps = policy->new_pps;
+		*burst = policy->new_burst;
+	} else {
+		*pps = max_sources / XRL_TURNOVER_S ?: 1;
+		*burst = max_sources / XRL_BURST_DIVISOR ?: 1;
+	}
+}
+
+void xrl_policy_settings(const struct xrl_policy *policy, __u32 max_sources,
+			 unsigned n_cpus, struct xrl_settings *out)
+{
+	uint64_t pps, burst;
+
+	memset(out, 0, sizeof(*out));
+	prefix_mask(policy->v4_prefix, &out->v4_mask, 1);
+	prefix_mask(policy->v6_prefix, out->v6_mask, 4);
+	out->malformed_verdict = policy->malformed;
+	out->v4_prefix = policy->v4_prefix;
+	out->v6_prefix = policy->v6_prefix;
+	out->unknown_verdict = policy->unknown;
+	out->new_sources_set = policy->new_sources_off || policy->new_pps;
+	xrl_new_sources_budget(policy, max_sources, &pps, &burst);
+	/* Checked by the parsers; a failure leaves the budget off. */
+	if (pps && !xrl_limit_compile_pps_share(pps, burst, n_cpus ?: 1,
+						&out->new_sources)) {
+		out->new_sources_pps = pps;
+		out->new_sources_burst = burst;
+	}
+	/* The cap's burst is one second's worth: at most the cap in any
+	 * second, whatever the CPUs. */
+	out->event_quiet_ns = policy->event_quiet_ns;
+	if (policy->events_per_second &&
+	    !xrl_limit_compile_pps_share(policy->events_per_second,
+					 policy->events_per_second,
+					 n_cpus ?: 1, &out->events))
+		out->events_per_second = policy->events_per_second;
+}

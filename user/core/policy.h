@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * policy.h - a rule set in memory: built (from a YAML file, or from
+ * control commands) and checked whole. How it becomes the data path's:
+ * policy_map.h.
+ */
+#ifndef XRL_POLICY_H
+#define XRL_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "xrl.h"
+
+#define XRL_RULE_NAME_MAX	64
+#define XRL_DEFAULT_RULE_NAME	"default"
+
+struct xrl_rule_spec {
+	char name[XRL_RULE_NAME_MAX];
+	struct xrl_lpm_key prefix;	/* IPv4-mapped; prefixlen 0: default */
+	uint32_t id;			/* index into xrl_rule_stats */
+	enum xrl_action action;
+	uint64_t pps, burst;		/* 0: no packet limit */
+	uint64_t bps, burst_bytes;	/* 0: no bit-rate limit */
+	enum xrl_scope scope;		/* per source, or one for the rule */
+	bool global;			/* aggregate shared across hosts */
+	int line;			/* line in the policy file, or 0 */
+	int global_line;		/* line of its "global:", or 0 */
+};
+
+struct xrl_policy {
+	uint32_t v4_prefix;		/* source key prefix for IPv4: 1..32 */
+	uint32_t v6_prefix;		/* and for IPv6: 1..128 */
+	enum xrl_malformed_verdict malformed;
+	/* New-source budget (new_sources:): both 0 for the default derived
+	 * from the table size, or off for no budget at all. */
+	uint64_t new_pps, new_burst;
+	bool new_sources_off;
+	enum xrl_unknown_verdict unknown;	/* unknown_sources: */
+	/* events: quiet period of a source, and the global cap (0: no
+	 * events at all). */
+	uint64_t event_quiet_ns;
+	uint64_t events_per_second;
+	struct xrl_rule_spec *rules;	/* rules[0] is the default rule */
+	size_t n_rules;
+	size_t cap_rules;
+};
+
+/* A policy of just a default rule that allows all, /32 and /64 keys. */
+int xrl_policy_init(struct xrl_policy *policy);
+void xrl_policy_free(struct xrl_policy *policy);
+
+/* Appends a copy of @rule (its id is assigned). -EEXIST for a prefix
+ * already in the policy, -ENOSPC past XRL_MAX_RULES. */
+int xrl_policy_add(struct xrl_policy *policy, const struct xrl_rule_spec *rule);
+
+/*
+ * Appends @n rules as n calls of xrl_policy_add would (same ids), in
+ * O(n log n) rather than O(n^2), for whole files. All or nothing: -EEXIST
+ * with *@clash the index of the first rule whose prefix an earlier rule
+ * (of the policy or of @rules) has, -ENOSPC past XRL_MAX_RULES.
+ */
+int xrl_policy_add_many(struct xrl_policy *policy,
+			const struct xrl_rule_spec *rules, size_t n,
+			size_t *clash);
+
+/* Removes the rule of that name or CIDR text. -ENOENT when none. */
+int xrl_policy_del(struct xrl_policy *policy, const char *name_or_cidr);
+
+/* Finds a rule by name or CIDR text, or NULL. */
+struct xrl_rule_spec *xrl_policy_find(struct xrl_policy *policy,
+				      const char *name_or_cidr);
+
+/*
+ * Parses "198.18.0.0/15", "fd00::/8", "198.18.0.1" (a /32) or
+ * "fd00::1" (a /128) into an IPv4-mapped LPM key. -EINVAL for text that is
+ * no address, -ERANGE for a bad length, -EADDRNOTAVAIL for host bits set.
+ */
+int xrl_cidr_parse(const char *text, struct xrl_lpm_key *key);
+/* Writes a key back as CIDR text ("0.0.0.0/0" style for the default). */
+void xrl_cidr_format(const struct xrl_lpm_key *key, char *buf, size_t len);
+
+/*
+ * Checks a rule's name: it is shown, logged and written to YAML, so 1 to
+ * XRL_RULE_NAME_MAX - 1 printable bytes, and never the CIDR of a prefix
+ * other than @prefix (names and CIDRs both find rules). On error returns
+ * -EINVAL and writes "name: what is wrong" into @err.
+ */
+int xrl_rule_name_check(const char *name, const struct xrl_lpm_key *prefix,
+			char *err, size_t len);
+
+/*
+ * Checks one rule: an action, and for limit/monitor at least one limit
+ * with a non-zero burst, each compilable. On error returns -EINVAL and
+ * writes "field: what is wrong" into @err.
+ */
+int xrl_rule_check(const struct xrl_rule_spec *rule, char *err, size_t len);
+
+/* Compiles a checked rule into the map value. */
+int xrl_rule_compile(const struct xrl_rule_spec *rule, struct xrl_rule *out);
+
+/* Builds the settings map value of a policy for a data path whose bucket
+ * table holds @max_sources, on @n_cpus CPUs (the budget is split). */
+void xrl_policy_settings(const struct xrl_policy *policy, __u32 max_sources,
+			 unsigned n_cpus, struct xrl_settings *out);
+
+/* The new-source budget a policy gets on a table of @max_sources: its
+ * own, or the default (XRL_TURNOVER_S, XRL_BURST_DIVISOR in xrl.h).
+ * Both 0 when it is off. */
+void xrl_new_sources_budget(const struct xrl_policy *policy,
+			    __u32 max_sources, uint64_t *pps, uint64_t *burst);
+
+/* "prefix", "pass", "drop"; parse returns -EINVAL for other text. */
+const char *xrl_unknown_name(enum xrl_unknown_verdict verdict);
+int xrl_unknown_parse(const char *text, enum xrl_unknown_verdict *verdict);
+
+const char *xrl_action_name(enum xrl_action action);
+/* "source", "aggregate"; parse returns -EINVAL for other text. */
+const char *xrl_scope_name(enum xrl_scope scope);
+int xrl_scope_parse(const char *text, enum xrl_scope *scope);
+int xrl_action_parse(const char *text, enum xrl_action *action);
+
+/*
+ * Changing the running policy (policy_running.c).
+ */
+
+/* A deep copy of @src into @dst (uninitialised). 0 or -ENOMEM. */
+int xrl_policy_copy(struct xrl_policy *dst, const struct xrl_policy *src);
+
+/* Pointers to the rules of @policy sorted by prefix (free() it), for
+ * xrl_policy_find_sorted; NULL when out of memory. */
+const struct xrl_rule_spec **xrl_policy_sorted(const struct xrl_policy *policy);
+/* The rule of exactly @prefix among @n sorted ones, or NULL. */
+const struct xrl_rule_spec *
+xrl_policy_find_sorted(const struct xrl_rule_spec **sorted, size_t n,
+		       const struct xrl_lpm_key *prefix);
+
+/*
+ * Gives every rule of @next whose prefix is in @running the id it holds
+ * there, and every other rule an id that no rule of either holds, so the
+ * buckets and counters (keyed by rule id) stay with the rules that
+ * persist. The default rule keeps id 0. 0 or -ENOSPC.
+ */
+int xrl_policy_carry_ids(struct xrl_policy *next,
+			 const struct xrl_policy *running);
+
+#endif

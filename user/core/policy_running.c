@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * policy_running.c - what a change of the running policy needs besides
+ * the policy itself: a copy to modify, rule ids carried over from the
+ * policy in force (reading it back from the maps: datapath/policy_map.c).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include "policy.h"
+
+int xrl_policy_copy(struct xrl_policy *dst, const struct xrl_policy *src)
+{
+	*dst = *src;
+	dst->cap_rules = src->n_rules ? src->n_rules : 1;
+	dst->rules = calloc(dst->cap_rules, sizeof(*dst->rules));
+	if (!dst->rules) {
+		memset(dst, 0, sizeof(*dst));
+		return -ENOMEM;
+	}
+	memcpy(dst->rules, src->rules, src->n_rules * sizeof(*src->rules));
+	return 0;
+}
+
+static int compare_prefix(const struct xrl_lpm_key *a,
+			  const struct xrl_lpm_key *b)
+{
+	if (a->prefixlen != b->prefixlen)
+		return a->prefixlen < b->prefixlen ? -1 : 1;
+	return memcmp(a->addr, b->addr, sizeof(a->addr));
+}
+
+static int compare_rule_prefix(const void *a, const void *b)
+{
+	const struct xrl_rule_spec *const *ra = a, *const *rb = b;
+
+	return compare_prefix(&(*ra)->prefix, &(*rb)->prefix);
+}
+
+/* Pointers to the rules of @policy sorted by prefix, for bsearch. */
+static const struct xrl_rule_spec **
+sorted_rules(const struct xrl_policy *policy)
+{
+	const struct xrl_rule_spec **sorted;
+	size_t i;
+
+	sorted = calloc(policy->n_rules ? policy->n_rules : 1, sizeof(*sorted));
+	if (!sorted)
+		return NULL;
+	for (i = 0; i < policy->n_rules; i++)
+		sorted[i] = &policy->rules[i];
+	qsort(sorted, policy->n_rules, sizeof(*sorted), compare_rule_prefix);
+	return sorted;
+}
+
+static const struct xrl_rule_spec *
+find_sorted(const struct xrl_rule_spec **sorted, size_t n,
+	    const struct xrl_lpm_key *prefix)
+{
+	struct xrl_rule_spec probe = { .prefix = *prefix };
+	const struct xrl_rule_spec *probe_ptr = &probe, **found;
+
+	found = bsearch(&probe_ptr, sorted, n, sizeof(*sorted),
+			compare_rule_prefix);
+	return found ? *found : NULL;
+}
+
+#define ID_WORDS (XRL_MAX_RULES / 64)
+
+static void mark_id(uint64_t *used, uint32_t id)
+{
+	if (id < XRL_MAX_RULES)
+		used[id / 64] |= 1ULL << (id % 64);
+}
+
+static bool id_is_used(const uint64_t *used, uint32_t id)
+{
+	return used[id / 64] & (1ULL << (id % 64));
+}
+
+/*
+ * The next id after @from that is free, wrapping to 1: new ids are taken
+ * above the ones in use first, so a rule removed a change ago does not
+ * hand its counters to a new one while fresh ids remain.
+ */
+static uint32_t take_free_id(uint64_t *used, uint32_t from)
+{
+	uint32_t id, n;
+
+	for (n = 0, id = from; n < XRL_MAX_RULES; n++, id++) {
+		if (id >= XRL_MAX_RULES)
+			id = 1;
+		if (!id_is_used(used, id)) {
+			mark_id(used, id);
+			return id;
+		}
+	}
+	return XRL_MAX_RULES;
+}
+
+int xrl_policy_carry_ids(struct xrl_policy *next,
+			 const struct xrl_policy *running)
+{
+	const struct xrl_rule_spec **sorted, *old;
+	uint32_t max_id = 0, from;
+	uint64_t *used;
+	bool *carried;
+	int ret = 0;
+	size_t i;
+
+	used = calloc(ID_WORDS, sizeof(*used));
+	carried = calloc(next->n_rules ? next->n_rules : 1, sizeof(*carried));
+	sorted = sorted_rules(running);
+	if (!used || !carried || !sorted) {
+		ret = -ENOMEM;
+		goto free_all;
+	}
+	mark_id(used, 0);
+	for (i = 0; i < running->n_rules; i++) {
+		mark_id(used, running->rules[i].id);
+		if (running->rules[i].id > max_id)
+			max_id = running->rules[i].id;
+	}
+	for (i = 0; i < next->n_rules; i++) {
+		if (next->rules[i].prefix.prefixlen == 0) {
+			next->rules[i].id = 0;
+			carried[i] = true;
+			continue;
+		}
+		old = find_sorted(sorted, running->n_rules,
+				  &next->rules[i].prefix);
+		if (old && old->prefix.prefixlen != 0) {
+			next->rules[i].id = old->id;
+			carried[i] = true;
+		}
+	}
+	from = max_id + 1;
+	for (i = 0; i < next->n_rules; i++) {
+		if (carried[i])
+			continue;
+		next->rules[i].id = take_free_id(used, from);
+		if (next->rules[i].id >= XRL_MAX_RULES) {
+			ret = -ENOSPC;
+			goto free_all;
+		}
+		from = next->rules[i].id + 1;
+	}
+free_all:
+	free(sorted);
+	free(carried);
+	free(used);
+	return ret;
+}
+
+const struct xrl_rule_spec **xrl_policy_sorted(const struct xrl_policy *policy)
+{
+	return sorted_rules(policy);
+}
+
+const struct xrl_rule_spec *
+xrl_policy_find_sorted(const struct xrl_rule_spec **sorted, size_t n,
+		       const struct xrl_lpm_key *prefix)
+{
+	return find_sorted(sorted, n, prefix);
+}

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * share.c - dividing an aggregate budget into weights (pure).
+ */
+#include <errno.h>
+#include "share.h"
+
+void xrl_share_even(unsigned n, uint32_t *weights)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		weights[i] = XRL_SHARE_ONE / n + (i < XRL_SHARE_ONE % n);
+}
+
+int xrl_share_split(const uint64_t *demand, unsigned n, unsigned floor_percent,
+		    uint32_t *weights)
+{
+	unsigned __int128 part;
+	uint64_t total = 0, rest[n ? n : 1];
+	uint32_t floor, spare, given = 0;
+	unsigned i, best;
+
+	if (!n || n > XRL_SHARE_ONE || floor_percent > 100)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		total += demand[i];
+	if (!total)
+		return 1;
+	floor = XRL_SHARE_ONE / n * floor_percent / 100;
+	if (!floor)
+		floor = 1;
+	spare = XRL_SHARE_ONE - floor * n;
+	for (i = 0; i < n; i++) {
+		part = (unsigned __int128)spare * demand[i];
+		weights[i] = floor + (uint32_t)(part / total);
+		rest[i] = (uint64_t)(part % total);
+		given += weights[i] - floor;
+	}
+	/* Largest remainders get the units lost to rounding down. */
+	for (; given < spare; given++) {
+		best = 0;
+		for (i = 1; i < n; i++)
+			if (rest[i] > rest[best])
+				best = i;
+		weights[best]++;
+		rest[best] = 0;
+	}
+	return 0;
+}
+
+
+bool xrl_rule_is_aggregate(const struct xrl_rule_spec *rule)
+{
+	return rule->scope == XRL_SCOPE_AGGREGATE &&
+	       (rule->action == XRL_ACTION_LIMIT ||
+		rule->action == XRL_ACTION_MONITOR);
+}
+
+void xrl_budget_limits_of(const struct xrl_rule_spec *rule,
+			  struct xrl_budget_limits *out)
+{
+	out->pps = rule->pps;
+	out->burst = rule->burst;
+	out->bps = rule->bps;
+	out->burst_bytes = rule->burst_bytes;
+}
+
+static uint64_t scale(uint64_t value, uint64_t num, uint64_t den)
+{
+	unsigned __int128 scaled;
+
+	if (!value)
+		return 0;
+	scaled = (unsigned __int128)value * num / (den ? den : 1);
+	return scaled ? (uint64_t)scaled : 1;
+}
+
+void xrl_budget_limits_scale(const struct xrl_budget_limits *limits,
+			     uint64_t num, uint64_t den,
+			     struct xrl_budget_limits *out)
+{
+	out->pps = scale(limits->pps, num, den);
+	out->burst = scale(limits->burst, num, den);
+	out->bps = scale(limits->bps, num, den);
+	out->burst_bytes = scale(limits->burst_bytes, num, den);
+}

@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * budget.c - the engine that re-splits aggregate budgets by demand every
+ * sync_interval (the split: core/share.c; the shares: datapath/aggregate.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include <jansson.h>
+#include "budget.h"
+#include "datapath.h"
+#include "global.h"
+#include "limit.h"
+#include "metrics.h"
+
+/* ---- the sync engine ------------------------------------------------ */
+
+uint64_t xrl_monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+int xrl_budgets_init(struct xrl_budgets *b, struct xrl_datapath *dp,
+		     uint64_t interval_ns)
+{
+	memset(b, 0, sizeof(*b));
+	b->dp = dp;
+	b->n_cpus = xrl_datapath_cpus();
+	b->floor_percent = XRL_SHARE_FLOOR_PERCENT;
+	b->interval_ns = interval_ns ? interval_ns :
+			 XRL_SYNC_INTERVAL_MS * 1000000ULL;
+	pthread_mutex_init(&b->lock, NULL);
+	if (b->n_cpus > XRL_SHARE_ONE)
+		return -E2BIG;
+	return 0;
+}
+
+static void free_rule(struct xrl_budget_rule *rule)
+{
+	free(rule->weights);
+	free(rule->seen);
+	free(rule->demand);
+}
+
+void xrl_budgets_free(struct xrl_budgets *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n_rules; i++)
+		free_rule(&b->rules[i]);
+	free(b->rules);
+	b->rules = NULL;
+	b->n_rules = 0;
+}
+
+struct xrl_budget_rule *xrl_budgets_find(struct xrl_budgets *b, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < b->n_rules; i++)
+		if (b->rules[i].spec.id == id)
+			return &b->rules[i];
+	return NULL;
+}
+
+static int init_rule(struct xrl_budgets *b, struct xrl_budget_rule *rule,
+		     const struct xrl_rule_spec *spec)
+{
+	memset(rule, 0, sizeof(*rule));
+	rule->spec = *spec;
+	rule->weights = calloc(b->n_cpus, sizeof(*rule->weights));
+	rule->seen = calloc(b->n_cpus, sizeof(*rule->seen));
+	rule->demand = calloc(b->n_cpus, sizeof(*rule->demand));
+	if (!rule->weights || !rule->seen || !rule->demand) {
+		free_rule(rule);
+		return -ENOMEM;
+	}
+	xrl_share_even(b->n_cpus, rule->weights);
+	xrl_budget_limits_of(spec, &rule->local);
+	return 0;
+}
+
+/* The engine's copy of a rule that stays: its split and readings, with
+ * the limits of the policy now in force. */
+static void carry_rule(struct xrl_budget_rule *next,
+		       struct xrl_budget_rule *old,
+		       const struct xrl_rule_spec *spec)
+{
+	*next = *old;
+	next->spec = *spec;
+	next->written = false;
+	memset(old, 0, sizeof(*old));
+	if (!spec->global)
+		xrl_budget_limits_of(spec, &next->local);
+}
+
+static int set_policy(struct xrl_budgets *b, const struct xrl_policy *policy,
+		      uint64_t now_ns)
+{
+	struct xrl_budget_rule *rules, *old;
+	size_t i, n = 0;
+	int ret = 0;
+
+	rules = calloc(policy->n_rules ? policy->n_rules : 1, sizeof(*rules));
+	if (!rules)
+		return -ENOMEM;
+	for (i = 0; i < policy->n_rules && !ret; i++) {
+		const struct xrl_rule_spec *spec = &policy->rules[i];
+
+		if (!xrl_rule_is_aggregate(spec))
+			continue;
+		old = xrl_budgets_find(b, spec->id);
+		if (old && old->weights)
+			carry_rule(&rules[n++], old, spec);
+		else if (!(ret = init_rule(b, &rules[n], spec)))
+			n++;
+	}
+	if (ret) {
+		while (n-- > 0)
+			free_rule(&rules[n]);
+		free(rules);
+		return ret;
+	}
+	xrl_budgets_free(b);
+	b->rules = rules;
+	b->n_rules = n;
+	if (b->global)
+		xrl_global_follow(b->global, b, now_ns);
+	/* The apply wrote even shares: put the carried splits back. */
+	for (i = 0; i < n; i++) {
+		struct xrl_budget_rule *rule = &rules[i];
+		int err = xrl_agg_write_shares(b->dp, rule->spec.id,
+					       &rule->local, rule->weights);
+
+		rule->written = !err;
+		if (err && !ret)
+			ret = err;
+	}
+	return ret;
+}
+
+/* Demand per CPU since the last reading. False before a first reading. */
+static bool read_demand(struct xrl_budgets *b, struct xrl_budget_rule *rule,
+			struct xrl_agg_state *state)
+{
+	bool primed = rule->primed;
+	unsigned i;
+
+	if (xrl_agg_read_state(b->dp, rule->spec.id, state)) {
+		memset(rule->demand, 0, b->n_cpus * sizeof(*rule->demand));
+		return false;	/* no packet yet */
+	}
+	for (i = 0; i < b->n_cpus; i++) {
+		rule->demand[i] = state[i].arrived - rule->seen[i];
+		rule->seen[i] = state[i].arrived;
+	}
+	rule->primed = true;
+	return primed;
+}
+
+/* Re-splits one rule by its CPUs' demand; marks it to write if changed. */
+static void resplit_rule(struct xrl_budgets *b, struct xrl_budget_rule *rule,
+			 struct xrl_agg_state *state, uint32_t *weights)
+{
+	if (!read_demand(b, rule, state) ||
+	    xrl_share_split(rule->demand, b->n_cpus, b->floor_percent, weights))
+		return;	/* no reading to go by: the split stays */
+	if (!memcmp(weights, rule->weights, b->n_cpus * sizeof(*weights)))
+		return;
+	memcpy(rule->weights, weights, b->n_cpus * sizeof(*weights));
+	rule->written = false;
+}
+
+static int write_rule(struct xrl_budgets *b, struct xrl_budget_rule *rule)
+{
+	int ret;
+
+	if (rule->written)
+		return 0;
+	ret = xrl_agg_write_shares(b->dp, rule->spec.id, &rule->local,
+				   rule->weights);
+	if (ret)
+		return ret;
+	rule->written = true;
+	rule->syncs++;
+	return 0;
+}
+
+static int sync_all(struct xrl_budgets *b, uint64_t now_ns)
+{
+	struct xrl_agg_state *state;
+	uint32_t *weights;
+	size_t i;
+	int ret = 0, err;
+
+	if (!b->n_rules)
+		return 0;
+	state = calloc(b->n_cpus, sizeof(*state));
+	weights = calloc(b->n_cpus, sizeof(*weights));
+	if (!state || !weights) {
+		ret = -ENOMEM;
+		goto free_all;
+	}
+	for (i = 0; i < b->n_rules; i++)
+		resplit_rule(b, &b->rules[i], state, weights);
+	/* Global rules learn their node's part from the demands just read. */
+	if (b->global) {
+		err = xrl_global_sync(b->global, b, now_ns);
+		if (err && !ret)
+			ret = err;
+	}
+	for (i = 0; i < b->n_rules; i++) {
+		err = write_rule(b, &b->rules[i]);
+		if (err && !ret)
+			ret = err;
+	}
+free_all:
+	free(state);
+	free(weights);
+	return ret;
+}
+
+int xrl_budgets_set_policy(struct xrl_budgets *b,
+			   const struct xrl_policy *policy, uint64_t now_ns)
+{
+	int ret;
+
+	pthread_mutex_lock(&b->lock);
+	ret = set_policy(b, policy, now_ns);
+	pthread_mutex_unlock(&b->lock);
+	return ret;
+}
+
+int xrl_budgets_sync(struct xrl_budgets *b, uint64_t now_ns)
+{
+	int ret;
+
+	pthread_mutex_lock(&b->lock);
+	ret = sync_all(b, now_ns);
+	pthread_mutex_unlock(&b->lock);
+	return ret;
+}
+
+/* ---- what status, stats and /metrics show --------------------------- */
+
+bool xrl_budgets_degraded(const struct xrl_budgets *b)
+{
+	struct xrl_global_status status;
+
+	if (!b || !b->global)
+		return false;
+	xrl_global_status(b->global, &status);
+	return status.degraded;
+}
+
+static json_t *rule_json(const struct xrl_budgets *b,
+			 const struct xrl_budget_rule *rule)
+{
+	json_t *weights = json_array(), *obj;
+	unsigned i;
+
+	for (i = 0; i < b->n_cpus; i++)
+		json_array_append_new(weights, json_integer(rule->weights[i]));
+	obj = json_pack("{s:s, s:I, s:b, s:o, s:I, s:I}",
+			"rule", rule->spec.name,
+			"id", (json_int_t)rule->spec.id,
+			"global", rule->spec.global,
+			"cpu_weights", weights,
+			"local_pps", (json_int_t)rule->local.pps,
+			"local_bps", (json_int_t)rule->local.bps);
+	if (obj && rule->spec.global) {
+		json_object_set_new(obj, "nodes", json_integer(rule->nodes));
+		json_object_set_new(obj, "node_weight",
+				    json_integer(rule->node_weight));
+		json_object_set_new(obj, "demand_pps",
+				    json_integer(rule->demand_pps));
+		json_object_set_new(obj, "degraded",
+				    json_boolean(xrl_budgets_degraded(b)));
+	}
+	return obj;
+}
+
+static json_t *global_json(const struct xrl_global *g)
+{
+	struct xrl_global_status status;
+	char since[32] = "";
+	struct tm tm;
+	json_t *obj;
+
+	xrl_global_status(g, &status);
+	obj = json_pack("{s:s, s:s, s:b, s:I, s:I}",
+			"redis", status.address, "node", status.node,
+			"degraded", status.degraded,
+			"syncs", (json_int_t)status.syncs,
+			"failures", (json_int_t)status.failures);
+	if (obj && status.degraded) {
+		gmtime_r(&status.degraded_since, &tm);
+		strftime(since, sizeof(since), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		json_object_set_new(obj, "degraded_since", json_string(since));
+		json_object_set_new(obj, "degraded_reason",
+				    json_string(status.reason));
+	}
+	return obj;
+}
+
+json_t *xrl_budgets_json(const struct xrl_budgets *b)
+{
+	json_t *rules = json_array(), *obj;
+	size_t i;
+
+	for (i = 0; i < b->n_rules; i++)
+		json_array_append_new(rules, rule_json(b, &b->rules[i]));
+	obj = json_pack("{s:I, s:o}", "sync_interval_ms",
+			(json_int_t)(b->interval_ns / 1000000ULL),
+			"aggregates", rules);
+	if (obj && b->global)
+		json_object_set_new(obj, "global", global_json(b->global));
+	return obj;
+}
+
+/* Exchanges with Redis, and the missed ones: a missed sync is never silent. */
+static void write_sync_counters(FILE *out, const struct xrl_global *g)
+{
+	const char *no_labels[] = { NULL };
+	struct xrl_global_status status;
+
+	xrl_global_status(g, &status);
+	xrl_metrics_family(out, "xdp_ratelimit_sync_exchanges_total", "counter",
+			   "Exchanges with Redis for the global budgets.");
+	xrl_metrics_sample_u64(out, "xdp_ratelimit_sync_exchanges_total",
+			       no_labels, status.syncs);
+	xrl_metrics_family(out, "xdp_ratelimit_sync_failures_total", "counter",
+			   "Exchanges with Redis that failed or timed out "
+			   "(missed syncs).");
+	xrl_metrics_sample_u64(out, "xdp_ratelimit_sync_failures_total",
+			       no_labels, status.failures);
+}
+
+void xrl_budgets_write_metrics(FILE *out, void *ctx)
+{
+	struct xrl_budgets *b = ctx;
+	bool degraded;
+	size_t i;
+
+	pthread_mutex_lock(&b->lock);
+	degraded = xrl_budgets_degraded(b);
+	if (b->global)
+		write_sync_counters(out, b->global);
+	xrl_metrics_family(out, "xdp_ratelimit_sync_degraded", "gauge",
+			   "1 while a global budget runs without Redis "
+			   "(breaker open).");
+	for (i = 0; i < b->n_rules; i++) {
+		const char *labels[] = { "rule", b->rules[i].spec.name, NULL };
+
+		if (b->rules[i].spec.global)
+			xrl_metrics_sample(out, "xdp_ratelimit_sync_degraded",
+					   labels, degraded);
+	}
+	xrl_metrics_family(out, "xdp_ratelimit_budget_local_pps", "gauge",
+			   "Packets per second of an aggregate budget this "
+			   "host enforces (its part of a global one).");
+	for (i = 0; i < b->n_rules; i++) {
+		const char *labels[] = { "rule", b->rules[i].spec.name, NULL };
+
+		xrl_metrics_sample_u64(out, "xdp_ratelimit_budget_local_pps",
+				       labels, b->rules[i].local.pps);
+	}
+	xrl_metrics_family(out, "xdp_ratelimit_budget_nodes", "gauge",
+			   "Nodes sharing a global budget, as last seen in "
+			   "Redis.");
+	for (i = 0; i < b->n_rules; i++) {
+		const char *labels[] = { "rule", b->rules[i].spec.name, NULL };
+
+		if (b->rules[i].spec.global)
+			xrl_metrics_sample_u64(out, "xdp_ratelimit_budget_nodes",
+					       labels, b->rules[i].nodes);
+	}
+	pthread_mutex_unlock(&b->lock);
+}

@@ -1,0 +1,821 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * control.c - the daemon's control protocol (docs/PROTOCOL.md) and the
+ * one way it changes the running policy (xrl_daemon_change).
+ *
+ * Requests are parsed with jansson; a request is refused whole when any
+ * field is unknown, missing or wrong, before anything is built. This file
+ * must never crash or leak on any input: tests/fuzz/fuzz_control.c feeds
+ * it arbitrary lines.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <jansson.h>
+#include <bpf/bpf.h>
+#include "budget.h"
+#include "control.h"
+#include "control_cmds.h"
+#include "datapath.h"
+#include "log.h"
+#include "policy.h"
+#include "policy_file.h"
+#include "policy_map.h"
+#include "stats.h"
+
+/* A global rule needs Redis: the daemon's --redis or the config's. */
+static int check_global(const struct xrl_daemon_state *state,
+			const struct xrl_rule_spec *rule, char *why,
+			size_t len)
+{
+	if (!rule->global || (state->budgets && state->budgets->global))
+		return 0;
+	if (rule->global_line)
+		snprintf(why, len, "global: needs a Redis address (redis: in "
+			 "the config, or --redis), line %d", rule->global_line);
+	else
+		snprintf(why, len, "global: needs a Redis address (redis: in "
+			 "the config, or --redis)");
+	return -EINVAL;
+}
+
+/* The sync engine follows the policy now in force; the data path already
+ * enforces it (even shares), so a failure here is only logged. */
+static void follow_budgets(struct xrl_daemon_state *state)
+{
+	int ret;
+
+	if (!state->budgets)
+		return;
+	ret = xrl_budgets_set_policy(state->budgets, &state->policy,
+				     xrl_monotonic_ns());
+	if (ret)
+		pr_warn("aggregate budgets: writing the shares: %s",
+			strerror(-ret));
+}
+
+static int rules_map_id(const struct xrl_datapath *dp, __u32 *id)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(dp->policy_fd, &zero, id) ? -errno : 0;
+}
+
+int xrl_daemon_check_in_force(struct xrl_daemon_state *state, char *err,
+			      size_t len)
+{
+	__u32 id;
+
+	if (!state->dp || !state->rules_map_id ||
+	    rules_map_id(state->dp, &id) || id == state->rules_map_id)
+		return 0;
+	snprintf(err, len, "the policy in force was replaced outside the "
+		 "daemon (xdp-ratelimit attach --policy?); reload to take "
+		 "it over");
+	return -ESTALE;
+}
+
+/*
+ * When another policy was swapped in behind the daemon's back, ids are
+ * carried from what is really in force (read back from the map), so its
+ * sources keep their buckets through the reload that takes it over.
+ */
+static int resync_ids(struct xrl_daemon_state *state)
+{
+	struct xrl_policy in_force;
+	char err[256];
+	int ret;
+
+	if (!xrl_daemon_check_in_force(state, err, sizeof(err)))
+		return 0;
+	ret = xrl_policy_read_ids(state->dp, &in_force);
+	if (ret)
+		return ret;
+	pr_warn("%s", err);
+	xrl_policy_free(&state->policy);
+	state->policy = in_force;
+	return 0;
+}
+
+/* The whole of a policy change, common to every command and to SIGHUP. */
+int xrl_daemon_change(struct xrl_daemon_state *state, struct xrl_policy *next,
+		      char *err, size_t len)
+{
+	char why[256], cidr[64];
+	size_t i;
+	int ret;
+
+	ret = resync_ids(state);
+	if (!ret)
+		ret = xrl_policy_carry_ids(next, &state->policy);
+	if (ret) {
+		snprintf(err, len, "no free rule id: %s", strerror(-ret));
+		goto refuse;
+	}
+	if (!next->n_rules || next->rules[0].prefix.prefixlen != 0) {
+		snprintf(err, len, "the policy has no default rule");
+		ret = -EINVAL;
+		goto refuse;
+	}
+	for (i = 0; i < next->n_rules; i++) {
+		ret = xrl_rule_check(&next->rules[i], why, sizeof(why));
+		if (!ret)
+			ret = check_global(state, &next->rules[i], why,
+					   sizeof(why));
+		if (ret) {
+			xrl_cidr_format(&next->rules[i].prefix, cidr,
+					sizeof(cidr));
+			snprintf(err, len, "rule %s (%s): %s",
+				 next->rules[i].name, cidr, why);
+			goto refuse;
+		}
+	}
+	if (state->apply)
+		ret = state->apply(state, next, err, len);
+	else if (state->dp)
+		ret = xrl_policy_apply(state->dp, next, err, len);
+	else {
+		snprintf(err, len, "no data path to apply the policy to");
+		ret = -ENODEV;
+	}
+	if (ret)
+		goto refuse;
+
+	xrl_policy_free(&state->policy);
+	state->policy = *next;
+	memset(next, 0, sizeof(*next));
+	state->n_changes++;
+	follow_budgets(state);
+	if (state->dp && rules_map_id(state->dp, &state->rules_map_id))
+		state->rules_map_id = 0;
+	state->changed_at = time(NULL);
+	if (state->changed)
+		state->changed(state);
+	ret = xrl_daemon_save_state(state);
+	if (ret)
+		pr_warn("keeping a copy of the policy in %s: %s",
+			state->state_path, strerror(-ret));
+	return 0;
+
+refuse:
+	state->n_refused++;
+	xrl_policy_free(next);
+	return ret;
+}
+
+int xrl_daemon_reload(struct xrl_daemon_state *state, const char *path,
+		      char *err, size_t len)
+{
+	struct xrl_config config;
+	struct stat st;
+	int ret;
+
+	if (!path)
+		path = state->config_path;
+	if (!path) {
+		snprintf(err, len, "no policy file to reload");
+		return -ENOENT;
+	}
+	/* A FIFO or a device would block the daemon, or worse. */
+	if (stat(path, &st)) {
+		ret = -errno;
+		snprintf(err, len, "%s: %s", path, strerror(errno));
+		return ret;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, len, "%s: not a regular file", path);
+		return -EINVAL;
+	}
+	ret = xrl_config_load_file(path, &config, err, len);
+	if (ret)
+		return ret;
+	ret = xrl_daemon_change(state, &config.policy, err, len);
+	xrl_config_free(&config);
+	return ret;
+}
+
+int xrl_daemon_save_state(struct xrl_daemon_state *state)
+{
+	char tmp[PATH_MAX];
+	FILE *out;
+	int fd, ret = 0;
+
+	if (!state->state_path)
+		return 0;
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", state->state_path) >=
+	    (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	out = fdopen(fd, "w");
+	if (!out) {
+		ret = -errno;
+		close(fd);
+		goto unlink_tmp;
+	}
+	ret = xrl_policy_write_yaml(out, &state->policy);
+	if (fclose(out) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, state->state_path))
+		ret = -errno;
+unlink_tmp:
+	if (ret)
+		unlink(tmp);
+	return ret;
+}
+
+int xrl_daemon_adopt_state(struct xrl_daemon_state *state, char *err,
+			   size_t len)
+{
+	struct xrl_policy in_force;
+	struct xrl_config saved;
+	int ret;
+
+	if (!state->state_path || access(state->state_path, F_OK)) {
+		snprintf(err, len, "no state file");
+		return -ENOENT;
+	}
+	ret = xrl_config_load_file(state->state_path, &saved, err, len);
+	if (ret)
+		return ret;
+	ret = xrl_policy_read_ids(state->dp, &in_force);
+	if (ret) {
+		snprintf(err, len, "reading the policy in force: %s",
+			 strerror(-ret));
+		goto free_saved;
+	}
+	ret = xrl_policy_carry_ids(&saved.policy, &in_force);
+	if (!ret)
+		ret = xrl_policy_matches_map(state->dp, &saved.policy);
+	xrl_policy_free(&in_force);
+	if (ret) {
+		snprintf(err, len, "%s is not the policy in force",
+			 state->state_path);
+		goto free_saved;
+	}
+	xrl_policy_free(&state->policy);
+	state->policy = saved.policy;
+	memset(&saved.policy, 0, sizeof(saved.policy));
+	if (rules_map_id(state->dp, &state->rules_map_id))
+		state->rules_map_id = 0;
+free_saved:
+	xrl_config_free(&saved);
+	return ret;
+}
+
+void xrl_daemon_state_free(struct xrl_daemon_state *state)
+{
+	xrl_policy_free(&state->policy);
+}
+
+/*
+ * Requests.
+ */
+
+int xrl_control_quantity(json_t *req, const char *field, uint64_t *value,
+			 char *err, size_t len)
+{
+	json_t *item = json_object_get(req, field);
+	json_int_t number;
+	int ret;
+
+	*value = 0;
+	if (!item || json_is_null(item))
+		return 0;
+	if (json_is_integer(item)) {
+		number = json_integer_value(item);
+		if (number < 0) {
+			snprintf(err, len, "%s: %lld is negative", field,
+				 (long long)number);
+			return -EINVAL;
+		}
+		*value = number;
+		return 0;
+	}
+	if (json_is_string(item)) {
+		ret = xrl_parse_quantity(json_string_value(item), value);
+		if (ret)
+			snprintf(err, len, "%s: \"%.64s\" is not a quantity "
+				 "(like 1500, 10k, 2.5M, 1G)", field,
+				 json_string_value(item));
+		return ret ? -EINVAL : 0;
+	}
+	snprintf(err, len, "%s: must be a number or a quantity like \"10k\"",
+		 field);
+	return -EINVAL;
+}
+
+int xrl_control_string(json_t *req, const char *field, bool required,
+		       const char **value, char *err, size_t len)
+{
+	json_t *item = json_object_get(req, field);
+
+	*value = NULL;
+	if (!item) {
+		if (required)
+			snprintf(err, len, "%s: missing", field);
+		return required ? -EINVAL : 0;
+	}
+	if (!json_is_string(item)) {
+		snprintf(err, len, "%s: must be a string", field);
+		return -EINVAL;
+	}
+	*value = json_string_value(item);
+	return 0;
+}
+
+static json_t *counter_json(const struct xrl_counter *counter)
+{
+	return json_pack("{s:I, s:I}", "packets", (json_int_t)counter->packets,
+			 "bytes", (json_int_t)counter->bytes);
+}
+
+/* The fields of a rule, as rule.list and rule.add show them. */
+json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
+			      const struct xrl_rule_spec *rule)
+{
+	struct xrl_rule_counters counters;
+	char cidr[64];
+	json_t *obj;
+
+	xrl_cidr_format(&rule->prefix, cidr, sizeof(cidr));
+	obj = json_pack("{s:I, s:s, s:s, s:s}", "id", (json_int_t)rule->id,
+			"name", rule->name, "cidr", cidr, "action",
+			xrl_action_name(rule->action));
+	if (!obj)
+		return NULL;
+	if (rule->pps) {
+		json_object_set_new(obj, "pps", json_integer(rule->pps));
+		json_object_set_new(obj, "burst", json_integer(rule->burst));
+	}
+	if (rule->bps) {
+		json_object_set_new(obj, "bps", json_integer(rule->bps));
+		json_object_set_new(obj, "burst_bytes",
+				    json_integer(rule->burst_bytes));
+	}
+	json_object_set_new(obj, "scope",
+			    json_string(xrl_scope_name(rule->scope)));
+	if (rule->global) {
+		json_object_set_new(obj, "global", json_true());
+		json_object_set_new(obj, "degraded", json_boolean(
+			xrl_budgets_degraded(state->budgets)));
+	}
+	if (state->dp && !xrl_rule_stats_read(state->dp, rule->id, &counters)) {
+		json_object_set_new(obj, "passed", counter_json(
+			&counters.outcome[XRL_RULE_PASSED]));
+		json_object_set_new(obj, "dropped", counter_json(
+			&counters.outcome[XRL_RULE_DROPPED]));
+	}
+	return obj;
+}
+
+int xrl_control_cidr(const char *text, struct xrl_lpm_key *key, char *err,
+		     size_t len)
+{
+	int ret = xrl_cidr_parse(text, key);
+
+	if (ret == -EINVAL)
+		snprintf(err, len, "cidr: \"%.64s\" is not an IPv4 or IPv6 "
+			 "address", text);
+	else if (ret == -ERANGE)
+		snprintf(err, len, "cidr: \"%.64s\" has a bad prefix length",
+			 text);
+	else if (ret == -EADDRNOTAVAIL)
+		snprintf(err, len, "cidr: \"%.64s\" has host bits set", text);
+	else if (ret)
+		snprintf(err, len, "cidr: \"%.64s\": %s", text, strerror(-ret));
+	return ret ? -EINVAL : 0;
+}
+
+/* "scope": "source" | "aggregate", "global": true | false */
+static int parse_scope(json_t *req, struct xrl_rule_spec *rule, char *err,
+		       size_t len)
+{
+	json_t *global = json_object_get(req, "global");
+	const char *scope;
+	int ret;
+
+	ret = xrl_control_string(req, "scope", false, &scope, err, len);
+	if (ret)
+		return ret;
+	if (scope && xrl_scope_parse(scope, &rule->scope)) {
+		snprintf(err, len, "scope: unknown scope \"%.32s\" (source, "
+			 "aggregate)", scope);
+		return -EINVAL;
+	}
+	if (global && !json_is_boolean(global)) {
+		snprintf(err, len, "global: must be true or false");
+		return -EINVAL;
+	}
+	rule->global = global && json_is_true(global);
+	return 0;
+}
+
+static int parse_rule(json_t *req, struct xrl_rule_spec *rule, char *err,
+		      size_t len)
+{
+	const char *cidr, *name, *action;
+	int ret;
+
+	memset(rule, 0, sizeof(*rule));
+	ret = xrl_control_string(req, "cidr", true, &cidr, err, len);
+	if (!ret)
+		ret = xrl_control_cidr(cidr, &rule->prefix, err, len);
+	if (!ret)
+		ret = xrl_control_string(req, "name", false, &name, err, len);
+	if (!ret && name)
+		ret = xrl_rule_name_check(name, &rule->prefix, err, len);
+	if (ret)
+		return ret;
+	if (name)
+		snprintf(rule->name, sizeof(rule->name), "%s", name);
+	else if (rule->prefix.prefixlen == 0)
+		snprintf(rule->name, sizeof(rule->name), "%s",
+			 XRL_DEFAULT_RULE_NAME);
+	else
+		xrl_cidr_format(&rule->prefix, rule->name, sizeof(rule->name));
+
+	ret = xrl_control_string(req, "action", false, &action, err, len);
+	if (ret)
+		return ret;
+	rule->action = XRL_ACTION_LIMIT;
+	if (action && xrl_action_parse(action, &rule->action)) {
+		snprintf(err, len, "action: unknown action \"%.32s\" (limit, "
+			 "monitor, allow, deny)", action);
+		return -EINVAL;
+	}
+	ret = xrl_control_quantity(req, "pps", &rule->pps, err, len);
+	if (!ret)
+		ret = xrl_control_quantity(req, "burst", &rule->burst, err,
+					   len);
+	if (!ret)
+		ret = xrl_control_quantity(req, "bps", &rule->bps, err, len);
+	if (!ret)
+		ret = xrl_control_quantity(req, "burst_bytes",
+					   &rule->burst_bytes, err, len);
+	if (!ret)
+		ret = parse_scope(req, rule, err, len);
+	if (!ret)
+		ret = xrl_rule_check(rule, err, len);
+	return ret;
+}
+
+static struct xrl_rule_spec *find_prefix(struct xrl_policy *policy,
+					 const struct xrl_lpm_key *prefix)
+{
+	size_t i;
+
+	for (i = 0; i < policy->n_rules; i++)
+		if (policy->rules[i].prefix.prefixlen == prefix->prefixlen &&
+		    !memcmp(policy->rules[i].prefix.addr, prefix->addr,
+			    sizeof(prefix->addr)))
+			return &policy->rules[i];
+	return NULL;
+}
+
+static struct xrl_rule_spec *find_name(struct xrl_policy *policy,
+				       const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < policy->n_rules; i++)
+		if (!strcmp(policy->rules[i].name, name))
+			return &policy->rules[i];
+	return NULL;
+}
+
+/* rule.add: a new rule, or (with "replace": true) a new version of one. */
+static int cmd_rule_add(struct xrl_request *req)
+{
+	struct xrl_rule_spec rule, *old, *named;
+	struct xrl_policy next;
+	char cidr[64];
+	json_t *replace_item = json_object_get(req->json, "replace");
+	bool replace = false;
+	int ret;
+
+	if (replace_item && !json_is_boolean(replace_item)) {
+		snprintf(req->err, sizeof(req->err),
+			 "replace: must be true or false");
+		return -EINVAL;
+	}
+	replace = replace_item && json_is_true(replace_item);
+	ret = parse_rule(req->json, &rule, req->err, sizeof(req->err));
+	if (!ret)
+		ret = xrl_daemon_check_in_force(req->state, req->err,
+						sizeof(req->err));
+	if (ret)
+		return ret;
+	ret = xrl_policy_copy(&next, &req->state->policy);
+	if (ret)
+		goto no_memory;
+
+	xrl_cidr_format(&rule.prefix, cidr, sizeof(cidr));
+	old = find_prefix(&next, &rule.prefix);
+	named = find_name(&next, rule.name);
+	if (old && !replace) {
+		snprintf(req->err, sizeof(req->err), "a rule for %s already "
+			 "exists (\"%s\"); add \"replace\": true to change it",
+			 cidr, old->name);
+		ret = -EEXIST;
+		goto free_next;
+	}
+	if (named && named != old) {
+		snprintf(req->err, sizeof(req->err), "name: \"%s\" is already "
+			 "the name of the rule for another CIDR", rule.name);
+		ret = -EEXIST;
+		goto free_next;
+	}
+	if (old) {
+		if (!json_object_get(req->json, "name"))
+			memcpy(rule.name, old->name, sizeof(rule.name));
+		rule.id = old->id;
+		*old = rule;
+	} else {
+		ret = xrl_policy_add(&next, &rule);
+		if (ret == -ENOSPC) {
+			snprintf(req->err, sizeof(req->err), "the policy holds "
+				 "the most rules there may be (%d)",
+				 XRL_MAX_RULES);
+			goto free_next;
+		}
+		if (ret)
+			goto free_next;
+	}
+	ret = xrl_daemon_change(req->state, &next, req->err, sizeof(req->err));
+	if (ret)
+		return ret;
+	pr_info("rule.add: %s (%s) %s", cidr, rule.name,
+		xrl_action_name(rule.action));
+	old = find_prefix(&req->state->policy, &rule.prefix);
+	json_object_set_new(req->response, "rule",
+			    xrl_control_rule_json(req->state, old));
+	return 0;
+
+free_next:
+	xrl_policy_free(&next);
+	return ret;
+no_memory:
+	snprintf(req->err, sizeof(req->err), "out of memory");
+	return ret;
+}
+
+static int cmd_rule_del(struct xrl_request *req)
+{
+	struct xrl_rule_spec *rule;
+	struct xrl_policy next;
+	const char *which;
+	json_t *deleted;
+	char cidr[64];
+	int ret;
+
+	ret = xrl_control_string(req->json, "rule", true, &which, req->err,
+				 sizeof(req->err));
+	if (!ret)
+		ret = xrl_daemon_check_in_force(req->state, req->err,
+						sizeof(req->err));
+	if (ret)
+		return ret;
+	rule = xrl_policy_find(&req->state->policy, which);
+	if (!rule) {
+		snprintf(req->err, sizeof(req->err), "no rule is named or has "
+			 "the CIDR \"%.64s\"", which);
+		return -ENOENT;
+	}
+	if (rule->prefix.prefixlen == 0) {
+		snprintf(req->err, sizeof(req->err), "the default rule cannot "
+			 "be removed (change it with rule.add and "
+			 "\"replace\")");
+		return -EPERM;
+	}
+	deleted = xrl_control_rule_json(req->state, rule);
+	xrl_cidr_format(&rule->prefix, cidr, sizeof(cidr));
+	ret = xrl_policy_copy(&next, &req->state->policy);
+	if (!ret)
+		ret = xrl_policy_del(&next, cidr);
+	if (ret) {
+		snprintf(req->err, sizeof(req->err), "%s", strerror(-ret));
+		goto put_deleted;
+	}
+	ret = xrl_daemon_change(req->state, &next, req->err, sizeof(req->err));
+	if (ret)
+		goto put_deleted;
+	pr_info("rule.del: %s", cidr);
+	json_object_set(req->response, "deleted", deleted);
+put_deleted:
+	json_decref(deleted);
+	return ret;
+}
+
+static int cmd_rule_list(struct xrl_request *req)
+{
+	const struct xrl_policy *policy = &req->state->policy;
+	json_t *rules = json_array();
+	size_t i;
+
+	if (!rules)
+		return -ENOMEM;
+	for (i = 0; i < policy->n_rules; i++)
+		json_array_append_new(rules, xrl_control_rule_json(
+			req->state, &policy->rules[i]));
+	json_object_set_new(req->response, "rules", rules);
+	json_object_set_new(req->response, "v4_prefix",
+			    json_integer(policy->v4_prefix));
+	json_object_set_new(req->response, "v6_prefix",
+			    json_integer(policy->v6_prefix));
+	json_object_set_new(req->response, "malformed", json_string(
+		policy->malformed == XRL_MALFORMED_DROP ? "drop" : "pass"));
+	return 0;
+}
+
+static int cmd_reload(struct xrl_request *req)
+{
+	const char *path;
+	int ret;
+
+	ret = xrl_control_string(req->json, "path", false, &path, req->err,
+				 sizeof(req->err));
+	if (ret)
+		return ret;
+	if (path && !req->privileged) {
+		snprintf(req->err, sizeof(req->err), "only root may reload "
+			 "from a path; reload without one reads %s",
+			 req->state->config_path ? req->state->config_path :
+			 "the config file");
+		return -EPERM;
+	}
+	ret = xrl_daemon_reload(req->state, path, req->err, sizeof(req->err));
+	if (ret) {
+		pr_err("reload refused, the running policy stays: %s",
+		       req->err);
+		return ret;
+	}
+	path = path ? path : req->state->config_path;
+	pr_info("reloaded %s: %zu rules", path, req->state->policy.n_rules);
+	json_object_set_new(req->response, "path", json_string(path));
+	json_object_set_new(req->response, "rules",
+			    json_integer(req->state->policy.n_rules));
+	return 0;
+}
+
+static int cmd_version(struct xrl_request *req)
+{
+	json_object_set_new(req->response, "version", json_string(XRL_VERSION));
+	json_object_set_new(req->response, "protocol",
+			    json_integer(XRL_PROTOCOL_VERSION));
+	return 0;
+}
+
+static const char *const rule_add_fields[] = {
+	"cidr", "name", "action", "pps", "burst", "bps", "burst_bytes",
+	"scope", "global", "replace", NULL,
+};
+static const char *const rule_del_fields[] = { "rule", NULL };
+static const char *const reload_fields[] = { "path", NULL };
+static const char *const top_fields[] = { "n", NULL };
+static const char *const events_fields[] = { "n", "since", NULL };
+static const char *const no_fields[] = { NULL };
+
+static const struct xrl_control_command commands[] = {
+	{ "rule.add", rule_add_fields, cmd_rule_add },
+	{ "rule.del", rule_del_fields, cmd_rule_del },
+	{ "rule.list", no_fields, cmd_rule_list },
+	{ "reload", reload_fields, cmd_reload },
+	{ "stats", no_fields, xrl_control_stats },
+	{ "status", no_fields, xrl_control_status },
+	{ "top", top_fields, xrl_control_top },
+	{ "events", events_fields, xrl_control_events },
+	{ "version", no_fields, cmd_version },
+};
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const struct xrl_control_command *find_command(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < N_COMMANDS; i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+static int check_fields(const struct xrl_control_command *cmd, json_t *json,
+			char *err, size_t len)
+{
+	const char *key;
+	json_t *value;
+	size_t i;
+
+	json_object_foreach(json, key, value) {
+		if (!strcmp(key, "cmd"))
+			continue;
+		for (i = 0; cmd->fields[i]; i++)
+			if (!strcmp(cmd->fields[i], key))
+				break;
+		if (!cmd->fields[i]) {
+			snprintf(err, len, "%s: unknown field \"%.64s\"",
+				 cmd->name, key);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Parses the request and runs its command; @req->err tells why not. */
+static int run_request(struct xrl_request *req, const char *line, size_t len)
+{
+	const struct xrl_control_command *cmd;
+	json_error_t error;
+	const char *name;
+	json_t *cmd_item;
+	int ret;
+
+	req->json = json_loadb(line, len, JSON_REJECT_DUPLICATES, &error);
+	if (!req->json) {
+		snprintf(req->err, sizeof(req->err),
+			 "the request is not JSON: %s (column %d)",
+			 error.text, error.column);
+		return -EINVAL;
+	}
+	if (!json_is_object(req->json)) {
+		snprintf(req->err, sizeof(req->err),
+			 "the request must be a JSON object");
+		return -EINVAL;
+	}
+	cmd_item = json_object_get(req->json, "cmd");
+	if (!json_is_string(cmd_item)) {
+		snprintf(req->err, sizeof(req->err),
+			 "the request has no \"cmd\" string");
+		return -EINVAL;
+	}
+	name = json_string_value(cmd_item);
+	cmd = find_command(name);
+	if (!cmd) {
+		snprintf(req->err, sizeof(req->err), "unknown command \"%.32s\""
+			 " (rule.add, rule.del, rule.list, reload, stats, "
+			 "status, top, version)", name);
+		return -EINVAL;
+	}
+	ret = check_fields(cmd, req->json, req->err, sizeof(req->err));
+	if (ret)
+		return ret;
+	ret = cmd->run(req);
+	if (ret) {
+		/* Prefix the command unless it already named itself. */
+		char why[sizeof(req->err)];
+
+		if (strncmp(req->err, cmd->name, strlen(cmd->name))) {
+			snprintf(why, sizeof(why), "%s", req->err);
+			snprintf(req->err, sizeof(req->err), "%s: %.400s",
+				 cmd->name, why[0] ? why : strerror(-ret));
+		}
+	}
+	return ret;
+}
+
+/* Error text may quote a client's bytes cut anywhere: keep it valid
+ * UTF-8 for the response by replacing what is not plain ASCII. */
+static json_t *ascii_string(char *text)
+{
+	unsigned char *c;
+
+	for (c = (unsigned char *)text; *c; c++)
+		if (*c >= 0x80 || *c < 0x20)
+			*c = '?';
+	return json_string(text);
+}
+
+int xrl_control_handle(struct xrl_daemon_state *state, bool privileged,
+		       const char *line, size_t len, char **response)
+{
+	struct xrl_request req = {
+		.state = state,
+		.privileged = privileged,
+	};
+	int ret;
+
+	*response = NULL;
+	while (len && (line[len - 1] == '\r' || line[len - 1] == '\n'))
+		len--;
+	req.response = json_pack("{s:b}", "ok", true);
+	if (!req.response)
+		return -ENOMEM;
+	ret = run_request(&req, line, len);
+	if (ret) {
+		json_object_clear(req.response);
+		json_object_set_new(req.response, "ok", json_false());
+		json_object_set_new(req.response, "error",
+				    ascii_string(req.err));
+	}
+	*response = json_dumps(req.response,
+			       JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(req.response);
+	json_decref(req.json);
+	return *response ? 0 : -ENOMEM;
+}

@@ -1,0 +1,636 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * xdp-ratelimitd - keeps the XDP rate limiter's policy: applies the
+ * policy file, answers the control socket (docs/PROTOCOL.md), reloads on
+ * SIGHUP. The data path never depends on it: killed, the program keeps
+ * enforcing the last policy; started again, it adopts what is pinned.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+#include "attach.h"
+#include "budget.h"
+#include "event_reader.h"
+#include "global.h"
+#include "control.h"
+#include "datapath.h"
+#include "events.h"
+#include "log.h"
+#include "metrics_http.h"
+#include "pin.h"
+#include "policy_file.h"
+#include "policy_map.h"
+#include "server.h"
+
+#define DEFAULT_CONFIG	"/etc/xdp-ratelimit/policy.yaml"
+#define STATE_FILE_NAME	"policy.applied.yaml"
+
+struct daemon_opts {
+	const char *config_path;
+	const char *socket_path;
+	const char *state_path;
+	const char *pin_dir;
+	char *ifaces[XRL_MAX_IFACES];
+	size_t n_ifaces;
+	bool detach_on_exit;
+	uint64_t sync_interval_ms;	/* 0: the config's, or the default */
+	const char *redis;		/* HOST:PORT, or NULL: the config's */
+	const char *node;		/* NULL: the hostname */
+	const char *metrics;	/* ADDR:PORT of /metrics, or NULL: none */
+	struct xrl_server_opts server;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+"Usage: xdp-ratelimitd [OPTIONS]\n"
+"Keeps the policy of the XDP rate limiter and serves its control socket.\n"
+"\n"
+"  -c, --config FILE        policy file (default " DEFAULT_CONFIG ")\n"
+"  -s, --socket PATH        control socket (default " XRL_SOCKET_PATH ")\n"
+"  -g, --socket-group NAME  also let this group use the socket\n"
+"  -i, --iface IFACE        attach to IFACE (repeatable; adds to the\n"
+"                           file's \"interfaces:\")\n"
+"  -p, --pin-dir DIR        bpffs pin directory (default " XRL_PIN_DIR ")\n"
+"      --state FILE         copy of the applied policy (default\n"
+"                           " STATE_FILE_NAME " beside the socket)\n"
+"      --idle-timeout SECS  drop clients silent this long (default %d)\n"
+"      --redis HOST:PORT    share global budgets through this Redis\n"
+"                           (default: redis: of the config, or none)\n"
+"      --node NAME          this node's name in Redis (default: hostname)\n"
+"      --sync-interval MS   re-split aggregate budgets this often\n"
+"                           (default: sync_interval: of the config, or %d)\n"
+"  -f, --foreground         stay in the foreground (the default)\n"
+"      --metrics ADDR:PORT  serve Prometheus metrics on /metrics there\n"
+"                           (127.0.0.1:9101, [::1]:9101; default: off)\n"
+"      --detach-on-exit     detach the interfaces on SIGTERM/SIGINT\n"
+"                           (default: leave the program enforcing)\n"
+"  -v, --verbose            debug log lines\n"
+"  -h, --help               this text\n"
+"      --version            the version\n",
+		XRL_IDLE_TIMEOUT_MS / 1000, XRL_SYNC_INTERVAL_MS);
+}
+
+enum {
+	OPT_STATE = 256,
+	OPT_IDLE,
+	OPT_DETACH,
+	OPT_VERSION,
+	OPT_SYNC_INTERVAL,
+	OPT_REDIS,
+	OPT_NODE,
+	OPT_METRICS,
+};
+
+static const struct option long_options[] = {
+	{ "config", required_argument, NULL, 'c' },
+	{ "socket", required_argument, NULL, 's' },
+	{ "socket-group", required_argument, NULL, 'g' },
+	{ "iface", required_argument, NULL, 'i' },
+	{ "pin-dir", required_argument, NULL, 'p' },
+	{ "state", required_argument, NULL, OPT_STATE },
+	{ "idle-timeout", required_argument, NULL, OPT_IDLE },
+	{ "foreground", no_argument, NULL, 'f' },
+	{ "detach-on-exit", no_argument, NULL, OPT_DETACH },
+	{ "sync-interval", required_argument, NULL, OPT_SYNC_INTERVAL },
+	{ "redis", required_argument, NULL, OPT_REDIS },
+	{ "node", required_argument, NULL, OPT_NODE },
+	{ "metrics", required_argument, NULL, OPT_METRICS },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{}
+};
+
+/* The state file lives beside the socket: both go when /run is wiped,
+ * as the pins do on reboot. */
+static char *default_state_path(const char *socket_path)
+{
+	char *copy = strdup(socket_path), *path = NULL;
+
+	if (copy && asprintf(&path, "%s/%s", dirname(copy),
+			     STATE_FILE_NAME) < 0)
+		path = NULL;
+	free(copy);
+	return path;
+}
+
+/* 0, 1 to exit successfully (help, version), or -EINVAL. */
+static int parse_options(int argc, char **argv, struct daemon_opts *opts)
+{
+	struct group *group;
+	char *end, host[256];
+	uint16_t port;
+	long secs;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "c:s:g:i:p:fvh", long_options,
+				NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			opts->config_path = optarg;
+			break;
+		case 's':
+			opts->socket_path = optarg;
+			break;
+		case 'g':
+			group = getgrnam(optarg);
+			if (!group) {
+				pr_err("--socket-group: no group \"%s\"",
+				       optarg);
+				return -EINVAL;
+			}
+			opts->server.has_group = true;
+			opts->server.group = group->gr_gid;
+			break;
+		case 'i':
+			if (opts->n_ifaces == XRL_MAX_IFACES) {
+				pr_err("--iface: at most %d interfaces",
+				       XRL_MAX_IFACES);
+				return -EINVAL;
+			}
+			opts->ifaces[opts->n_ifaces++] = optarg;
+			break;
+		case 'p':
+			opts->pin_dir = optarg;
+			break;
+		case OPT_STATE:
+			opts->state_path = optarg;
+			break;
+		case OPT_IDLE:
+			secs = strtol(optarg, &end, 10);
+			if (*end || secs < 1 || secs > 86400) {
+				pr_err("--idle-timeout: \"%s\" is not a number "
+				       "of seconds from 1 to 86400", optarg);
+				return -EINVAL;
+			}
+			opts->server.idle_timeout_ms = secs * 1000;
+			break;
+		case OPT_REDIS:
+			if (xrl_hostport_parse(optarg, host, sizeof(host),
+					       &port)) {
+				pr_err("--redis: \"%s\" is not HOST:PORT",
+				       optarg);
+				return -EINVAL;
+			}
+			opts->redis = optarg;
+			break;
+		case OPT_NODE:
+			if (!optarg[0] ||
+			    strlen(optarg) >= XRL_NODE_NAME_MAX) {
+				pr_err("--node: 1 to %d characters",
+				       XRL_NODE_NAME_MAX - 1);
+				return -EINVAL;
+			}
+			opts->node = optarg;
+			break;
+		case OPT_SYNC_INTERVAL:
+			if (xrl_duration_ms_parse(optarg,
+						  &opts->sync_interval_ms) ||
+			    opts->sync_interval_ms < XRL_SYNC_INTERVAL_MIN_MS ||
+			    opts->sync_interval_ms > XRL_SYNC_INTERVAL_MAX_MS) {
+				pr_err("--sync-interval: \"%s\" is not %dms to "
+				       "%ds", optarg, XRL_SYNC_INTERVAL_MIN_MS,
+				       XRL_SYNC_INTERVAL_MAX_MS / 1000);
+				return -EINVAL;
+			}
+			break;
+		case 'f':
+			break;
+		case OPT_DETACH:
+			opts->detach_on_exit = true;
+			break;
+		case OPT_METRICS:
+			opts->metrics = optarg;
+			break;
+		case 'v':
+			xrl_log_set_level(XRL_LOG_DEBUG);
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		case OPT_VERSION:
+			printf("xdp-ratelimitd %s\n", XRL_VERSION);
+			return 1;
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		pr_err("unexpected argument \"%s\"", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Every swap holds the pin directory's lock, as the CLI does. */
+static int locked_apply(struct xrl_daemon_state *state,
+			const struct xrl_policy *next, char *err, size_t len)
+{
+	struct xrl_pin_dir *dir = state->apply_ctx;
+	int ret;
+
+	flock(dir->fd, LOCK_EX);
+	ret = xrl_policy_apply(state->dp, next, err, len);
+	flock(dir->fd, LOCK_UN);
+	return ret;
+}
+
+/* The interfaces of the file and of --iface, each once. */
+static void gather_interfaces(struct daemon_opts *opts,
+			      const struct xrl_config *config)
+{
+	size_t i, j;
+
+	for (i = 0; config && i < config->n_interfaces; i++) {
+		for (j = 0; j < opts->n_ifaces; j++)
+			if (!strcmp(opts->ifaces[j], config->interfaces[i]))
+				break;
+		if (j == opts->n_ifaces && opts->n_ifaces < XRL_MAX_IFACES)
+			opts->ifaces[opts->n_ifaces++] = config->interfaces[i];
+	}
+}
+
+static int attach_interfaces(struct xrl_datapath *dp,
+			     const struct daemon_opts *opts)
+{
+	struct xrl_attach_result result;
+	char err[512];
+	size_t i;
+	int ret;
+
+	for (i = 0; i < opts->n_ifaces; i++) {
+		ret = xrl_attach(dp, opts->ifaces[i], XRL_XDP_AUTO, &result,
+				 err, sizeof(err));
+		if (ret == -EALREADY) {
+			pr_info("%s: already attached", opts->ifaces[i]);
+			continue;
+		}
+		if (ret) {
+			pr_err("attaching to %s: %s", opts->ifaces[i], err);
+			return ret;
+		}
+		pr_info("%s: attached (%s mode)", opts->ifaces[i],
+			xrl_xdp_mode_name(result.mode));
+	}
+	return 0;
+}
+
+static void detach_interfaces(const struct daemon_opts *opts,
+			      const char *pin_dir)
+{
+	char err[512];
+	size_t i;
+
+	for (i = 0; i < opts->n_ifaces; i++) {
+		if (xrl_detach(pin_dir, opts->ifaces[i], err, sizeof(err)))
+			pr_warn("detaching %s: %s", opts->ifaces[i], err);
+		else
+			pr_info("%s: detached", opts->ifaces[i]);
+	}
+}
+
+/*
+ * The policy to run with: after a restart, the one in force (known from
+ * the state file); otherwise the policy file's.
+ */
+static int install_policy(struct xrl_daemon_state *state, bool loaded,
+			  struct xrl_config *config, int config_ret,
+			  const char *config_err)
+{
+	char err[1024];
+	int ret;
+
+	ret = xrl_policy_read_ids(state->dp, &state->policy);
+	if (ret) {
+		pr_err("reading the policy in force: %s", strerror(-ret));
+		return ret;
+	}
+	if (!loaded) {
+		ret = xrl_daemon_adopt_state(state, err, sizeof(err));
+		if (!ret) {
+			pr_info("carrying on with the policy in force (%zu "
+				"rules, from %s)", state->policy.n_rules,
+				state->state_path);
+			return 0;
+		}
+		pr_info("policy in force not known (%s): applying %s", err,
+			state->config_path);
+	}
+	if (config_ret) {
+		pr_err("%s", config_err);
+		if (!loaded)
+			pr_err("the data path keeps enforcing the policy in "
+			       "force");
+		return config_ret;
+	}
+	ret = xrl_daemon_change(state, &config->policy, err, sizeof(err));
+	if (ret) {
+		pr_err("applying %s: %s", state->config_path, err);
+		return ret;
+	}
+	pr_info("applied %s: %zu rules", state->config_path,
+		state->policy.n_rules);
+	return 0;
+}
+
+/* With a Redis address (--redis, or redis: in the config), global
+ * budgets are shared with the other nodes through it. */
+static int start_global(struct xrl_budgets *budgets,
+			const struct daemon_opts *opts,
+			const struct xrl_config *config)
+{
+	struct xrl_global_opts gopts = { .node = opts->node };
+	const char *address = opts->redis;
+	char host[256], hostname[XRL_NODE_NAME_MAX] = "";
+
+	if (!address && config)
+		address = config->redis;
+	if (!address)
+		return 0;
+	if (xrl_hostport_parse(address, host, sizeof(host), &gopts.port)) {
+		pr_err("redis: \"%s\" is not HOST:PORT", address);
+		return -EINVAL;
+	}
+	gopts.host = host;
+	if (!gopts.node) {
+		if (gethostname(hostname, sizeof(hostname) - 1) ||
+		    !hostname[0]) {
+			pr_err("--node: no hostname to default to");
+			return -EINVAL;
+		}
+		gopts.node = hostname;
+	}
+	budgets->global = xrl_global_new(&gopts);
+	if (!budgets->global) {
+		pr_err("global budgets: %s", strerror(errno));
+		return -errno;
+	}
+	pr_info("global budgets through redis %s as node \"%s\"", address,
+		gopts.node);
+	return 0;
+}
+
+/* The sync engine of aggregate budgets: every sync_interval it re-splits
+ * them by demand (and, with Redis, across the fleet). */
+static int start_budgets(struct xrl_budgets *budgets, struct xrl_datapath *dp,
+			 const struct daemon_opts *opts,
+			 const struct xrl_config *config)
+{
+	uint64_t ms = opts->sync_interval_ms;
+	int ret;
+
+	if (!ms && config && config->sync_interval_ms)
+		ms = config->sync_interval_ms;
+	if (!ms)
+		ms = XRL_SYNC_INTERVAL_MS;
+	ret = xrl_budgets_init(budgets, dp, ms * 1000000ULL);
+	if (ret) {
+		pr_err("aggregate budgets: %s", strerror(-ret));
+		return ret;
+	}
+	ret = start_global(budgets, opts, config);
+	if (ret)
+		return ret;
+	pr_debug("aggregate budgets: syncing every %llu ms",
+		 (unsigned long long)ms);
+	return 0;
+}
+
+/* Hands the rule names of each new policy to the scrape thread. */
+static void policy_changed(struct xrl_daemon_state *state)
+{
+	if (xrl_metrics_server_policy(state->changed_ctx, &state->policy,
+				      state->n_changes, state->changed_at))
+		pr_warn("/metrics: out of memory: rule names not updated");
+}
+
+static int start_metrics(struct xrl_daemon_state *state,
+			 const struct daemon_opts *opts,
+			 struct xrl_metrics_server **metrics)
+{
+	char err[512];
+
+	*metrics = NULL;
+	if (!opts->metrics)
+		return 0;
+	*metrics = xrl_metrics_server_start(opts->metrics, state->dp, err,
+					    sizeof(err));
+	if (!*metrics) {
+		pr_err("%s", err);
+		return -errno;
+	}
+	if (!state->changed_at)
+		state->changed_at = time(NULL);
+	state->changed = policy_changed;
+	state->changed_ctx = *metrics;
+	policy_changed(state);
+	pr_info("serving metrics on http://%s/metrics", opts->metrics);
+	return 0;
+}
+
+/* Limit events: read from the ring in the event loop, logged, kept. */
+struct event_feed {
+	struct xrl_daemon_state *state;
+	struct xrl_event_log log;
+	struct xrl_event_reader *reader;
+};
+
+static int log_event(const struct xrl_limit_event *raw, void *ctx)
+{
+	struct event_feed *feed = ctx;
+	struct xrl_event_record rec;
+	char line[256];
+
+	xrl_event_describe(raw, &feed->state->policy,
+			   xrl_monotonic_to_wall(raw->time_ns), &rec);
+	xrl_event_log_add(&feed->log, &rec);
+	xrl_event_format(&rec, line, sizeof(line));
+	pr_info("%s", line);
+	return 0;
+}
+
+static void events_ready(void *ctx)
+{
+	struct event_feed *feed = ctx;
+	int ret = xrl_event_reader_drain(feed->reader);
+
+	if (ret < 0)
+		pr_warn("reading limit events: %s", strerror(-ret));
+}
+
+static int start_events(struct xrl_daemon_state *state,
+			struct daemon_opts *opts, struct event_feed *feed)
+{
+	struct xrl_server_watch *watch;
+	int ret;
+
+	feed->state = state;
+	ret = xrl_event_log_init(&feed->log);
+	if (ret)
+		return ret;
+	feed->reader = xrl_event_reader_open(state->dp, log_event, feed);
+	if (!feed->reader) {
+		ret = -errno;
+		pr_err("reading the limit events' ring: %s", strerror(errno));
+		xrl_event_log_free(&feed->log);
+		return ret;
+	}
+	watch = &opts->server.watches[opts->server.n_watches++];
+	watch->fd = xrl_event_reader_fd(feed->reader);
+	watch->ready = events_ready;
+	watch->ctx = feed;
+	state->events = &feed->log;
+	return 0;
+}
+
+static void stop_events(struct event_feed *feed)
+{
+	if (!feed->reader)
+		return;
+	xrl_event_reader_close(feed->reader);
+	xrl_event_log_free(&feed->log);
+	feed->reader = NULL;
+}
+
+static int run(struct daemon_opts *opts)
+{
+	struct xrl_metrics_server *metrics = NULL;
+	struct event_feed feed = {};
+	struct xrl_load_opts load_opts = {};
+	struct xrl_daemon_state state = {};
+	struct xrl_budgets budgets = {};
+	struct xrl_config config = {};
+	struct xrl_pin_dir dir;
+	struct xrl_datapath dp;
+	char err[1024], config_err[1024];
+	int ret, config_ret, listen_fd;
+	bool loaded;
+
+	/* First, so that a second daemon stops before touching anything. */
+	listen_fd = xrl_server_listen(&opts->server, err, sizeof(err));
+	if (listen_fd < 0) {
+		pr_err("%s", err);
+		return listen_fd;
+	}
+	config_ret = xrl_config_load_file(opts->config_path, &config,
+					  config_err, sizeof(config_err));
+	gather_interfaces(opts, config_ret ? NULL : &config);
+
+	ret = xrl_pin_dir_open(&dir, opts->pin_dir, true, err, sizeof(err));
+	if (ret) {
+		pr_err("%s", err);
+		goto free_config;
+	}
+	ret = xrl_datapath_adopt_or_load(&dp, &dir, &load_opts, &loaded, err,
+					 sizeof(err));
+	if (ret) {
+		pr_err("%s", err);
+		goto close_dir;
+	}
+	pr_info("%s the data path pinned in %s", loaded ? "loaded" :
+		"adopted", opts->pin_dir);
+
+	ret = start_budgets(&budgets, &dp, opts, config_ret ? NULL : &config);
+	if (ret)
+		goto close_datapath;
+	state.budgets = &budgets;
+	state.dp = &dp;
+	state.config_path = opts->config_path;
+	state.state_path = opts->state_path;
+	state.socket_path = opts->socket_path;
+	state.interfaces = opts->ifaces;
+	state.n_interfaces = opts->n_ifaces;
+	state.started = time(NULL);
+	ret = install_policy(&state, loaded, &config, config_ret, config_err);
+	if (!ret)
+		ret = xrl_budgets_set_policy(&budgets, &state.policy,
+					     xrl_monotonic_ns());
+	if (!ret)
+		ret = attach_interfaces(&dp, opts);
+	if (!ret)
+		ret = start_metrics(&state, opts, &metrics);
+	if (!ret && metrics)
+		xrl_metrics_server_extra(metrics, xrl_budgets_write_metrics,
+					 &budgets);
+	if (!ret)
+		ret = start_events(&state, opts, &feed);
+	if (ret)
+		goto close_datapath;
+	state.apply = locked_apply;
+	state.apply_ctx = &dir;
+	flock(dir.fd, LOCK_UN);
+
+	pr_info("listening on %s", opts->socket_path);
+	ret = xrl_server_run(&state, &opts->server, listen_fd);
+	listen_fd = -1;	/* closed by the loop */
+	if (ret)
+		pr_err("event loop: %s", strerror(-ret));
+	if (opts->detach_on_exit)
+		detach_interfaces(opts, opts->pin_dir);
+	else
+		pr_info("exiting; the data path keeps enforcing");
+
+close_datapath:
+	state.events = NULL;
+	stop_events(&feed);
+	xrl_metrics_server_stop(metrics);
+	xrl_daemon_state_free(&state);
+	xrl_global_free(budgets.global);
+	xrl_budgets_free(&budgets);
+	xrl_datapath_close(&dp);
+close_dir:
+	xrl_pin_dir_close(&dir);
+free_config:
+	if (!config_ret)
+		xrl_config_free(&config);
+	if (listen_fd >= 0) {
+		close(listen_fd);
+		unlink(opts->socket_path);
+	}
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon_opts opts = {
+		.config_path = DEFAULT_CONFIG,
+		.socket_path = XRL_SOCKET_PATH,
+		.pin_dir = XRL_PIN_DIR,
+		.server = {
+			.idle_timeout_ms = XRL_IDLE_TIMEOUT_MS,
+			.max_clients = XRL_MAX_CLIENTS,
+		},
+	};
+	char *state_path = NULL;
+	int ret;
+
+	xrl_log_libbpf();
+	ret = parse_options(argc, argv, &opts);
+	if (ret)
+		return ret > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	opts.server.socket_path = opts.socket_path;
+	if (!opts.state_path) {
+		state_path = default_state_path(opts.socket_path);
+		if (!state_path) {
+			pr_err("out of memory");
+			return EXIT_FAILURE;
+		}
+		opts.state_path = state_path;
+	}
+	if (xrl_server_block_signals()) {
+		pr_err("blocking signals: %s", strerror(errno));
+		free(state_path);
+		return EXIT_FAILURE;
+	}
+	ret = run(&opts);
+	free(state_path);
+	return ret ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * datapath.h - the loaded XDP program and its maps, whether this process
+ * loaded them or adopted them from the pin directory.
+ */
+#ifndef XRL_DATAPATH_H
+#define XRL_DATAPATH_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <linux/types.h>
+
+struct xdp_ratelimit_bpf;
+
+struct xrl_datapath {
+	struct xdp_ratelimit_bpf *skel;	/* NULL when adopted from pins */
+	int prog_fd;
+	int policy_fd;
+	int buckets_fd;
+	int stats_fd;
+	int rule_stats_fd;
+	int settings_fd;
+	int table_stats_fd;
+	int agg_shares_fd;	/* per-CPU shares of aggregate rules */
+	int agg_state_fd;	/* per-CPU buckets and demand of those */
+	int events_fd;		/* ring buffer of limit events */
+	int event_state_fd;	/* per-CPU event cap and counters */
+	__u32 btf_id;		/* BTF of the program, for inner maps */
+	char pin_dir[PATH_MAX];	/* empty when not pinned */
+};
+
+struct xrl_load_opts {
+	__u32 max_sources;	/* bucket map size; 0: XRL_DEFAULT_SOURCES */
+	bool test_clock;	/* time from test_clock_ns (tests only) */
+	__u64 hash_seed;	/* of the prefix fallback; 0: random */
+};
+
+/*
+ * Loads the program and its maps, with default settings (/32 and /64
+ * keys, malformed frames passed) and a policy of one default rule that
+ * allows everything. Returns 0 or -errno.
+ */
+int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts);
+
+/* Pins program and maps under @dir (created if needed). */
+int xrl_datapath_pin(struct xrl_datapath *dp, const char *dir);
+
+/* Adopts a program and maps pinned under @dir. -ENOENT when none are. */
+int xrl_datapath_open_pinned(struct xrl_datapath *dp, const char *dir);
+
+/* Removes the pins made by xrl_datapath_pin (not the links). */
+int xrl_datapath_unpin(struct xrl_datapath *dp);
+
+void xrl_datapath_close(struct xrl_datapath *dp);
+
+/* A new fd of the rules (LPM) map in force, or -errno. */
+int xrl_datapath_rules_fd(const struct xrl_datapath *dp);
+
+/* Size of the bucket table (max_entries of xrl_buckets), or 0. */
+__u32 xrl_datapath_max_sources(const struct xrl_datapath *dp);
+
+/* CPUs the per-CPU budgets are split over: the possible CPUs (at least 1). */
+unsigned xrl_datapath_cpus(void);
+
+/* Sets the test clock (only when loaded with test_clock). */
+void xrl_datapath_set_time(struct xrl_datapath *dp, __u64 now_ns);
+
+/* Routes libbpf's messages through xrl_log (warnings as warnings, the
+ * rest as debug). */
+void xrl_log_libbpf(void);
+
+#endif

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "datapath.h"
+#include "stats.h"
+
+/*
+ * Reads one slot of a per-CPU array as @n_words 64-bit counters per CPU
+ * and adds them up: every counter struct of the program is made of
+ * __u64 words only, so one summing loop serves all of them.
+ */
+static int sum_percpu(int map_fd, __u32 index, __u64 *sum, size_t n_words)
+{
+	int n_cpus = libbpf_num_possible_cpus();
+	__u64 *values;
+	size_t cpu, word;
+	int ret = 0;
+
+	if (n_cpus < 0)
+		return n_cpus;
+	values = calloc((size_t)n_cpus * n_words, sizeof(*values));
+	if (!values)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(map_fd, &index, values)) {
+		ret = -errno;
+		goto free_values;
+	}
+	memset(sum, 0, n_words * sizeof(*sum));
+	for (cpu = 0; cpu < (size_t)n_cpus; cpu++)
+		for (word = 0; word < n_words; word++)
+			sum[word] += values[cpu * n_words + word];
+free_values:
+	free(values);
+	return ret;
+}
+
+int xrl_stats_read(const struct xrl_datapath *dp,
+		   struct xrl_counter totals[XRL_VERDICT_COUNT])
+{
+	__u32 verdict;
+	int ret;
+
+	for (verdict = 0; verdict < XRL_VERDICT_COUNT; verdict++) {
+		ret = sum_percpu(dp->stats_fd, verdict, (__u64 *)&totals[verdict],
+				 sizeof(totals[verdict]) / sizeof(__u64));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int xrl_rule_stats_read(const struct xrl_datapath *dp, __u32 rule_id,
+			struct xrl_rule_counters *totals)
+{
+	return sum_percpu(dp->rule_stats_fd, rule_id, (__u64 *)totals,
+			  sizeof(*totals) / sizeof(__u64));
+}
+
+int xrl_table_stats_read(const struct xrl_datapath *dp,
+			 struct xrl_table_counters *totals)
+{
+	return sum_percpu(dp->table_stats_fd, 0, totals->events,
+			  XRL_TABLE_EVENTS);
+}
+
+int xrl_event_stats_read(const struct xrl_datapath *dp,
+			 struct xrl_event_state *totals)
+{
+	return sum_percpu(dp->event_state_fd, 0, (__u64 *)totals,
+			  sizeof(*totals) / sizeof(__u64));
+}

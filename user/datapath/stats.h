@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * stats.h - the program's per-CPU counters, summed over CPUs.
+ */
+#ifndef XRL_STATS_H
+#define XRL_STATS_H
+
+#include "counters.h"
+#include "xrl.h"
+
+struct xrl_datapath;
+
+/* Sums the global counters of every CPU into @totals. 0 or -errno. */
+int xrl_stats_read(const struct xrl_datapath *dp,
+		   struct xrl_counter totals[XRL_VERDICT_COUNT]);
+
+/* Sums the counters of rule @rule_id over every CPU. 0 or -errno. */
+int xrl_rule_stats_read(const struct xrl_datapath *dp, __u32 rule_id,
+			struct xrl_rule_counters *totals);
+
+/* Sums the table pressure counters (new-source budget, fallback) of
+ * every CPU. 0 or -errno. */
+int xrl_table_stats_read(const struct xrl_datapath *dp,
+			 struct xrl_table_counters *totals);
+
+/* Sums the limit event counters (and cap state) of every CPU. */
+int xrl_event_stats_read(const struct xrl_datapath *dp,
+			 struct xrl_event_state *totals);
+
+#endif
