@@ -147,7 +147,7 @@ static void contention_rows(const double *one, const double *two, int runs,
 		 ", %.1f ns on 1", spread.median);
 	bench_row("contention, one hot source", "2 CPUs at once vs 1 CPU, "
 		  "ns/packet, scope source, limit 10^12 pps burst 2^32",
-		  value, ratio, "reported against 1 CPU (issue 11)", "");
+		  value, ratio, "reported, against 1 CPU (issue 11)", "");
 	snprintf(value, sizeof(value), "%llu refused of %llu judged, %llu "
 		 "limit events", (unsigned long long)refused,
 		 (unsigned long long)judged, (unsigned long long)events);
@@ -192,7 +192,8 @@ int bench_aggregate(int argc, char **argv)
 	struct xrl_load_opts opts = { .max_sources = 65536 };
 	uint64_t refused0 = 0, events0 = 0, refused1, events1;
 	struct sample_set samples[2];
-	char name[160], value[32], ratio[32];
+	char name[160], value[64], ratio[32];
+	struct bench_spread spreads[2];
 	struct xrl_datapath dp;
 	struct packet pkt;
 	double ns[2];
@@ -240,8 +241,11 @@ int bench_aggregate(int argc, char **argv)
 				goto close;
 		}
 		for (n = 1; n <= MAX_THREADS && n <= cpus; n++) {
-			for (s = 0; s < 2; s++)
-				ns[s] = bench_median(samples[s].ns[n], runs);
+			for (s = 0; s < 2; s++) {
+				bench_spread_of(samples[s].ns[n], runs,
+						&spreads[s]);
+				ns[s] = spreads[s].median;
+			}
 			for (s = 0; s < 2; s++) {
 				snprintf(name, sizeof(name), "%s, %d CPU%s at "
 					 "once, %s",
@@ -249,7 +253,11 @@ int bench_aggregate(int argc, char **argv)
 					     "scope source, one source (one "
 					     "CAS bucket)", n, n > 1 ? "s" : "",
 					 regimes[g].name);
-				snprintf(value, sizeof(value), "%.1f ns", ns[s]);
+				bench_spread_fmt(value, sizeof(value),
+						 &spreads[s], 1);
+				strcat(value, " ns");
+				/* of the medians: the scopes run one
+				 * after the other, not in turn */
 				snprintf(ratio, sizeof(ratio), "%.2f",
 					 ns[s] / ns[0]);
 				bench_row("aggregate vs shared CAS, ns/packet",
