@@ -23,7 +23,7 @@
 #include "policy_map.h"
 #include "report.h"
 
-#define RUNS		7
+#define RUNS		5
 #define REPEAT		1000000
 #define MAX_THREADS	2
 

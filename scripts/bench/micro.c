@@ -45,9 +45,10 @@ struct traffic_spec {
 };
 
 static const struct traffic_spec traffics[TRAFFICS] = {
-	[TRAFFIC_HOT] = { "one hot source", "198.18.0.1", 1, 2000000 },
+	[TRAFFIC_HOT] = { "one hot source", "198.18.0.1", 1, 1000000 },
+	/* each run takes the next half of the sources, every one a miss */
 	[TRAFFIC_ROTATE] = { "1,000,000 rotating sources", "fd00::1",
-			     ROTATING_SOURCES, ROTATING_SOURCES },
+			     ROTATING_SOURCES, ROTATING_SOURCES / 2 },
 	[TRAFFIC_NEW] = { "always-new sources, table full", "fd00::1", 0,
 			  300000 },
 };
