@@ -4,6 +4,11 @@
 
 BUILD     ?= build
 PREFIX    ?= /usr/local
+SBINDIR   ?= $(PREFIX)/sbin
+MANDIR    ?= $(PREFIX)/share/man
+UNITDIR   ?= $(PREFIX)/lib/systemd/system
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+SYSCONFDIR ?= /etc
 CLANG     ?= clang
 CC        ?= gcc
 BPFTOOL   ?= bpftool
@@ -13,7 +18,7 @@ CFLAGS    ?= -O2 -g -Wall -Wextra -Wno-unused-parameter -Werror=implicit-functio
 CPPFLAGS  += -Iinclude -I$(BUILD) -MMD -MP -D_GNU_SOURCE
 BPF_CFLAGS := -target bpf -O2 -g -mcpu=v3 -Wall -Iinclude -Ibpf -I$(ARCH_INC)
 LDLIBS_CORE := -lyaml -ljansson -lm
-LDLIBS    += -lbpf -lelf -lz -lyaml -ljansson -lhiredis -lmicrohttpd -lpthread -lm
+LDLIBS    += -lbpf -lelf -lz -lyaml -ljansson -lhiredis -lmicrohttpd -lpthread -lm -lsystemd
 
 ifeq ($(V),1)
 Q =
@@ -66,7 +71,7 @@ TEST_LDLIBS_unit := $(LDLIBS_CORE)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test bench demo clean install fmt
+.PHONY: all deps test bench demo clean install uninstall fmt
 
 all: $(SKELS) $(foreach l,$(LAYERS),$(BUILD)/libxrl-$(l).a) $(PROGS)
 
@@ -170,9 +175,41 @@ demo:
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo
 
+# Installs the tools, man pages, systemd unit, bash completion and, when
+# none is there, the example policy as $(SYSCONFDIR)/xdp-ratelimit/policy.yaml
+# (an operator's file is never overwritten). uninstall removes all of it
+# but a policy that differs from the example.
+INST_CONF := $(DESTDIR)$(SYSCONFDIR)/xdp-ratelimit/policy.yaml
+INST_FILES := $(addprefix $(SBINDIR)/,$(notdir $(PROGS))) \
+	$(addprefix $(MANDIR)/man8/,$(notdir $(wildcard docs/man/*.8))) \
+	$(addprefix $(MANDIR)/man5/,$(notdir $(wildcard docs/man/*.5))) \
+	$(UNITDIR)/xdp-ratelimitd.service $(BASHCOMPDIR)/xdp-ratelimit
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/sbin
-	install -m 0755 $(PROGS) $(DESTDIR)$(PREFIX)/sbin/
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(BASHCOMPDIR) $(dir $(INST_CONF))
+	install -m 0755 $(PROGS) $(DESTDIR)$(SBINDIR)/
+	install -m 0644 docs/man/*.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 docs/man/*.5 $(DESTDIR)$(MANDIR)/man5/
+	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		user/dist/xdp-ratelimitd.service >$(BUILD)/xdp-ratelimitd.service
+	install -m 0644 $(BUILD)/xdp-ratelimitd.service $(DESTDIR)$(UNITDIR)/
+	install -m 0644 user/dist/xdp-ratelimit.bash $(DESTDIR)$(BASHCOMPDIR)/xdp-ratelimit
+	@if [ -e $(INST_CONF) ]; then \
+		echo "install: $(INST_CONF) is there: kept"; \
+	else \
+		install -m 0644 examples/policy.yaml $(INST_CONF); \
+	fi
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INST_FILES))
+	@if cmp -s examples/policy.yaml $(INST_CONF); then \
+		rm -f $(INST_CONF); \
+	elif [ -e $(INST_CONF) ]; then \
+		echo "uninstall: $(INST_CONF) differs from the example: kept"; \
+	fi
+	-@rmdir $(dir $(INST_CONF)) 2>/dev/null || true
 
 fmt:
 	clang-format -i bpf/*.[ch] include/*.h user/*/*.[ch] tests/*/*.[ch]
@@ -183,4 +220,8 @@ clean:
 $(BUILD):
 	$(Q)mkdir -p $@
 
+# Dependency files are made by the compiler, never by a rule: without this
+# a stale one (an older build's test-NAME.d) would match test-% and be
+# overwritten with a binary.
+%.d: ;
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

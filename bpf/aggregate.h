@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * aggregate.h - rules of scope aggregate: one budget for everything the
- * rule matches, enforced per CPU with the share userspace gave this CPU
- * (design: struct xrl_agg_share in include/xrl.h). Only such rules reach
- * this code; source-scope rules never touch these maps.
+ * rule matches, enforced per CPU with the share userspace gave this CPU,
+ * then by the pool all CPUs share (design, and the bound on what all of
+ * them admit: struct xrl_agg_share in include/xrl.h). Only such rules
+ * reach this code; source-scope rules never touch these maps.
  */
 #ifndef XRL_AGGREGATE_H
 #define XRL_AGGREGATE_H
@@ -16,17 +17,25 @@
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, XRL_MAX_AGGREGATES);
+	__uint(max_entries, XRL_AGG_MAP_ENTRIES);
 	__type(key, __u32);
 	__type(value, struct xrl_agg_share);
 } xrl_agg_shares SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, XRL_MAX_AGGREGATES);
+	__uint(max_entries, XRL_AGG_MAP_ENTRIES);
 	__type(key, __u32);
 	__type(value, struct xrl_agg_state);
 } xrl_agg_state SEC(".maps");
+
+/* The pool of each rule: one bucket for every CPU, as a source's is. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XRL_MAX_AGGREGATES);
+	__type(key, __u32);
+	__type(value, struct xrl_bucket);
+} xrl_agg_pool SEC(".maps");
 
 /*
  * This CPU's state of the rule, made on its first packet (an insert from
@@ -44,29 +53,53 @@ static __always_inline struct xrl_agg_state *agg_state(__u32 rule_id)
 }
 
 /*
- * Takes one packet from this CPU's share; true when every limit admits
- * it. Per CPU, so a plain read-modify-write (XDP runs with migration
- * disabled and does not nest on a CPU): no compare-and-swap.
+ * The debt bound: a TAT that owes more than @lim tolerates (written
+ * under an earlier, smaller share: a floor share's one packet can be
+ * most of a second) is moved to owe exactly the tolerance. The next
+ * packet then waits at most one interval of the share in force, and what
+ * is forgiven is at most the earlier share's tolerance, once per
+ * re-split. @word is returned unchanged when within the tolerance.
+ */
+static __always_inline __u64 agg_bound_debt(__u64 word,
+					    const struct xrl_limit *lim,
+					    __u64 now_ns, __s64 idle_ns)
+{
+	if (!lim->interval ||
+	    limit_debt(word, lim, now_ns, idle_ns) <= lim->tolerance)
+		return word;
+	return tat_pack(to_units(now_ns, lim->shift) + lim->tolerance,
+			lim->shift);
+}
+
+/*
+ * Takes @packets packets of @bytes in all (struct wire_cost) from this
+ * CPU's share; true when every limit admits them. Per CPU, so a plain
+ * read-modify-write (XDP runs with migration disabled and does not nest
+ * on a CPU): no compare-and-swap.
  */
 static __always_inline bool agg_take(struct xrl_agg_state *state,
 				     const struct xrl_agg_share *share,
-				     __u64 now_ns, __u64 frame_len)
+				     __u64 now_ns, __u64 packets, __u64 bytes)
 {
 	const struct xrl_limit *pkt = &share->limit[XRL_LIMIT_PACKETS];
 	const struct xrl_limit *byte = &share->limit[XRL_LIMIT_BYTES];
 	__s64 idle_ns = now_ns - state->last_seen_ns;
 	__u64 pkt_new = 0, byte_new = 0;
 
+	state->tat[XRL_LIMIT_PACKETS] = agg_bound_debt(
+		state->tat[XRL_LIMIT_PACKETS], pkt, now_ns, idle_ns);
+	state->tat[XRL_LIMIT_BYTES] = agg_bound_debt(
+		state->tat[XRL_LIMIT_BYTES], byte, now_ns, idle_ns);
 	if (pkt->interval) {
 		pkt_new = limit_admit(state->tat[XRL_LIMIT_PACKETS], pkt,
-				      now_ns, idle_ns, pkt->interval);
+				      now_ns, idle_ns, pkt->interval * packets);
 		if (!pkt_new)
 			return false;
 	}
 	if (byte->interval) {
 		byte_new = limit_admit(state->tat[XRL_LIMIT_BYTES], byte,
 				       now_ns, idle_ns,
-				       byte->interval * frame_len);
+				       byte->interval * bytes);
 		if (!byte_new)
 			return false;
 	}
@@ -76,13 +109,71 @@ static __always_inline bool agg_take(struct xrl_agg_state *state,
 	return true;
 }
 
+static __always_inline struct xrl_bucket *agg_pool(__u32 rule_id)
+{
+	struct xrl_bucket fresh = {}, *pool;
+
+	pool = bpf_map_lookup_elem(&xrl_agg_pool, &rule_id);
+	if (pool)
+		return pool;
+	bpf_map_update_elem(&xrl_agg_pool, &rule_id, &fresh, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&xrl_agg_pool, &rule_id);
+}
+
+/* The debt bound on the shared word: one attempt, as losing the race
+ * means another CPU just wrote a TAT of the limit in force. */
+static __always_inline void pool_bound_debt(__u64 *word,
+					    const struct xrl_limit *lim,
+					    __u64 now_ns, __s64 idle_ns)
+{
+	__u64 old = *(volatile __u64 *)word;
+	__u64 bounded = agg_bound_debt(old, lim, now_ns, idle_ns);
+
+	if (bounded != old)
+		__sync_val_compare_and_swap(word, old, bounded);
+}
+
+/*
+ * Takes @packets packets of @bytes from the rule's pool, a bucket shared
+ * by every CPU (compare-and-swap, bpf/gcra.h). Written only when it
+ * admits, so its cache line moves at most at the pool's rate whatever
+ * the flood.
+ */
+static __noinline bool pool_take(__u32 rule_id,
+				 const struct xrl_agg_share *share,
+				 __u64 now_ns, __u64 packets, __u64 bytes)
+{
+	struct xrl_rule limits = {};
+	struct xrl_bucket *pool;
+	__s64 idle_ns;
+	int k;
+
+	if (!share->pool[XRL_LIMIT_PACKETS].interval &&
+	    !share->pool[XRL_LIMIT_BYTES].interval)
+		return false;	/* the daemon gave it all to the CPUs */
+	pool = agg_pool(rule_id);
+	if (!pool)
+		return false;
+	idle_ns = now_ns - pool->last_seen_ns;
+	for (k = 0; k < XRL_LIMIT_KINDS; k++) {
+		limits.limit[k] = share->pool[k];
+		pool_bound_debt(&pool->tat[k], &share->pool[k], now_ns,
+				idle_ns);
+	}
+	if (!bucket_take(pool, &limits, now_ns, packets, bytes))
+		return false;
+	__sync_fetch_and_add(&pool->passed, packets);
+	return true;
+}
+
 /*
  * Whether an aggregate rule admits the packet; -1 when the rule has no
  * share or state on this CPU (only if userspace wrote none or the kernel
  * could not allocate: the caller fails open and counts it).
  */
 static __always_inline int agg_admitted(const struct xrl_rule *rule,
-					__u64 now_ns, __u64 frame_len)
+					__u64 now_ns, __u64 packets,
+					__u64 bytes)
 {
 	const struct xrl_agg_share *share;
 	struct xrl_agg_state *state;
@@ -93,10 +184,11 @@ static __always_inline int agg_admitted(const struct xrl_rule *rule,
 	state = agg_state(id);
 	if (!share || !state)
 		return -1;
-	state->arrived++;
-	admitted = agg_take(state, share, now_ns, frame_len);
+	state->arrived += packets;
+	admitted = agg_take(state, share, now_ns, packets, bytes) ||
+		   pool_take(id, share, now_ns, packets, bytes);
 	if (admitted)
-		state->passed++;
+		state->passed += packets;
 	return admitted;
 }
 

@@ -137,8 +137,9 @@ static __always_inline void limit_refund(__u64 *word, __u64 taken, __u64 cost)
 }
 
 /*
- * Tries to take one packet of @frame_len from every limit of @rule.
- * Returns true when all admit it; a limit that refuses leaves every
+ * Tries to take @packets packets of @bytes in all (one frame, or the
+ * wire packets of an aggregate: bpf/parse.h) from every limit of @rule.
+ * Returns true when all admit them; a limit that refuses leaves every
  * limit as it was. The word of a limit the rule does not set is cleared:
  * set again by a later policy, it starts full instead of judging by a
  * state whose clock may have wrapped while the other limit kept the
@@ -146,10 +147,13 @@ static __always_inline void limit_refund(__u64 *word, __u64 taken, __u64 cost)
  */
 static __always_inline bool bucket_take(struct xrl_bucket *b,
 					const struct xrl_rule *rule,
-					__u64 now_ns, __u64 frame_len)
+					__u64 now_ns, __u64 packets,
+					__u64 bytes)
 {
 	const struct xrl_limit *pkt = &rule->limit[XRL_LIMIT_PACKETS];
 	const struct xrl_limit *byte = &rule->limit[XRL_LIMIT_BYTES];
+	__u64 pkt_cost = pkt->interval * packets;
+	__u64 byte_cost = byte->interval * bytes;
 	__s64 idle_ns = now_ns - b->last_seen_ns;
 	__u64 pkt_old, pkt_new, byte_old, byte_new;
 	int i;
@@ -162,13 +166,13 @@ static __always_inline bool bucket_take(struct xrl_bucket *b,
 		/* Decide on both before writing either. */
 		if (pkt->interval) {
 			pkt_new = limit_admit(pkt_old, pkt, now_ns, idle_ns,
-					      pkt->interval);
+					      pkt_cost);
 			if (!pkt_new)
 				return false;
 		}
 		if (byte->interval) {
 			byte_new = limit_admit(byte_old, byte, now_ns, idle_ns,
-					       byte->interval * frame_len);
+					       byte_cost);
 			if (!byte_new)
 				return false;
 		}
@@ -182,7 +186,7 @@ static __always_inline bool bucket_take(struct xrl_bucket *b,
 			/* Lost a race on bytes: give the packet back. */
 			if (pkt->interval)
 				limit_refund(&b->tat[XRL_LIMIT_PACKETS],
-					     pkt_new, pkt->interval);
+					     pkt_new, pkt_cost);
 			continue;
 		}
 		b->last_seen_ns = now_ns;

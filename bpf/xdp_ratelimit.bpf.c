@@ -171,10 +171,12 @@ static __always_inline int judge_limited(const struct xrl_bucket_key *key,
 					 const struct xrl_settings *settings,
 					 const struct xrl_rule *rule,
 					 struct xrl_bucket *bucket,
-					 __u64 frame_len)
+					 __u64 frame_len,
+					 const struct wire_cost *cost)
 {
 	__u64 now = now_ns();
-	bool admitted = bucket_take(bucket, rule, now, frame_len);
+	bool admitted = bucket_take(bucket, rule, now, cost->packets,
+				    cost->bytes);
 
 	__sync_fetch_and_add(admitted ? &bucket->passed : &bucket->dropped, 1);
 	if (!admitted)
@@ -193,8 +195,9 @@ static __noinline int judge_new_source(const struct xrl_bucket_key *key,
 				       bool ipv4,
 				       const struct xrl_settings *settings,
 				       const struct xrl_rule *rule,
-				       __u64 frame_len)
+				       const struct wire_cost *cost)
 {
+	__u64 frame_len = cost->frame_len;	/* five arguments at most */
 	struct xrl_bucket fresh = {}, *bucket;
 	__u64 now = now_ns();	/* read once: the clock is most of a miss */
 	bool admitted;
@@ -207,7 +210,7 @@ static __noinline int judge_new_source(const struct xrl_bucket_key *key,
 		bucket = bpf_map_lookup_elem(&xrl_buckets, key);
 		if (bucket)
 			return judge_limited(key, settings, rule, bucket,
-					     frame_len);
+					     frame_len, cost);
 		/* Only when the kernel cannot allocate: fail open, counted. */
 		count_table(XRL_TABLE_INSERT_FAILED);
 		count_verdict(XRL_VERDICT_ALLOW, frame_len);
@@ -223,7 +226,8 @@ static __noinline int judge_new_source(const struct xrl_bucket_key *key,
 		break;
 	default:
 		bucket = prefix_bucket(key, ipv4);
-		admitted = bucket && bucket_take(bucket, rule, now, frame_len);
+		admitted = bucket && bucket_take(bucket, rule, now,
+						 cost->packets, cost->bytes);
 		break;
 	}
 	count_table(admitted ? XRL_TABLE_FALLBACK_PASS :
@@ -233,9 +237,11 @@ static __noinline int judge_new_source(const struct xrl_bucket_key *key,
 
 /* A packet of an aggregate rule: judged by this CPU's share of it. */
 static __noinline int judge_aggregate(const struct xrl_rule *rule,
-				      __u64 frame_len)
+				      __u64 frame_len,
+				      const struct wire_cost *cost)
 {
-	int admitted = agg_admitted(rule, now_ns(), frame_len);
+	int admitted = agg_admitted(rule, now_ns(), cost->packets,
+				    cost->bytes);
 
 	if (admitted < 0) {
 		count_verdict(XRL_VERDICT_ALLOW, frame_len);
@@ -253,6 +259,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	const struct xrl_rule *rule;
 	struct xrl_bucket *bucket;
 	enum parse_result parsed;
+	struct wire_cost cost;
 	__u32 zero = 0;
 	__u32 src[4];
 
@@ -260,7 +267,19 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	if (!settings)
 		return XDP_PASS;
 
-	parsed = parse_source(ctx, src);
+	parsed = parse_source(ctx, src, &cost);
+	if (parsed == PARSE_IPV4_MAPPED &&
+	    settings->ipv4_mapped_verdict == XRL_IPV4_MAPPED_IPV6)
+		parsed = PARSE_IPV6;
+	if (parsed == PARSE_IPV4_MAPPED) {
+		count_verdict(XRL_VERDICT_IPV4_MAPPED, frame_len);
+		return XDP_DROP;
+	}
+	if (parsed == PARSE_VLAN_OVERFLOW) {
+		count_verdict(XRL_VERDICT_VLAN_OVERFLOW, frame_len);
+		return settings->vlan_overflow_verdict ==
+			XRL_VLAN_OVERFLOW_PASS ? XDP_PASS : XDP_DROP;
+	}
 	if (parsed == PARSE_NONIP) {
 		count_verdict(XRL_VERDICT_NONIP, frame_len);
 		return XDP_PASS;
@@ -285,12 +304,12 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	}
 
 	if (rule->scope == XRL_SCOPE_AGGREGATE)
-		return judge_aggregate(rule, frame_len);
+		return judge_aggregate(rule, frame_len, &cost);
 
 	bucket_key(&key, src, parsed == PARSE_IPV4, settings, rule->id);
 	bucket = bpf_map_lookup_elem(&xrl_buckets, &key);
 	if (!bucket)
 		return judge_new_source(&key, parsed == PARSE_IPV4, settings,
-					rule, frame_len);
-	return judge_limited(&key, settings, rule, bucket, frame_len);
+					rule, &cost);
+	return judge_limited(&key, settings, rule, bucket, frame_len, &cost);
 }

@@ -24,13 +24,20 @@
 #define XRL_MAP_TABLE_STATS	"xrl_table_stats"
 #define XRL_MAP_AGG_SHARES	"xrl_agg_shares"
 #define XRL_MAP_AGG_STATE	"xrl_agg_state"
+#define XRL_MAP_AGG_POOL	"xrl_agg_pool"
 #define XRL_MAP_EVENTS		"xrl_events"
 #define XRL_MAP_EVENT_STATE	"xrl_event_state"
 /* Not a map of the program: the inner LPM map in force, pinned for bpftool. */
 #define XRL_PIN_RULES		"xrl_rules"
+/* Nor this: userspace's mark of the rule ids handed out (never reused). */
+#define XRL_PIN_IDS		"xrl_ids"
 #define XRL_PIN_DIR		"/sys/fs/bpf/xdp-ratelimit"
 /* Not of the program either: the daemon's control socket, for both tools. */
 #define XRL_SOCKET_PATH		"/run/xdp-ratelimit/control.sock"
+/* Both tools take these from the environment when no option sets them. */
+#define XRL_ENV_PIN_DIR		"XDP_RATELIMIT_PIN_DIR"
+#define XRL_ENV_SOCKET		"XDP_RATELIMIT_SOCKET"
+#define XRL_VERSION		"0.1.0"
 
 #define XRL_MAX_RULES		131072	/* rule ids are below this */
 #define XRL_DEFAULT_SOURCES	1048576	/* bucket map size unless told */
@@ -79,6 +86,8 @@ enum xrl_verdict {
 	XRL_VERDICT_DENY,	/* deny rule */
 	XRL_VERDICT_MALFORMED,	/* truncated or inconsistent IP header */
 	XRL_VERDICT_NONIP,	/* neither IPv4 nor IPv6: passed untouched */
+	XRL_VERDICT_VLAN_OVERFLOW,	/* more VLAN tags than followed */
+	XRL_VERDICT_IPV4_MAPPED,	/* IPv6 source naming an IPv4 one */
 	XRL_VERDICT_COUNT,
 };
 
@@ -163,8 +172,9 @@ enum xrl_limit_kind {
  * is admitted at most one unit (under 0.025% of an interval) after its
  * ideal instant. The tolerance is at most 2^32 * 2^13 = 2^45 units for any
  * burst up to 2^32, far inside the 2^57 units that a bucket's 58-bit
- * clock can tell apart (see struct xrl_bucket), and a packet's cost
- * (frame length times interval) stays within 2^16 * 2^13 = 2^29.
+ * clock can tell apart (see struct xrl_bucket), and a frame's cost
+ * (its length times interval; a generic-mode aggregate's wire bytes,
+ * under 2^20, or its packets, bpf/parse.h) stays within 2^33.
  *
  * interval == 0 means the limit is not set.
  */
@@ -201,22 +211,53 @@ struct xrl_rule {
 /*
  * Aggregate budgets (scope: aggregate; README "Scopes and global budgets").
  *
- * No cache line is shared by every CPU: each CPU holds a GCRA bucket of
- * its own for the rule (xrl_agg_state, written only by the program on
- * that CPU) judged with its share of the rule's rate and burst
- * (xrl_agg_shares, written only by userspace). Both are PERCPU_HASH maps
- * keyed by rule id, so that a reload keeps a rule's state as it keeps its
- * id. Shares are weights w_cpu out of XRL_SHARE_ONE summing to it: rate
- * share = rate * w / ONE, and the tolerance (burst / rate, a time) is the
- * same on every CPU, so a CPU keeps how full its bucket is across a
- * re-split. An even split is written with each policy; the daemon
- * re-splits every sync_interval by demand (arrived, admitted or not).
+ * A rule's budget is cut in weights out of XRL_SHARE_ONE, summing to it:
+ * one per possible CPU (xrl_agg_shares, a PERCPU_HASH written only by
+ * userspace; xrl_agg_state holds that CPU's GCRA bucket and demand,
+ * written only by the program on that CPU) and one for a pool shared by
+ * every CPU (struct xrl_agg_share.pool; its bucket is xrl_agg_pool, one
+ * struct xrl_bucket per rule updated by compare-and-swap as a source's
+ * bucket is). A packet is charged to its CPU's share, or when that
+ * refuses, to the pool; it is refused when both refuse. Each share is
+ * rate * w / ONE with the same tolerance as a time (burst / rate, at
+ * least one packet), so all of them together admit at most
+ * rate * t + burst + one packet per CPU.
+ *
+ * Why a pool: traffic moves between CPUs (RSS, IRQ balancing, a sender
+ * rescheduled on a veth) faster than any re-split can follow, and a
+ * share left on a CPU the traffic just left is lost until the next one.
+ * Budget in the pool follows the traffic at once. Its cost is one cache
+ * line shared by the CPUs that are over their own share, written at most
+ * once per packet it admits: at most its rate, whatever the flood. So
+ * the daemon keeps in the pool up to XRL_AGG_POOL_PPS worth of the
+ * budget and splits only the rest by demand over the CPUs; without the
+ * daemon each CPU holds a floor and the pool the rest, so that traffic
+ * on any set of CPUs gets the whole budget.
+ *
+ * A share's weight is at least a floor, 2% of an even share (user
+ * budget.h, XRL_SHARE_FLOOR_PERCENT), rounded down: with ONE = 2^20
+ * idle CPUs hold under 2% of the budget on any machine (at 1,024 CPUs 20
+ * units each, 1.95%; with ONE = 1024 the floor could only be one unit,
+ * 6% of the budget at 64 CPUs and 25% at 256).
+ *
+ * Debt across a re-split (bpf/aggregate.h, agg_bound_debt()): a CPU may
+ * carry a TAT from an earlier, smaller share far past what its current
+ * share tolerates (one packet of a floor share is a long time). Such a
+ * debt is cut to the current tolerance, so a CPU the traffic moves to
+ * admits again within one interval of its current share, never later.
+ * What is forgiven is at most the old tolerance, once per re-split.
  */
 #define XRL_MAX_AGGREGATES	4096
-#define XRL_SHARE_ONE		1024U
+/* Keys of the share and state maps: room for a whole policy of them and
+ * a whole new one, so a change writes the new rules' shares before the
+ * swap without touching the ones in force. */
+#define XRL_AGG_MAP_ENTRIES	(2 * XRL_MAX_AGGREGATES)
+#define XRL_SHARE_ONE		(1U << 20)
+#define XRL_AGG_POOL_PPS	100000ULL
 
 struct xrl_agg_share {
-	struct xrl_limit limit[XRL_LIMIT_KINDS];
+	struct xrl_limit limit[XRL_LIMIT_KINDS];	/* this CPU's */
+	struct xrl_limit pool[XRL_LIMIT_KINDS];	/* the pool's (all CPUs) */
 };
 
 struct xrl_agg_state {
@@ -284,6 +325,20 @@ enum xrl_malformed_verdict {
 	XRL_MALFORMED_DROP,
 };
 
+/* Frames with more VLAN tags than the program follows (bpf/parse.h);
+ * zero, the safe value, is the default. */
+enum xrl_vlan_overflow_verdict {
+	XRL_VLAN_OVERFLOW_DROP = 0,
+	XRL_VLAN_OVERFLOW_PASS,
+};
+
+/* IPv6 sources in ::ffff:0:0/96 or ::/96 (other than :: and ::1):
+ * dropped (the default), or judged as the IPv6 sources they are. */
+enum xrl_ipv4_mapped_verdict {
+	XRL_IPV4_MAPPED_DROP = 0,
+	XRL_IPV4_MAPPED_IPV6,
+};
+
 struct xrl_settings {
 	__u32 v4_mask;		/* network order, applied to the IPv4 address */
 	__u32 v6_mask[4];	/* network order, applied to the IPv6 address */
@@ -302,6 +357,8 @@ struct xrl_settings {
 	struct xrl_limit events;
 	__u64 event_quiet_ns;
 	__u64 events_per_second;	/* the whole cap, for display */
+	__u32 vlan_overflow_verdict;	/* enum xrl_vlan_overflow_verdict */
+	__u32 ipv4_mapped_verdict;	/* enum xrl_ipv4_mapped_verdict */
 };
 
 /*
@@ -348,12 +405,12 @@ _Static_assert(sizeof(struct xrl_counter) == 16, "xrl_counter layout");
 _Static_assert(sizeof(struct xrl_rule_counters) == 32, "rule counters layout");
 _Static_assert(sizeof(struct xrl_limit) == 24, "xrl_limit layout");
 _Static_assert(sizeof(struct xrl_rule) == 64, "xrl_rule layout");
-_Static_assert(sizeof(struct xrl_agg_share) == 48, "agg share layout");
+_Static_assert(sizeof(struct xrl_agg_share) == 96, "agg share layout");
 _Static_assert(sizeof(struct xrl_agg_state) == 40, "agg state layout");
 _Static_assert(sizeof(struct xrl_lpm_key) == 20, "xrl_lpm_key layout");
 _Static_assert(sizeof(struct xrl_bucket_key) == 20, "bucket key layout");
 _Static_assert(sizeof(struct xrl_bucket) == 72, "xrl_bucket layout");
-_Static_assert(sizeof(struct xrl_settings) == 120, "xrl_settings layout");
+_Static_assert(sizeof(struct xrl_settings) == 128, "xrl_settings layout");
 _Static_assert(sizeof(struct xrl_limit_event) == 48, "limit event layout");
 _Static_assert(sizeof(struct xrl_event_state) == 40, "event state layout");
 _Static_assert(sizeof(struct xrl_table_counters) == 40, "table counters layout");

@@ -7,7 +7,8 @@ set -eu
 PACKAGES="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
 linux-libc-dev pkg-config libcriterion-dev libyaml-dev libjansson-dev
 libhiredis-dev libmicrohttpd-dev redis-server iproute2 nftables iptables
-curl python3 python3-prometheus-client libclang-rt-14-dev"
+curl python3 python3-prometheus-client libclang-rt-14-dev systemd man-db
+libsystemd-dev"
 
 missing=""
 for pkg in $PACKAGES; do

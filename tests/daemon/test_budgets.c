@@ -71,7 +71,7 @@ Test(budgets, the_daemon_resplits_an_aggregate_by_demand)
 		  "rules:\n"
 		  "  - name: botnet\n"
 		  "    cidr: 198.18.0.0/16\n"
-		  "    pps: 1000\n"
+		  "    pps: 10M\n"		/* above the pool: split by demand */
 		  "    burst: 100\n"
 		  "    scope: aggregate\n");
 	daemon_start(&env, "--sync-interval", "20ms", NULL);
@@ -275,4 +275,59 @@ Test(budgets, the_cli_adds_aggregate_rules)
 	cr_assert(strstr(out, "scope: unknown scope"), "%s", out);
 	cr_assert_eq(cli(out, sizeof(out), "rule list"), 0);
 	cr_assert(strstr(out, "aggregate"), "%s", out);
+}
+
+/*
+ * redis:, sync_interval: and interfaces: are read at start: a reload that
+ * changes one is refused whole, with a line saying a restart is needed,
+ * and the policy in force stays; the same file with only rules changed
+ * reloads.
+ */
+Test(budgets, reload_refuses_what_needs_a_restart_and_applies_the_rest)
+{
+	static const char *const changed[][2] = {
+		{ "redis: 127.0.0.1:1\nsync_interval: 200ms\n", "redis" },
+		{ "redis: 127.0.0.1:2\nsync_interval: 300ms\n",
+		  "sync_interval" },
+		{ "redis: 127.0.0.1:2\nsync_interval: 200ms\n"
+		  "interfaces: [lo]\n", "interfaces" },
+	};
+	static const char rules[] =
+		"default:\n  action: allow\n"
+		"rules:\n"
+		"  - name: local\n"
+		"    cidr: 198.18.0.0/16\n"
+		"    pps: %s\n"
+		"    burst: 100\n"
+		"    scope: aggregate\n";
+	char yaml[512], rule_text[300], expected[PATH_MAX + 128];
+	const char *error;
+	json_t *resp;
+	size_t i;
+
+	snprintf(rule_text, sizeof(rule_text), rules, "1000");
+	snprintf(yaml, sizeof(yaml), "redis: 127.0.0.1:2\n"
+		 "sync_interval: 200ms\n%s", rule_text);
+	env_write(&env, NULL, yaml);
+	daemon_start(&env, NULL);
+	for (i = 0; i < sizeof(changed) / sizeof(changed[0]); i++) {
+		snprintf(yaml, sizeof(yaml), "%s%s", changed[i][0], rule_text);
+		env_write(&env, NULL, yaml);
+		error = request_fail(&env, "{\"cmd\":\"reload\"}");
+		snprintf(expected, sizeof(expected), "%s: %s: changed since "
+			 "the daemon started; restart xdp-ratelimitd",
+			 env.config, changed[i][1]);
+		cr_assert(strstr(error, expected), "%s", error);
+	}
+	/* Only the rules changed: applied. */
+	snprintf(rule_text, sizeof(rule_text), rules, "2000");
+	snprintf(yaml, sizeof(yaml), "redis: 127.0.0.1:2\n"
+		 "sync_interval: 200ms\n%s", rule_text);
+	env_write(&env, NULL, yaml);
+	resp = request_ok(&env, "{\"cmd\":\"reload\"}");
+	json_decref(resp);
+	resp = request_ok(&env, "{\"cmd\":\"status\"}");
+	cr_assert_eq(json_integer_value(path(resp, "budgets",
+					     "sync_interval_ms")), 200);
+	json_decref(resp);
 }

@@ -91,3 +91,35 @@ Test(cli, without_a_daemon_the_cli_says_so_in_one_line_naming_the_socket)
 	/* The read-only commands need no daemon. */
 	cr_assert_eq(cli_run("stats --json", false), 0, "%s", out);
 }
+
+/* The parser's verdicts, from the file through the daemon to the data
+ * path, and shown by rule list. */
+Test(cli, vlan_overflow_and_ipv4_mapped_settings_are_applied_and_listed)
+{
+	struct packet_spec deep = { .src = "198.18.1.5", .n_vlan = 9 };
+	struct packet pkt;
+
+	daemon_start(&env, NULL);
+	cr_assert_eq(cli("rule list"), 0, "%s", out);
+	cr_assert(strstr(out, "vlan_overflow: drop; ipv4_mapped: drop"), "%s",
+		  out);
+	cr_assert_eq(packet_build(&pkt, &deep), 0);
+	cr_assert_eq(fixture_run(&env.dp, &pkt), XDP_DROP);
+	cr_assert_eq(packet_from(&pkt, "::ffff:198.18.1.5"), 0);
+	cr_assert_eq(fixture_run(&env.dp, &pkt), XDP_DROP);
+
+	env_write(&env, NULL, "vlan_overflow: pass\nipv4_mapped: ipv6\n"
+		  "default:\n  action: allow\n");
+	cr_assert_eq(cli("reload"), 0, "%s", out);
+	cr_assert_eq(cli("rule list"), 0, "%s", out);
+	cr_assert(strstr(out, "vlan_overflow: pass; ipv4_mapped: ipv6"), "%s",
+		  out);
+	cr_assert_eq(cli("rule list --json"), 0);
+	cr_assert(strstr(out, "\"vlan_overflow\": \"pass\"") &&
+		  strstr(out, "\"ipv4_mapped\": \"ipv6\""), "%s", out);
+	cr_assert_eq(fixture_run(&env.dp, &pkt), XDP_PASS, "judged: allowed");
+	cr_assert_eq(packet_build(&pkt, &deep), 0);
+	cr_assert_eq(fixture_run(&env.dp, &pkt), XDP_PASS);
+	cr_assert_eq(fixture_count(&env.dp, XRL_VERDICT_VLAN_OVERFLOW), 2);
+	cr_assert_eq(fixture_count(&env.dp, XRL_VERDICT_IPV4_MAPPED), 1);
+}

@@ -194,11 +194,12 @@ Test(control, every_command_round_trips)
 	cr_assert_eq(judge("198.18.3.1"), XDP_PASS);
 	cr_assert_eq(judge("198.18.2.1"), XDP_PASS);
 
-	/* reload: the file again, whole (the deleted rule is back). */
+	/* reload: the file again, with the runtime changes on top (the
+	 * file's rule deleted at runtime stays deleted). */
 	resp = request_ok(&env, "{\"cmd\":\"reload\"}");
-	cr_assert_eq(int_field(resp, "rules"), 4);
+	cr_assert_eq(int_field(resp, "rules"), 3);
 	json_decref(resp);
-	cr_assert_eq(judge("198.18.2.1"), XDP_DROP);
+	cr_assert_eq(judge("198.18.2.1"), XDP_PASS);
 
 	/* reload of another file, named in the request. */
 	char other[PATH_MAX + 16];
@@ -252,6 +253,10 @@ Test(control, bad_requests_are_refused_whole_and_change_nothing)
 		"\"action\":\"deny\"}");
 	refused("is not an IPv4 or IPv6 address",
 		"{\"cmd\":\"rule.add\",\"cidr\":\"example.org\","
+		"\"action\":\"deny\"}");
+	refused("cidr: \"::ffff:198.18.9.0/120\" is an IPv4 prefix written as "
+		"IPv6, which matches no IPv4 source: write 198.18.9.0/24",
+		"{\"cmd\":\"rule.add\",\"cidr\":\"::ffff:198.18.9.0/120\","
 		"\"action\":\"deny\"}");
 	refused("action: unknown action \"block\"",
 		"{\"cmd\":\"rule.add\",\"cidr\":\"198.18.9.0/24\","
@@ -309,7 +314,7 @@ Test(control, bad_requests_are_refused_whole_and_change_nothing)
 	refused(":3: default.colour", request);
 	refused("No such file", "{\"cmd\":\"reload\",\"path\":\"/nonexistent/p.yaml\"}");
 	refused("not a regular file", "{\"cmd\":\"reload\",\"path\":\"/dev/null\"}");
-	cr_assert(log_contains(&env, "reload refused, the running policy stays"));
+	cr_assert(log_contains(&env, "change refused, the policy in force stays: reload:"));
 
 	/* And the daemon is still there, serving the same policy. */
 	json_decref(request_ok(&env, "{\"cmd\":\"version\"}"));
@@ -394,7 +399,7 @@ Test(control, sighup_reloads_and_an_invalid_file_is_refused_whole)
 		  "  - cidr: 198.18.7.0/24\n    action: deny\n"
 		  "  - cidr: 198.18.8.0/24\n    action: throttle\n");
 	kill(env.pid, SIGHUP);
-	wait_for_log("SIGHUP: reload refused");
+	wait_for_log("the policy in force stays: SIGHUP:");
 	cr_assert(log_contains(&env, "policy.yaml:7: rules[1].action"),
 		  "the log names file, line and field: %s", daemon_log(&env));
 	dump_policy(&env, &after);

@@ -169,3 +169,49 @@ Test(metrics, off_unless_asked_and_a_bad_address_is_refused)
 	cr_assert(log_contains(&env, "--metrics localhost: expected "
 			       "ADDRESS:PORT"), "%s", daemon_log(&env));
 }
+
+Test(metrics, the_last_reload_says_whether_it_was_applied_and_when)
+{
+	time_t before = time(NULL);
+
+	daemon_start(&env, "--metrics", listen_at, NULL);
+	scrape();
+	/* No reload yet: the start is not one. */
+	cr_assert_not(has_sample("xdp_ratelimit_last_reload_success"));
+
+	env_write(&env, NULL, "rules: [\n");
+	request_fail(&env, "{\"cmd\":\"reload\"}");
+	scrape();
+	cr_assert_eq(sample("xdp_ratelimit_last_reload_success{}"), 0);
+	cr_assert_geq(sample("xdp_ratelimit_last_reload_timestamp_seconds{}"),
+		      before);
+	cr_assert_leq(sample("xdp_ratelimit_last_reload_timestamp_seconds{}"),
+		      time(NULL));
+	/* The refused file changed nothing: still the first policy. */
+	cr_assert_eq(sample("xdp_ratelimit_policy_generation{}"), 1);
+
+	env_write(&env, NULL, "default:\n  action: allow\n");
+	json_decref(request_ok(&env, "{\"cmd\":\"reload\"}"));
+	scrape();
+	cr_assert_eq(sample("xdp_ratelimit_last_reload_success{}"), 1);
+	cr_assert_eq(sample("xdp_ratelimit_policy_generation{}"), 2);
+}
+
+Test(metrics, a_monitor_rules_would_drops_have_their_own_verdict)
+{
+	env_write(&env, NULL, "default:\n  action: allow\nrules:\n"
+		  "  - name: watch\n    cidr: 198.18.1.0/24\n"
+		  "    action: monitor\n    pps: 10\n    burst: 2\n");
+	daemon_start(&env, "--metrics", listen_at, NULL);
+	/* Burst 2 at one instant: 2 pass, 4 would have been dropped, and
+	 * all 6 pass. */
+	send_from("198.18.1.5", 6);
+	scrape();
+	cr_assert_eq(sample("xdp_ratelimit_rule_packets_total{rule=\"watch\","
+			    "verdict=\"would_drop\"}"), 4);
+	cr_assert_eq(sample("xdp_ratelimit_rule_packets_total{rule=\"watch\","
+			    "verdict=\"pass\"}"), 2);
+	cr_assert(!has_sample("{rule=\"watch\",verdict=\"drop\"}"),
+		  "a monitor rule drops nothing: %s", samples);
+	cr_assert_eq(sample("xdp_ratelimit_packets_total{verdict=\"drop\"}"), 0);
+}

@@ -10,11 +10,16 @@
  * bursts are sent in well under a second: a limited source receives
  * exactly its burst, plus at most rate * elapsed.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/stat.h>
 #include <criterion/criterion.h>
 #include <jansson.h>
@@ -432,4 +437,339 @@ Test(e2e, an_interface_deleted_under_the_program_is_reported_and_detachable)
 	cr_assert_eq(topo_cli(&topo, out, sizeof(out), err, sizeof(err),
 			      "detach %s", topo.if_rx), 0, "detach: %s", err);
 	cr_assert_not(exists(topo.pin_dir), "the last detach removes the pins");
+}
+
+/*
+ * The bypasses of issue 11, on the wire. Each test first shows, with no
+ * program attached, that Linux delivers the crafted frames to a UDP
+ * socket of the receiving namespace (the control), then that the
+ * attached limiter stops them and counts them where it says it does.
+ */
+#define BYPASS_PORT 9999
+#define BYPASS_FRAMES 10
+
+/* A UDP datagram to BYPASS_PORT behind @n_tags 802.1Q tags of VID 0. */
+static void udp_frame(struct packet *pkt, const char *src, const char *dst,
+		      int n_tags)
+{
+	struct packet_spec spec = {
+		.src = src, .dst = dst, .n_vlan = n_tags,
+		.udp_port = BYPASS_PORT,
+	};
+
+	cr_assert_eq(packet_build(pkt, &spec), 0, "frame from %s", src);
+}
+
+/* Datagrams the socket received of BYPASS_FRAMES copies of @pkt. */
+static uint64_t delivered(int fd, struct packet *pkt)
+{
+	wire_send_frame(&topo, pkt, BYPASS_FRAMES);
+	return wire_udp_drain(fd, QUIET_MS);
+}
+
+/* Sources outside the veth's subnet pass reverse-path filtering. */
+static void route_test_sources(void)
+{
+	cr_assert_eq(topo_sh("ip -n %s route add 198.18.0.0/15 dev %s",
+			     topo.ns_rx, topo.if_rx), 0);
+}
+
+static const char vlan_deny_policy[] =
+	"default:\n"
+	"  action: allow\n"
+	"rules:\n"
+	"  - name: banned\n"
+	"    cidr: 198.18.9.0/24\n"
+	"    action: deny\n";
+
+/*
+ * Linux strips VID-0 tags one after the other, up to eight (its
+ * VLAN_MAX_DEPTH): the limiter follows as deep. A ninth tag Linux does
+ * not deliver, so dropping it by default loses nothing.
+ */
+static void priority_tags_are_judged(const char *mode)
+{
+	struct packet denied, deepest, allowed, too_deep;
+	json_t *stats;
+	int fd;
+
+	route_test_sources();
+	fd = wire_udp_open(&topo, AF_INET, BYPASS_PORT);
+	udp_frame(&denied, "198.18.9.1", "198.18.0.2", 3);
+	udp_frame(&deepest, "198.18.9.2", "198.18.0.2", 8);
+	udp_frame(&allowed, "198.18.10.1", "198.18.0.2", 3);
+	udp_frame(&too_deep, "198.18.10.1", "198.18.0.2", 9);
+	cr_assert_eq(delivered(fd, &denied), BYPASS_FRAMES,
+		     "control: Linux strips three VID-0 tags and delivers");
+	cr_assert_eq(delivered(fd, &deepest), BYPASS_FRAMES,
+		     "control: and eight");
+	cr_assert_eq(delivered(fd, &too_deep), 0,
+		     "control: but not nine");
+
+	attach_with_policy(vlan_deny_policy, mode);
+	cr_assert_eq(delivered(fd, &denied), 0, "three tags, denied source");
+	cr_assert_eq(delivered(fd, &deepest), 0, "eight tags, denied source");
+	cr_assert_eq(delivered(fd, &allowed), BYPASS_FRAMES,
+		     "an allowed source behind the same tags");
+	wire_send_frame(&topo, &too_deep, BYPASS_FRAMES);
+	stats = cli_json("stats");
+	cr_assert_eq(rule_counter(stats, "198.18.9.0/24", "dropped"),
+		     2 * BYPASS_FRAMES);
+	cr_assert_eq(counter(stats, "deny"), 2 * BYPASS_FRAMES);
+	cr_assert_eq(counter(stats, "vlan_overflow"), BYPASS_FRAMES);
+	json_decref(stats);
+	close(fd);
+}
+
+Test(e2e, three_priority_tags_around_a_denied_source_are_stopped_native)
+{
+	priority_tags_are_judged("--mode native");
+}
+
+Test(e2e, three_priority_tags_around_a_denied_source_are_stopped_generic)
+{
+	priority_tags_are_judged("--mode generic");
+}
+
+static const char allow_lab_policy[] =
+	"default:\n"
+	"  action: deny\n"
+	"rules:\n"
+	"  - name: lab\n"
+	"    cidr: 198.18.5.0/24\n"
+	"    action: allow\n";
+
+Test(e2e, an_ipv6_frame_naming_an_allowed_ipv4_source_is_stopped)
+{
+	struct packet mapped, compat, v4;
+	json_t *stats;
+	int fd;
+
+	route_test_sources();
+	fd = wire_udp_open(&topo, AF_INET6, BYPASS_PORT);
+	udp_frame(&mapped, "::ffff:198.18.5.1", "fd00:5::2", 0);
+	udp_frame(&compat, "::198.18.5.1", "fd00:5::2", 0);
+	udp_frame(&v4, "198.18.5.1", "198.18.0.2", 0);
+	cr_assert_eq(delivered(fd, &mapped), BYPASS_FRAMES,
+		     "control: a dual-stack socket receives ::ffff:198.18.5.1");
+	cr_assert_eq(delivered(fd, &compat), BYPASS_FRAMES,
+		     "control: and ::198.18.5.1");
+
+	attach_with_policy(allow_lab_policy, "");
+	cr_assert_eq(delivered(fd, &v4), BYPASS_FRAMES, "the IPv4 source");
+	cr_assert_eq(delivered(fd, &mapped), 0, "IPv4-mapped");
+	cr_assert_eq(delivered(fd, &compat), 0, "IPv4-compatible");
+	stats = cli_json("stats");
+	cr_assert_eq(rule_counter(stats, "198.18.5.0/24", "passed"),
+		     BYPASS_FRAMES, "only the IPv4 frames took the rule");
+	cr_assert_eq(counter(stats, "ipv4_mapped"), 2 * BYPASS_FRAMES);
+	json_decref(stats);
+	close(fd);
+}
+
+/*
+ * Generic mode sees the GSO aggregates of a TCP stream over a veth
+ * (about 64 kB each, not 1500-byte packets). A monitor rule of burst
+ * GRO_BURST packets at 1 pps must admit no more than that many wire
+ * packets, however they were aggregated: at most GRO_BURST + elapsed
+ * full-sized (1514-byte) frames' worth of bytes.
+ */
+#define GRO_PORT 9998
+#define GRO_BYTES (4 << 20)
+#define GRO_BURST 1000
+
+struct tcp_sink {
+	int listen_fd;
+	uint64_t received;
+};
+
+static void *tcp_sink_run(void *arg)
+{
+	struct timeval limit = { .tv_sec = 20 };
+	struct tcp_sink *sink = arg;
+	char buf[65536];
+	ssize_t n;
+	int fd;
+
+	fd = accept(sink->listen_fd, NULL, NULL);
+	if (fd < 0)
+		return NULL;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
+		sink->received += n;
+	close(fd);
+	return NULL;
+}
+
+/* Streams @total bytes from 198.18.0.1 to 198.18.0.2 over TCP. */
+static void tcp_stream(size_t total)
+{
+	struct sockaddr_in addr = {
+		.sin_family = AF_INET,
+		.sin_port = htons(GRO_PORT),
+	};
+	struct timeval limit = { .tv_sec = 20 };
+	struct tcp_sink sink = { .listen_fd = -1 };
+	static char chunk[256 << 10];
+	size_t sent = 0;
+	pthread_t thread;
+	ssize_t n;
+	int fd;
+
+	inet_pton(AF_INET, "198.18.0.2", &addr.sin_addr);
+	sink.listen_fd = topo_socket_in(topo.ns_rx, AF_INET, SOCK_STREAM, 0);
+	cr_assert_geq(sink.listen_fd, 0);
+	cr_assert_eq(bind(sink.listen_fd, (struct sockaddr *)&addr,
+			  sizeof(addr)), 0, "bind: %s", strerror(errno));
+	cr_assert_eq(listen(sink.listen_fd, 1), 0);
+	cr_assert_eq(pthread_create(&thread, NULL, tcp_sink_run, &sink), 0);
+	fd = topo_socket_in(topo.ns_tx, AF_INET, SOCK_STREAM, 0);
+	cr_assert_geq(fd, 0);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit));
+	cr_assert_eq(connect(fd, (struct sockaddr *)&addr, sizeof(addr)), 0,
+		     "connect: %s", strerror(errno));
+	while (sent < total) {
+		n = send(fd, chunk, sizeof(chunk), 0);
+		cr_assert_gt(n, 0, "send: %s", strerror(errno));
+		sent += n;
+	}
+	close(fd);
+	pthread_join(thread, NULL);
+	close(sink.listen_fd);
+	cr_assert_eq(sink.received, sent, "the whole stream arrived");
+}
+
+static uint64_t rule_bytes(json_t *stats, const char *prefix,
+			   const char *outcome)
+{
+	json_t *rules = json_object_get(stats, "rules"), *rule;
+	size_t i;
+
+	json_array_foreach(rules, i, rule)
+		if (!strcmp(json_string_value(json_object_get(rule, "prefix")),
+			    prefix))
+			return json_integer_value(json_object_get(
+				json_object_get(rule, outcome), "bytes"));
+	cr_assert_fail("no rule %s in stats --json", prefix);
+	return 0;
+}
+
+static const char gro_policy[] =
+	"default:\n"
+	"  action: allow\n"
+	"rules:\n"
+	"  - name: bulk\n"
+	"    cidr: 198.18.0.1/32\n"
+	"    action: monitor\n"
+	"    pps: 1\n"
+	"    burst: 1000\n";
+
+Test(e2e, generic_mode_holds_a_pps_limit_over_tcp_aggregates)
+{
+	uint64_t frames, bytes, passed_bytes, most;
+	double start, elapsed;
+	json_t *stats;
+
+	attach_with_policy(gro_policy, "--mode generic");
+	start = now_s();
+	tcp_stream(GRO_BYTES);
+	elapsed = now_s() - start;
+	stats = cli_json("stats");
+	frames = rule_counter(stats, "198.18.0.1/32", "passed") +
+		 rule_counter(stats, "198.18.0.1/32", "dropped");
+	bytes = rule_bytes(stats, "198.18.0.1/32", "passed") +
+		rule_bytes(stats, "198.18.0.1/32", "dropped");
+	passed_bytes = rule_bytes(stats, "198.18.0.1/32", "passed");
+	json_decref(stats);
+	cr_log_info("%llu frames, %llu bytes, %llu admitted in %.3f s",
+		    (unsigned long long)frames, (unsigned long long)bytes,
+		    (unsigned long long)passed_bytes, elapsed);
+
+	/* Not vacuous: the program saw aggregates, not wire packets. */
+	cr_assert_gt(bytes / frames, 4 * 1514, "%llu frames of %llu bytes",
+		     (unsigned long long)frames, (unsigned long long)bytes);
+	most = (GRO_BURST + (uint64_t)elapsed + 1) * 1514;
+	cr_assert_leq(passed_bytes, most,
+		      "admitted %llu bytes, more than %d packets hold",
+		      (unsigned long long)passed_bytes, GRO_BURST);
+	/* Nor charged more than it carried: exact at full-sized segments. */
+	cr_assert_geq(passed_bytes, GRO_BURST * 1448 * 7 / 10,
+		      "admitted only %llu bytes",
+		      (unsigned long long)passed_bytes);
+}
+
+static const char bps_only_policy[] =
+	"default:\n"
+	"  action: allow\n"
+	"rules:\n"
+	"  - name: bytes\n"
+	"    cidr: 198.18.1.0/24\n"
+	"    bps: 8000000\n"
+	"    burst_bytes: 100000\n";
+
+Test(e2e, attach_warns_when_generic_mode_meets_pps_rules)
+{
+	attach_with_policy(limited_policy, "--mode generic");
+	cr_assert(strstr(err, topo.if_rx), "names the interface: %s", err);
+	cr_assert(strstr(err, "warning: generic mode judges GRO/GSO aggregates:"
+			 " the pps limits of 1 rule count an estimate of their"
+			 " wire packets"), "stderr: %s", err);
+	cr_assert_eq(strchr(err, '\n'), err + strlen(err) - 1, "one line");
+	/* Attaching again (a new policy) on the generic link warns too. */
+	attach_with_policy(gro_policy, "");
+	cr_assert(strstr(err, "warning: generic mode"), "stderr: %s", err);
+	attach_with_policy(bps_only_policy, "");
+	cr_assert_not(strstr(err, "warning"), "no pps rule: %s", err);
+	cr_assert_eq(topo_cli(&topo, out, sizeof(out), err, sizeof(err),
+			      "detach %s", topo.if_rx), 0, "detach: %s", err);
+
+	attach_with_policy(limited_policy, "--mode native");
+	cr_assert_not(strstr(err, "warning"), "native mode: %s", err);
+}
+
+/*
+ * IPv4 BIG TCP: with GSO aggregates allowed up to 180 kB, generic mode
+ * sees frames over 64 kB whose tot_len is 0. They are judged (by the
+ * rule, charged their wire packets), not taken for malformed: under
+ * malformed: drop the stream would stall.
+ */
+static const char big_tcp_policy[] =
+	"malformed: drop\n"
+	"default:\n"
+	"  action: allow\n"
+	"rules:\n"
+	"  - name: bulk\n"
+	"    cidr: 198.18.0.1/32\n"
+	"    action: monitor\n"
+	"    pps: 1\n"
+	"    burst: 1000\n";
+
+Test(e2e, generic_mode_judges_ipv4_big_tcp_aggregates_over_64kB)
+{
+	uint64_t frames, bytes, passed_bytes;
+	double start, elapsed;
+	json_t *stats;
+	int ret;
+
+	ret = topo_set_gso_ipv4_max_size(topo.ns_tx, topo.tx_ifindex, 180000);
+	cr_assert_eq(ret, 0, "gso_ipv4_max_size: %s", strerror(-ret));
+	attach_with_policy(big_tcp_policy, "--mode generic");
+	start = now_s();
+	tcp_stream(4 * GRO_BYTES);
+	elapsed = now_s() - start;
+	stats = cli_json("stats");
+	frames = rule_counter(stats, "198.18.0.1/32", "passed") +
+		 rule_counter(stats, "198.18.0.1/32", "dropped");
+	bytes = rule_bytes(stats, "198.18.0.1/32", "passed") +
+		rule_bytes(stats, "198.18.0.1/32", "dropped");
+	passed_bytes = rule_bytes(stats, "198.18.0.1/32", "passed");
+	cr_assert_eq(counter(stats, "malformed"), 0);
+	json_decref(stats);
+	cr_log_info("%llu frames, %llu bytes, %llu admitted in %.3f s",
+		    (unsigned long long)frames, (unsigned long long)bytes,
+		    (unsigned long long)passed_bytes, elapsed);
+	/* Not vacuous: on average over 64 kB, so some frames were. */
+	cr_assert_gt(bytes / frames, 65535, "%llu frames of %llu bytes",
+		     (unsigned long long)frames, (unsigned long long)bytes);
+	cr_assert_leq(passed_bytes, (GRO_BURST + (uint64_t)elapsed + 1) * 1514);
 }

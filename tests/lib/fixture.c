@@ -122,6 +122,28 @@ int fixture_run_prefix(struct xrl_datapath *dp, const struct packet *pkt,
 	return opts.retval;
 }
 
+int fixture_run_on(struct xrl_datapath *dp, const struct packet *pkt,
+		   int ifindex)
+{
+	struct xdp_md ctx = {
+		.data_end = pkt->len,
+		.ingress_ifindex = ifindex,
+	};
+	LIBBPF_OPTS(bpf_test_run_opts, opts,
+		.data_in = pkt->data,
+		.data_size_in = pkt->len,
+		.ctx_in = &ctx,
+		.ctx_size_in = sizeof(ctx),
+		.repeat = 1,
+	);
+	int ret;
+
+	ret = bpf_prog_test_run_opts(dp->prog_fd, &opts);
+	cr_assert_eq(ret, 0, "test run on ifindex %d: %s", ifindex,
+		     strerror(errno));
+	return opts.retval;
+}
+
 int fixture_run(struct xrl_datapath *dp, const struct packet *pkt)
 {
 	return test_run(dp, pkt, 1);

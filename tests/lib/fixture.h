@@ -46,6 +46,11 @@ int fixture_offer(struct xrl_datapath *dp, const struct packet *pkt,
 int fixture_run_prefix(struct xrl_datapath *dp, const struct packet *pkt,
 		       size_t len);
 
+/* Judges @pkt once as received on @ifindex (in the caller's network
+ * namespace), so that the program sees that device's MTU. */
+int fixture_run_on(struct xrl_datapath *dp, const struct packet *pkt,
+		   int ifindex);
+
 /* Global counter of one verdict. */
 uint64_t fixture_count(struct xrl_datapath *dp, enum xrl_verdict verdict);
 

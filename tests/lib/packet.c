@@ -5,6 +5,8 @@
 #include <linux/if_ether.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
 #include "packet.h"
 
 size_t packet_ip_offset(int n_vlan)
@@ -25,6 +27,44 @@ static uint16_t ipv4_checksum(const struct iphdr *ip)
 	return ~sum;
 }
 
+/* One's complement sum of @len bytes, added to @sum (not folded). */
+static uint32_t sum_bytes(uint32_t sum, const uint8_t *data, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += (data[i] << 8) | data[i + 1];
+	if (len & 1)
+		sum += data[len - 1] << 8;
+	return sum;
+}
+
+/*
+ * A UDP header to @port at @off, and its checksum over the pseudo
+ * header of @l3 (optional in IPv4, required in IPv6), so that a socket
+ * receives the datagram.
+ */
+static void put_udp(struct packet *pkt, size_t off, size_t len,
+		    const void *l3, int ipv6, uint16_t port)
+{
+	struct udphdr *udp = (struct udphdr *)(pkt->data + off);
+	uint32_t sum = IPPROTO_UDP + len;
+
+	udp->source = htons(40000);
+	udp->dest = htons(port);
+	udp->len = htons(len);
+	if (ipv6)
+		sum = sum_bytes(sum, (const uint8_t *)
+				&((const struct ipv6hdr *)l3)->saddr, 32);
+	else
+		sum = sum_bytes(sum, (const uint8_t *)
+				&((const struct iphdr *)l3)->saddr, 8);
+	sum = sum_bytes(sum, pkt->data + off, len);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	udp->check = htons(~sum & 0xffff) ? htons(~sum & 0xffff) : 0xffff;
+}
+
 static void put_be16(struct packet *pkt, size_t off, uint16_t value)
 {
 	pkt->data[off] = value >> 8;
@@ -38,11 +78,20 @@ int packet_build(struct packet *pkt, const struct packet_spec *spec)
 	int ipv6 = spec->src && strchr(spec->src, ':') != NULL;
 	struct ethhdr *eth = (struct ethhdr *)pkt->data;
 	size_t proto = offsetof(struct ethhdr, h_proto);
+	const void *l3 = NULL;
 	int i;
 
 	size_t l3_min = ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
 
-	if (frame_len > PACKET_MAX || spec->n_vlan > 2 ||
+	if (spec->tcp)
+		l3_min += PACKET_TCP_HDR;
+	else if (spec->udp_port)
+		l3_min += sizeof(struct udphdr);
+	/* Deep tag stacks: the shortest frame of those headers. */
+	if (!spec->frame_len &&
+	    frame_len < packet_ip_offset(spec->n_vlan) + l3_min)
+		frame_len = packet_ip_offset(spec->n_vlan) + l3_min;
+	if (frame_len > PACKET_MAX || spec->n_vlan > PACKET_MAX_TAGS ||
 	    (!spec->src && !spec->ethertype) ||
 	    frame_len < packet_ip_offset(spec->n_vlan) + l3_min)
 		return -1;
@@ -50,8 +99,11 @@ int packet_build(struct packet *pkt, const struct packet_spec *spec)
 	memcpy(eth->h_dest, "\x02\x00\x00\x00\x00\x02", ETH_ALEN);
 	memcpy(eth->h_source, "\x02\x00\x00\x00\x00\x01", ETH_ALEN);
 	for (i = 0; i < spec->n_vlan; i++) {
-		put_be16(pkt, proto, i == 0 && spec->qinq ? ETH_P_8021AD :
-							    ETH_P_8021Q);
+		if (spec->vlan_tpids[i])
+			put_be16(pkt, proto, spec->vlan_tpids[i]);
+		else
+			put_be16(pkt, proto, i == 0 && spec->qinq ?
+					     ETH_P_8021AD : ETH_P_8021Q);
 		put_be16(pkt, off, spec->vlan_tags[i]);
 		proto = off + 2;
 		off += 4;
@@ -61,29 +113,43 @@ int packet_build(struct packet *pkt, const struct packet_spec *spec)
 	} else if (ipv6) {
 		struct ipv6hdr *ip6 = (struct ipv6hdr *)(pkt->data + off);
 
+		l3 = ip6;
 		put_be16(pkt, proto, ETH_P_IPV6);
 		ip6->version = 6;
-		ip6->nexthdr = IPPROTO_UDP;
+		ip6->nexthdr = spec->tcp ? IPPROTO_TCP : IPPROTO_UDP;
 		ip6->hop_limit = 64;
 		ip6->payload_len = htons(frame_len - off - sizeof(*ip6));
 		if (inet_pton(AF_INET6, spec->src, &ip6->saddr) != 1 ||
 		    inet_pton(AF_INET6, spec->dst ? spec->dst : "fd00::ff",
 			      &ip6->daddr) != 1)
 			return -1;
+		off += sizeof(*ip6);
 	} else {
 		struct iphdr *ip = (struct iphdr *)(pkt->data + off);
 
+		l3 = ip;
 		put_be16(pkt, proto, ETH_P_IP);
 		ip->version = 4;
 		ip->ihl = 5;
 		ip->ttl = 64;
-		ip->protocol = IPPROTO_UDP;
+		ip->protocol = spec->tcp ? IPPROTO_TCP : IPPROTO_UDP;
 		ip->tot_len = htons(frame_len - off);
 		if (inet_pton(AF_INET, spec->src, &ip->saddr) != 1 ||
 		    inet_pton(AF_INET, spec->dst ? spec->dst : "198.19.0.1",
 			      &ip->daddr) != 1)
 			return -1;
 		ip->check = ipv4_checksum(ip);
+		off += sizeof(*ip);
+	}
+	if (spec->tcp && !spec->ethertype) {
+		struct tcphdr *tcp = (struct tcphdr *)(pkt->data + off);
+
+		tcp->source = htons(40000);
+		tcp->dest = htons(5201);
+		tcp->doff = PACKET_TCP_HDR / 4;
+		tcp->ack = 1;
+	} else if (spec->udp_port && l3) {
+		put_udp(pkt, off, frame_len - off, l3, ipv6, spec->udp_port);
 	}
 	pkt->len = frame_len;
 	return 0;

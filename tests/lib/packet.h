@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * packet.h - crafted frames for the tests: Ethernet, optional VLAN tags,
- * IPv4 or IPv6, a UDP-sized payload.
+ * IPv4 or IPv6, a UDP-sized payload or a TCP header and its payload.
  */
 #ifndef XRL_TEST_PACKET_H
 #define XRL_TEST_PACKET_H
@@ -9,7 +9,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PACKET_MAX 1600
+/* The largest linear frame BPF_PROG_TEST_RUN takes (a page less XDP
+ * headroom and skb_shared_info) fits. */
+#define PACKET_MAX 3500
+#define PACKET_MAX_TAGS 12
+/* The TCP header of packet_spec.tcp: 20 bytes and the timestamps. */
+#define PACKET_TCP_HDR 32
 
 struct packet {
 	uint8_t data[PACKET_MAX];
@@ -20,10 +25,14 @@ struct packet_spec {
 	const char *src;	/* "198.18.0.1" or "fd00::1" */
 	uint16_t ethertype;	/* non-zero: this after the tags, no IP */
 	const char *dst;	/* NULL: 198.19.0.1 or fd00::ff */
-	uint16_t vlan_tags[2];	/* non-zero: 802.1Q tag (outer is [0]) */
+	uint16_t vlan_tags[PACKET_MAX_TAGS];	/* TCIs, outer is [0] */
+	uint16_t vlan_tpids[PACKET_MAX_TAGS];	/* 0: 802.1Q (or qinq) */
 	int n_vlan;
 	int qinq;		/* outer tag is 802.1ad */
-	size_t frame_len;	/* whole frame; 0: 64 bytes */
+	int tcp;		/* a TCP header (PACKET_TCP_HDR), not UDP */
+	uint16_t udp_port;	/* non-zero: a whole UDP datagram to it */
+	size_t frame_len;	/* whole frame; 0: 64 bytes (or as short
+				 * as the headers, when longer) */
 };
 
 /* Builds a frame; returns 0, or -1 for an unparsable address. */

@@ -13,6 +13,8 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <criterion/criterion.h>
 #include "topo.h"
 
@@ -83,7 +85,7 @@ void topo_cleanup_leftovers(void)
 	remove_matching("/tmp", "rm -f /tmp/%s");
 }
 
-static void read_mac(const char *ns, const char *ifname, uint8_t mac[6])
+void topo_read_mac(const char *ns, const char *ifname, uint8_t mac[6])
 {
 	struct ifreq ifr = {};
 	int fd = topo_socket_in(ns, AF_INET, SOCK_DGRAM, 0);
@@ -96,7 +98,7 @@ static void read_mac(const char *ns, const char *ifname, uint8_t mac[6])
 	close(fd);
 }
 
-static int ifindex_in(const char *ns, const char *ifname)
+int topo_ifindex_in(const char *ns, const char *ifname)
 {
 	struct ifreq ifr = {};
 	int fd = topo_socket_in(ns, AF_INET, SOCK_DGRAM, 0);
@@ -147,12 +149,12 @@ void topo_create(struct topo *t)
 			cr_assert_fail("topology: '%s' failed", cmd);
 		}
 	}
-	t->tx_ifindex = ifindex_in(t->ns_tx, t->if_tx);
-	t->rx_ifindex = ifindex_in(t->ns_rx, t->if_rx);
+	t->tx_ifindex = topo_ifindex_in(t->ns_tx, t->if_tx);
+	t->rx_ifindex = topo_ifindex_in(t->ns_rx, t->if_rx);
 	cr_assert_gt(t->tx_ifindex, 0);
 	cr_assert_gt(t->rx_ifindex, 0);
-	read_mac(t->ns_tx, t->if_tx, t->tx_mac);
-	read_mac(t->ns_rx, t->if_rx, t->rx_mac);
+	topo_read_mac(t->ns_tx, t->if_tx, t->tx_mac);
+	topo_read_mac(t->ns_rx, t->if_rx, t->rx_mac);
 }
 
 void topo_destroy(struct topo *t)
@@ -194,6 +196,54 @@ close_there:
 	close(there);
 close_home:
 	close(home);
+	return ret;
+}
+
+/* Linux 6.3 UAPI (if_link.h); Debian 12's headers predate it, and so
+ * does its iproute2 ("ip link set gso_ipv4_max_size"). */
+#define TOPO_IFLA_GSO_IPV4_MAX_SIZE 63
+
+int topo_set_gso_ipv4_max_size(const char *ns, int ifindex, uint32_t size)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct ifinfomsg ifi;
+		struct rtattr rta;
+		uint32_t value;
+	} req = {
+		.nh = {
+			.nlmsg_len = sizeof(req),
+			.nlmsg_type = RTM_NEWLINK,
+			.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK,
+		},
+		.ifi = { .ifi_family = AF_UNSPEC, .ifi_index = ifindex },
+		.rta = {
+			.rta_len = RTA_LENGTH(sizeof(uint32_t)),
+			.rta_type = TOPO_IFLA_GSO_IPV4_MAX_SIZE,
+		},
+		.value = size,
+	};
+	char reply[1024];
+	struct nlmsghdr *nh = (struct nlmsghdr *)reply;
+	int fd = topo_socket_in(ns, AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
+	ssize_t n;
+	int ret;
+
+	if (fd < 0)
+		return fd;
+	if (send(fd, &req, sizeof(req), 0) != sizeof(req)) {
+		ret = -errno;
+		goto close_fd;
+	}
+	n = recv(fd, reply, sizeof(reply), 0);
+	if (n < (ssize_t)NLMSG_LENGTH(sizeof(struct nlmsgerr)))
+		ret = n < 0 ? -errno : -EPROTO;
+	else if (nh->nlmsg_type != NLMSG_ERROR)
+		ret = -EPROTO;
+	else
+		ret = ((struct nlmsgerr *)NLMSG_DATA(nh))->error;
+close_fd:
+	close(fd);
 	return ret;
 }
 

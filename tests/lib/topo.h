@@ -56,6 +56,16 @@ int topo_cli(const struct topo *t, char *out, size_t out_len, char *err,
 /* The CLI built beside the tests: build/tests/test-e2e -> build/. */
 void topo_cli_path(char *path, size_t len);
 
+/*
+ * Lets TCP over IPv4 on @ifindex in namespace @ns build GSO aggregates
+ * of up to @size bytes (BIG TCP, over 64 kB: tot_len 0). 0 or -errno.
+ */
+int topo_set_gso_ipv4_max_size(const char *ns, int ifindex, uint32_t size);
+/* The MAC of @ifname in namespace @ns (criterion fails on error), and
+ * its ifindex there (or -errno). */
+void topo_read_mac(const char *ns, const char *ifname, uint8_t mac[6]);
+int topo_ifindex_in(const char *ns, const char *ifname);
+
 /* A socket created in namespace @ns, or -errno. */
 int topo_socket_in(const char *ns, int domain, int type, int protocol);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <netinet/in.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <linux/ip.h>
@@ -152,29 +153,73 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-double wire_send(const struct topo *t, const char *src, int count)
+double wire_send_frame(const struct topo *t, struct packet *pkt, int count)
 {
 	struct sockaddr_ll to = {
 		.sll_family = AF_PACKET,
 		.sll_ifindex = t->tx_ifindex,
 		.sll_halen = ETH_ALEN,
 	};
-	struct packet pkt;
 	double start;
 	int fd, i;
 
 	cr_assert(count > 0 && count <= WIRE_MAX_BURST, "bounded burst");
-	cr_assert_eq(packet_from(&pkt, src), 0, "frame from %s", src);
-	memcpy(pkt.data, t->rx_mac, ETH_ALEN);
-	memcpy(pkt.data + ETH_ALEN, t->tx_mac, ETH_ALEN);
+	memcpy(pkt->data, t->rx_mac, ETH_ALEN);
+	memcpy(pkt->data + ETH_ALEN, t->tx_mac, ETH_ALEN);
 	memcpy(to.sll_addr, t->rx_mac, ETH_ALEN);
 	fd = packet_socket(t->ns_tx, t->tx_ifindex, 0);
 	start = now_s();
 	for (i = 0; i < count; i++)
-		cr_assert_eq(sendto(fd, pkt.data, pkt.len, 0,
+		cr_assert_eq(sendto(fd, pkt->data, pkt->len, 0,
 				    (struct sockaddr *)&to, sizeof(to)),
-			     (ssize_t)pkt.len, "send %d from %s: %s", i, src,
+			     (ssize_t)pkt->len, "send %d: %s", i,
 			     strerror(errno));
 	close(fd);
 	return now_s() - start;
+}
+
+double wire_send(const struct topo *t, const char *src, int count)
+{
+	struct packet pkt;
+
+	cr_assert_eq(packet_from(&pkt, src), 0, "frame from %s", src);
+	return wire_send_frame(t, &pkt, count);
+}
+
+int wire_udp_open(const struct topo *t, int family, uint16_t port)
+{
+	struct sockaddr_in6 in6 = {
+		.sin6_family = AF_INET6,
+		.sin6_port = htons(port),
+		.sin6_addr = IN6ADDR_ANY_INIT,
+	};
+	struct sockaddr_in in4 = {
+		.sin_family = AF_INET,
+		.sin_port = htons(port),
+	};
+	int fd = topo_socket_in(t->ns_rx, family, SOCK_DGRAM, 0);
+	int off = 0, ret;
+
+	cr_assert_geq(fd, 0, "UDP socket in %s: %s", t->ns_rx, strerror(-fd));
+	if (family == AF_INET6) {
+		cr_assert_eq(setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off,
+					sizeof(off)), 0);
+		ret = bind(fd, (struct sockaddr *)&in6, sizeof(in6));
+	} else {
+		ret = bind(fd, (struct sockaddr *)&in4, sizeof(in4));
+	}
+	cr_assert_eq(ret, 0, "binding UDP port %u: %s", port, strerror(errno));
+	return fd;
+}
+
+uint64_t wire_udp_drain(int fd, int quiet_ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	uint64_t received = 0;
+	uint8_t buf[2048];
+
+	while (poll(&pfd, 1, quiet_ms) > 0)
+		if (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
+			received++;
+	return received;
 }

@@ -9,6 +9,7 @@
 #define XRL_TEST_WIRE_H
 
 #include <stdint.h>
+#include "packet.h"
 #include "topo.h"
 
 #define WIRE_MAX_SOURCES 32
@@ -41,5 +42,20 @@ void wire_rx_close(struct wire_rx *rx);
  * took (for a rate's allowance); criterion fails when a send fails.
  */
 double wire_send(const struct topo *t, const char *src, int count);
+
+/* Sends @count copies of @pkt (any crafted frame; its MACs are set to
+ * the veth pair's). Returns the seconds the sending took. */
+double wire_send_frame(const struct topo *t, struct packet *pkt, int count);
+
+/*
+ * A UDP socket of the receiving namespace bound to @port on every
+ * address: AF_INET, or AF_INET6 dual-stack (IPV6_V6ONLY off, as a
+ * server listening on [::] is). What it receives is what Linux
+ * delivered, after the XDP program and the whole stack.
+ */
+int wire_udp_open(const struct topo *t, int family, uint16_t port);
+
+/* Datagrams received on @fd until it has been quiet for @quiet_ms. */
+uint64_t wire_udp_drain(int fd, int quiet_ms);
 
 #endif

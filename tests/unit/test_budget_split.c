@@ -25,11 +25,11 @@ Test(split, proportional_with_floor)
 {
 	uint64_t demand[2] = { 3000, 1000 };
 	uint32_t w[2] = { 0, 0 };
-	/* floor 10% of an even share: 51 each; the rest 922 split 3:1 */
+	/* floor 10% of an even share: 52428 each; the rest 943720 3:1 */
 	cr_assert_eq(xrl_share_split(demand, 2, 10, w), 0);
 	cr_assert_eq(sum(w, 2), XRL_SHARE_ONE);
-	cr_assert_eq(w[0], 51 + 692, "busier CPU: %u", w[0]);	/* 691.5 */
-	cr_assert_eq(w[1], 51 + 230, "quieter CPU: %u", w[1]);
+	cr_assert_eq(w[0], 52428 + 707790, "busier CPU: %u", w[0]);
+	cr_assert_eq(w[1], 52428 + 235930, "quieter CPU: %u", w[1]);
 }
 
 Test(split, idle_cpu_keeps_its_floor)
@@ -101,14 +101,70 @@ Test(split, even)
 
 	xrl_share_even(3, w);
 	cr_assert_eq(sum(w, 3), XRL_SHARE_ONE);
-	cr_assert_eq(w[0], 342);
-	cr_assert_eq(w[2], 341);
+	cr_assert_eq(w[0], 349526);
+	cr_assert_eq(w[2], 349525);
+}
+
+/* The documented 2%: what the floors of idle CPUs hold, on any machine. */
+Test(split, floors_stay_within_two_percent_up_to_1024_cpus)
+{
+	static uint32_t w[1024];
+	unsigned n;
+	uint32_t pool;
+
+	for (n = 1; n <= 1024; n++) {
+		pool = xrl_share_floors(n, XRL_SHARE_FLOOR_PERCENT, w);
+		cr_assert_eq(pool + sum(w, n), XRL_SHARE_ONE, "%u CPUs", n);
+		cr_assert_leq(sum(w, n), XRL_SHARE_ONE / 50, "%u CPUs: %u", n,
+			      sum(w, n));
+		/* and not rounded to nothing either: at least 1.9% */
+		cr_assert_geq(sum(w, n), XRL_SHARE_ONE / 1000 * 19, "%u CPUs", n);
+		cr_assert_geq(w[n - 1], 1);
+	}
+}
+
+/* A part of ONE (the rest is the pool's) is split by demand, exactly. */
+Test(split, part_sums_to_the_part)
+{
+	uint64_t demand[3] = { 1, 0, 3 };
+	uint32_t w[3], floor = xrl_share_floor(3, 2);
+
+	cr_assert_eq(xrl_share_split_part(demand, 3, 2, 100000, w), 0);
+	cr_assert_eq(sum(w, 3), 100000);
+	cr_assert_eq(w[1], floor);
+	cr_assert_gt(w[2], 2 * w[0]);
+	/* Not even the floors fit: refused, weights untouched. */
+	cr_assert_eq(xrl_share_split_part(demand, 3, 2, 3 * floor - 1, w),
+		     -EINVAL);
+	cr_assert_eq(xrl_share_split_part(demand, 3, 2, 3 * floor, w), 0);
+	cr_assert_eq(w[0] + w[1] + w[2], 3 * floor);
+}
+
+/* The pool holds the budget up to its cap, never the CPUs' floors. */
+Test(split, pool_weight)
+{
+	struct xrl_budget_limits small = { .pps = 200, .burst = 20 };
+	struct xrl_budget_limits big = { .pps = 10000000, .burst = 1000 };
+	struct xrl_budget_limits bytes = { .bps = 8000000000ULL,
+					   .burst_bytes = 1 << 20 };
+	uint32_t floors = 2 * xrl_share_floor(2, 2);
+
+	cr_assert_eq(xrl_agg_pool_weight(&small, 2, 2, 100000),
+		     XRL_SHARE_ONE - floors);
+	/* 10 Mpps: 1% of it in the pool */
+	cr_assert_eq(xrl_agg_pool_weight(&big, 2, 2, 100000),
+		     XRL_SHARE_ONE / 100);
+	/* 1 GB/s: 100000 full frames a second are 15% of it */
+	cr_assert_eq(xrl_agg_pool_weight(&bytes, 2, 2, 100000),
+		     (uint32_t)(100000ULL * 1518 * 8 * XRL_SHARE_ONE /
+				8000000000ULL));
+	cr_assert_eq(xrl_agg_pool_weight(&small, 2, 2, 0), 0);
 }
 
 /* Shares of one limit add up to its rate, and keep its burst as a time. */
 Test(share_limit, rates_add_up)
 {
-	uint32_t w[2] = { 768, 256 };
+	uint32_t w[2] = { XRL_SHARE_ONE / 4 * 3, XRL_SHARE_ONE / 4 };
 	struct xrl_limit a, b, whole;
 
 	cr_assert_eq(xrl_limit_compile_pps_weighted(10000, 400, w[0], &a), 0);

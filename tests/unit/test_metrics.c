@@ -25,6 +25,8 @@ Test(metrics_text, every_family_has_help_and_type_before_its_samples)
 
 	m.totals[XRL_VERDICT_DROP].packets = 12345678901234ULL;
 	m.totals[XRL_VERDICT_DROP].bytes = 42;
+	m.totals[XRL_VERDICT_VLAN_OVERFLOW].packets = 5;
+	m.totals[XRL_VERDICT_IPV4_MAPPED].packets = 6;
 	m.events.count[XRL_EVENT_LOST] = 3;
 	text = format(&m);
 	cr_assert(strstr(text, "# HELP xdp_ratelimit_packets_total Packets "
@@ -35,6 +37,10 @@ Test(metrics_text, every_family_has_help_and_type_before_its_samples)
 			 "12345678901234\n"), "%s", text);
 	cr_assert(strstr(text, "xdp_ratelimit_bytes_total{verdict=\"nonip\"} "
 			 "0\n"), "%s", text);
+	cr_assert(strstr(text, "xdp_ratelimit_packets_total{verdict="
+			 "\"vlan_overflow\"} 5\n"), "%s", text);
+	cr_assert(strstr(text, "xdp_ratelimit_packets_total{verdict="
+			 "\"ipv4_mapped\"} 6\n"), "%s", text);
 	cr_assert(strstr(text, "# TYPE xdp_ratelimit_tracked_sources gauge\n"
 			 "xdp_ratelimit_tracked_sources 7\n"), "%s", text);
 	cr_assert(strstr(text, "xdp_ratelimit_bucket_map_capacity 1024\n"));

@@ -54,8 +54,8 @@ Test(policy_file_keys, unknown_top_level_key)
 {
 	refused("malformed: pass\nrule: []\n",
 		"p.yaml:2: rule: unknown key, expected one of: keys, malformed, "
-		"new_sources, unknown_sources, events, interfaces, default, "
-		"rules, redis, sync_interval");
+		"vlan_overflow, ipv4_mapped, new_sources, unknown_sources, "
+		"events, interfaces, default, rules, redis, sync_interval");
 }
 
 Test(policy_file_keys, unknown_key_in_keys)
@@ -83,8 +83,9 @@ Test(policy_file_keys, unknown_key_with_control_bytes_stays_one_line)
 {
 	refused("\"a\\nb\": 1\n",
 		"p.yaml:1: a\\x0ab: unknown key, expected one of: keys, "
-		"malformed, new_sources, unknown_sources, events, interfaces, "
-		"default, rules, redis, sync_interval");
+		"malformed, vlan_overflow, ipv4_mapped, new_sources, "
+		"unknown_sources, events, interfaces, default, rules, redis, "
+		"sync_interval");
 }
 
 Test(policy_file_keys, duplicate_key_in_one_map)
@@ -120,6 +121,24 @@ Test(policy_file_keys, malformed_verdict)
 {
 	refused("malformed: maybe\n",
 		"p.yaml:1: malformed: must be pass or drop (maybe)");
+}
+
+Test(policy_file_keys, vlan_overflow_and_ipv4_mapped_verdicts)
+{
+	struct xrl_config config;
+
+	refused("vlan_overflow: allow\n",
+		"p.yaml:1: vlan_overflow: must be drop or pass (allow)");
+	refused("malformed: pass\nipv4_mapped: ipv4\n",
+		"p.yaml:2: ipv4_mapped: must be drop or ipv6 (ipv4)");
+	loaded("vlan_overflow: pass\nipv4_mapped: ipv6\n", &config);
+	cr_assert_eq(config.policy.vlan_overflow, XRL_VLAN_OVERFLOW_PASS);
+	cr_assert_eq(config.policy.ipv4_mapped, XRL_IPV4_MAPPED_IPV6);
+	xrl_config_free(&config);
+	loaded("vlan_overflow: drop\nipv4_mapped: drop\n", &config);
+	cr_assert_eq(config.policy.vlan_overflow, XRL_VLAN_OVERFLOW_DROP);
+	cr_assert_eq(config.policy.ipv4_mapped, XRL_IPV4_MAPPED_DROP);
+	xrl_config_free(&config);
 }
 
 Test(policy_file_keys, interfaces)
@@ -243,6 +262,46 @@ Test(policy_file_rules, cidr_host_bits_set)
 	refused("rules:\n  - cidr: 198.18.0.1/0\n    action: allow\n",
 		"p.yaml:2: rules[0].cidr: host bits set after the prefix length "
 		"(198.18.0.1/0)");
+}
+
+/* An IPv4 prefix written as IPv6 would match no IPv4 source. */
+Test(policy_file_rules, ipv4_mapped_or_compatible_cidr_names_the_ipv4_prefix)
+{
+	refused("rules:\n  - cidr: ::ffff:198.18.5.0/120\n    action: allow\n",
+		"p.yaml:2: rules[0].cidr: an IPv4 prefix written as IPv6, which "
+		"matches no IPv4 source: write 198.18.5.0/24 "
+		"(::ffff:198.18.5.0/120)");
+	refused("default: {action: deny}\nrules:\n"
+		"  - {cidr: 198.18.0.0/15, action: allow}\n"
+		"  - {cidr: '::198.18.5.1', action: deny}\n",
+		"p.yaml:4: rules[1].cidr: an IPv4 prefix written as IPv6, which "
+		"matches no IPv4 source: write 198.18.5.1/32 (::198.18.5.1)");
+	refused("rules:\n  - cidr: ::ffff:0:0/96\n    action: deny\n",
+		"p.yaml:2: rules[0].cidr: an IPv4 prefix written as IPv6, which "
+		"matches no IPv4 source: write 0.0.0.0/0 (::ffff:0:0/96)");
+	refused("rules:\n  - cidr: '::/96'\n    action: deny\n",
+		"p.yaml:2: rules[0].cidr: an IPv4 prefix written as IPv6, which "
+		"matches no IPv4 source: write 0.0.0.0/0 (::/96)");
+}
+
+/* :: and ::1 are IPv6 addresses; prefixes around the /96s are IPv6. */
+Test(policy_file_rules, ipv6_prefixes_near_the_ipv4_ones_are_kept)
+{
+	static const char *const kept[] = {
+		"'::/128'", "'::1'", "'::/127'", "'::/8'", "::fffe:0:0/95",
+		"::fffe:0:0/96", "'::1:0:0/96'", "fd00::c612:500/120",
+	};
+	char text[128];
+	struct xrl_config config;
+	size_t i;
+
+	for (i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+		snprintf(text, sizeof(text),
+			 "rules:\n  - cidr: %s\n    action: deny\n", kept[i]);
+		loaded(text, &config);
+		cr_assert_eq(config.policy.n_rules, 2, "%s", kept[i]);
+		xrl_config_free(&config);
+	}
 }
 
 Test(policy_file_rules, duplicate_cidr_names_both_lines)
@@ -589,6 +648,8 @@ Test(policy_file_files, defaults_when_keys_are_left_out)
 	cr_assert_eq(config.policy.v4_prefix, 32);
 	cr_assert_eq(config.policy.v6_prefix, 64);
 	cr_assert_eq(config.policy.malformed, XRL_MALFORMED_DROP);
+	cr_assert_eq(config.policy.vlan_overflow, XRL_VLAN_OVERFLOW_DROP);
+	cr_assert_eq(config.policy.ipv4_mapped, XRL_IPV4_MAPPED_DROP);
 	cr_assert_eq(config.n_interfaces, 0);
 	cr_assert_eq(config.policy.n_rules, 1);
 	cr_assert_eq(config.policy.rules[0].action, XRL_ACTION_ALLOW);
@@ -695,6 +756,8 @@ static void assert_same_policy(const struct xrl_policy *a,
 	cr_assert_eq(a->v4_prefix, b->v4_prefix);
 	cr_assert_eq(a->v6_prefix, b->v6_prefix);
 	cr_assert_eq(a->malformed, b->malformed);
+	cr_assert_eq(a->vlan_overflow, b->vlan_overflow);
+	cr_assert_eq(a->ipv4_mapped, b->ipv4_mapped);
 	cr_assert_eq(a->n_rules, b->n_rules);
 	for (i = 0; i < a->n_rules; i++) {
 		struct xrl_rule_spec x = a->rules[i], y = b->rules[i];
@@ -742,6 +805,8 @@ Test(policy_write, awkward_names_and_numbers_round_trip)
 
 	loaded("keys: {ipv4_prefix: 24, ipv6_prefix: 48}\n"
 	       "malformed: drop\n"
+	       "vlan_overflow: pass\n"
+	       "ipv4_mapped: ipv6\n"
 	       "default: {action: deny}\n"
 	       "rules:\n"
 	       "  - {name: 'a: b # c', cidr: 198.18.0.0/16, pps: 1234567,"

@@ -5,36 +5,169 @@
 #include "cmd.h"
 #include "log.h"
 
+/* Options every command takes, and the tool before any command. */
+static const struct xrl_opt common_opts[] = {
+	{ "pin-dir", 'P', "DIR", "pin directory (default " XRL_PIN_DIR
+	  ", or $" XRL_ENV_PIN_DIR ")" },
+	{ "socket", 'S', "PATH", "the daemon's socket (default "
+	  XRL_SOCKET_PATH ", or $" XRL_ENV_SOCKET ")" },
+	{ "verbose", 'v', NULL, "show libbpf's messages" },
+	{ "help", 'h', NULL, "this help" },
+	{}
+};
+
+#define MAX_OPTS	32
+
+static size_t count_opts(const struct xrl_opt *opts)
+{
+	size_t n = 0;
+
+	while (opts && opts[n].name)
+		n++;
+	return n;
+}
+
+/* The getopt string and long table of @a then @b. */
+static void build_getopt(const struct xrl_opt *a, const struct xrl_opt *b,
+			 char *shorts, struct option *longs)
+{
+	const struct xrl_opt *tables[] = { a, b };
+	size_t t, i, n = 0, s = 0;
+
+	shorts[s++] = '+';	/* the tool stops at the command name */
+	for (t = 0; t < 2; t++) {
+		for (i = 0; tables[t] && tables[t][i].name; i++) {
+			const struct xrl_opt *o = &tables[t][i];
+
+			longs[n++] = (struct option){
+				o->name, o->arg ? required_argument :
+				no_argument, NULL, o->key };
+			if (o->key >= XRL_OPT_LONG)
+				continue;
+			shorts[s++] = (char)o->key;
+			if (o->arg)
+				shorts[s++] = ':';
+		}
+	}
+	shorts[s] = '\0';
+	longs[n] = (struct option){};
+}
+
+static void print_opts(FILE *out, const struct xrl_opt *opts)
+{
+	char left[64];
+	size_t i;
+
+	for (i = 0; opts && opts[i].name; i++) {
+		const struct xrl_opt *o = &opts[i];
+
+		if (o->key < XRL_OPT_LONG)
+			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->key,
+				 o->name, o->arg ? " " : "", o->arg ?: "");
+		else
+			snprintf(left, sizeof(left), "    --%s%s%s", o->name,
+				 o->arg ? " " : "", o->arg ?: "");
+		fprintf(out, "  %-22s %s\n", left, o->help);
+	}
+}
+
 void xrl_cmd_help(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		  FILE *out)
 {
-	fprintf(out, "usage: %s %s %s\n%s\n\noptions:\n%s" XRL_CMD_COMMON_HELP,
-		cli->prog, cmd->name, cmd->synopsis, cmd->summary,
-		cmd->options ? cmd->options : "");
+	fprintf(out, "usage: %s %s %s\n%s\n\noptions:\n", cli->prog,
+		cmd->name, cmd->synopsis, cmd->summary);
+	print_opts(out, cmd->opts);
+	print_opts(out, common_opts);
 }
 
-bool xrl_cmd_common_opt(const struct xrl_cmd *cmd, struct xrl_cli *cli,
-			int opt, int *exit_code)
+/* 0 for a common option handled, 1 for one that ends the run (help),
+ * -1 for none of them. */
+static int common_opt(struct xrl_cli *cli, int opt)
 {
 	switch (opt) {
-	case 'h':
-		xrl_cmd_help(cmd, cli, stdout);
-		*exit_code = EXIT_SUCCESS;
-		return true;
 	case 'P':
 		cli->pin_dir = optarg;
-		return true;
+		return 0;
+	case 'S':
+		cli->socket = optarg;
+		return 0;
 	case 'v':
 		cli->verbose = true;
 		xrl_log_set_level(XRL_LOG_DEBUG);
-		return true;
-	case '?':
-		fprintf(stderr, "try '%s %s --help'\n", cli->prog, cmd->name);
-		*exit_code = EXIT_FAILURE;
-		return true;
+		return 0;
+	case 'h':
+		return 1;
 	default:
-		return false;
+		return -1;
 	}
+}
+
+/* One line for what getopt refused (its own message is off). */
+static void bad_option(const struct xrl_cli *cli, const char *cmd,
+		       char **argv, int opt)
+{
+	char what[80];
+
+	if (optopt && optopt < XRL_OPT_LONG)
+		snprintf(what, sizeof(what), "-%c", optopt);
+	else
+		snprintf(what, sizeof(what), "%s", argv[optind - 1]);
+	fprintf(stderr, "%s: %s%s%s %s; try '%s%s%s --help'\n", cli->prog,
+		cmd ? cmd : "", cmd ? ": " : "", what,
+		opt == ':' ? "needs an argument" : "is not an option",
+		cli->prog, cmd ? " " : "", cmd ? cmd : "");
+}
+
+int xrl_cmd_next_opt(const struct xrl_cmd *cmd, struct xrl_cli *cli,
+		     int argc, char **argv, int *exit_code)
+{
+	struct option longs[MAX_OPTS + 1];
+	char shorts[2 * MAX_OPTS + 2];
+	int opt;
+
+	if (count_opts(cmd->opts) + count_opts(common_opts) > MAX_OPTS) {
+		*exit_code = EXIT_FAILURE;
+		return -1;
+	}
+	build_getopt(cmd->opts, common_opts, shorts, longs);
+	opterr = 0;
+	/* No "+" for a command: options may follow its arguments; ":"
+	 * tells a missing argument from an unknown option. */
+	shorts[0] = ':';
+	while ((opt = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+		switch (common_opt(cli, opt)) {
+		case 0:
+			continue;
+		case 1:
+			xrl_cmd_help(cmd, cli, stdout);
+			*exit_code = EXIT_SUCCESS;
+			return -1;
+		}
+		if (opt == '?' || opt == ':') {
+			bad_option(cli, cmd->name, argv, opt);
+			*exit_code = EXIT_FAILURE;
+			return -1;
+		}
+		return opt;
+	}
+	return -1;
+}
+
+const char *xrl_cmd_one_arg(const struct xrl_cmd *cmd, struct xrl_cli *cli,
+			    int argc, char **argv, int *exit_code)
+{
+	*exit_code = -1;
+	while (xrl_cmd_next_opt(cmd, cli, argc, argv, exit_code) != -1)
+		;
+	if (*exit_code >= 0)
+		return NULL;
+	if (optind != argc - 1) {
+		xrl_cmd_error(cli, cmd, "expects one %s; try '%s %s --help'",
+			      cmd->synopsis, cli->prog, cmd->name);
+		*exit_code = EXIT_FAILURE;
+		return NULL;
+	}
+	return argv[optind];
 }
 
 void xrl_cmd_error(const struct xrl_cli *cli, const struct xrl_cmd *cmd,
@@ -42,7 +175,7 @@ void xrl_cmd_error(const struct xrl_cli *cli, const struct xrl_cmd *cmd,
 {
 	va_list args;
 
-	fprintf(stderr, "%s %s: ", cli->prog, cmd->name);
+	fprintf(stderr, "%s: %s: ", cli->prog, cmd->name);
 	va_start(args, fmt);
 	vfprintf(stderr, fmt, args);
 	va_end(args);
@@ -54,13 +187,55 @@ void xrl_cmd_usage(const struct xrl_cmd *const *table,
 {
 	size_t i;
 
-	fprintf(out, "usage: %s [--pin-dir DIR] [-v] COMMAND [ARGS]\n\n"
-		"commands:\n", cli->prog);
+	fprintf(out, "usage: %s [OPTIONS] COMMAND [ARGS]\n\ncommands:\n",
+		cli->prog);
 	for (i = 0; table[i]; i++)
 		fprintf(out, "  %s %s\n      %s\n", table[i]->name,
 			table[i]->synopsis, table[i]->summary);
 	fprintf(out, "  help [COMMAND]\n      this help, or a command's\n"
-		"\n'%s COMMAND --help' details each command.\n", cli->prog);
+		"\noptions (also after any command):\n");
+	print_opts(out, common_opts);
+	fprintf(out, "      --version          the version\n"
+		"\nA command may be shortened to a unique prefix ('sta' is "
+		"status, 'st' is\nambiguous). '%s COMMAND --help' details each "
+		"command.\n", cli->prog);
+}
+
+#define OPT_VERSION	XRL_OPT_LONG
+
+int xrl_cmd_global_opts(const struct xrl_cmd *const *table,
+			struct xrl_cli *cli, int argc, char **argv,
+			int *exit_code)
+{
+	static const struct xrl_opt version[] = {
+		{ "version", OPT_VERSION, NULL, "the version" },
+		{}
+	};
+	struct option longs[MAX_OPTS + 1];
+	char shorts[2 * MAX_OPTS + 2];
+	int opt;
+
+	build_getopt(version, common_opts, shorts, longs);
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+		switch (common_opt(cli, opt)) {
+		case 0:
+			continue;
+		case 1:
+			xrl_cmd_usage(table, cli, stdout);
+			*exit_code = EXIT_SUCCESS;
+			return -1;
+		}
+		if (opt == OPT_VERSION) {
+			printf("%s %s\n", cli->prog, XRL_VERSION);
+			*exit_code = EXIT_SUCCESS;
+			return -1;
+		}
+		bad_option(cli, NULL, argv, opt);
+		*exit_code = EXIT_FAILURE;
+		return -1;
+	}
+	return optind;
 }
 
 static const struct xrl_cmd *find_cmd(const struct xrl_cmd *const *table,
@@ -89,13 +264,16 @@ static int run_help(const struct xrl_cmd *const *table, struct xrl_cli *cli,
 	const struct xrl_cmd *cmd;
 	int matches;
 
-	if (argc < 2) {
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
 		xrl_cmd_usage(table, cli, stdout);
 		return EXIT_SUCCESS;
 	}
 	cmd = find_cmd(table, argv[1], &matches);
 	if (!cmd) {
-		fprintf(stderr, "%s: no command '%s'\n", cli->prog, argv[1]);
+		fprintf(stderr, "%s: help: %s command '%s'; try '%s help'\n",
+			cli->prog, matches ? "ambiguous" : "no", argv[1],
+			cli->prog);
 		return EXIT_FAILURE;
 	}
 	xrl_cmd_help(cmd, cli, stdout);

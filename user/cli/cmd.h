@@ -15,46 +15,66 @@
 /* Options every command takes besides its own (parsed before them too). */
 struct xrl_cli {
 	const char *prog;	/* argv[0] of the tool, for messages */
-	const char *pin_dir;
+	const char *pin_dir;	/* -P, $XDP_RATELIMIT_PIN_DIR, XRL_PIN_DIR */
+	const char *socket;	/* -S, $XDP_RATELIMIT_SOCKET, XRL_SOCKET_PATH */
 	bool verbose;
 };
+
+/*
+ * One option of a command. The getopt string, the long option table and
+ * the --help text are all made from these, so the help can never offer
+ * an option the parser refuses.
+ */
+struct xrl_opt {
+	const char *name;	/* long name, without "--"; NULL ends a table */
+	int key;		/* its short letter, or XRL_OPT_LONG + n */
+	const char *arg;	/* what the help calls its argument; NULL: none */
+	const char *help;	/* one line */
+};
+
+#define XRL_OPT_LONG	256	/* keys from here on have no short letter */
 
 struct xrl_cmd {
 	const char *name;
 	const char *synopsis;	/* arguments, after the command name */
 	const char *summary;	/* one line */
-	const char *options;	/* option lines for --help, or NULL */
+	const struct xrl_opt *opts;	/* its own options, or NULL */
 	/* argv[0] is the command name. Returns EXIT_SUCCESS/EXIT_FAILURE. */
 	int (*run)(const struct xrl_cmd *cmd, struct xrl_cli *cli, int argc,
 		   char **argv);
 };
 
-/* Long options shared by every command: spread into each table. */
-#define XRL_CMD_COMMON_LONGOPTS					\
-	{ "help", no_argument, NULL, 'h' },			\
-	{ "pin-dir", required_argument, NULL, 'P' },		\
-	{ "verbose", no_argument, NULL, 'v' }
-#define XRL_CMD_COMMON_SHORTOPTS "hv"
-#define XRL_CMD_COMMON_HELP						\
-	"  -P, --pin-dir DIR   pin directory (default " XRL_PIN_DIR ")\n" \
-	"  -v, --verbose       show libbpf's messages\n"			\
-	"  -h, --help          this help\n"
+/*
+ * The next option of @cmd in @argv (getopt_long over its table and the
+ * common one): the common ones (-P, -S, -v, -h) are handled here, the
+ * command's returned by key. -1 at the end, or when the command must stop
+ * (help printed, a bad option): then *@exit_code is set (>= 0).
+ */
+int xrl_cmd_next_opt(const struct xrl_cmd *cmd, struct xrl_cli *cli,
+		     int argc, char **argv, int *exit_code);
 
 /*
- * Handles a common option returned by getopt_long: 'h' prints the help
- * and sets *@exit_code to EXIT_SUCCESS, '?' sets it to EXIT_FAILURE.
- * Returns true when it handled @opt (the command stops when *@exit_code
- * is set, i.e. >= 0).
+ * The one argument of a command that takes one and only common options,
+ * or NULL with *@exit_code set (help printed, a bad option, not one).
  */
-bool xrl_cmd_common_opt(const struct xrl_cmd *cmd, struct xrl_cli *cli,
-			int opt, int *exit_code);
+const char *xrl_cmd_one_arg(const struct xrl_cmd *cmd, struct xrl_cli *cli,
+			    int argc, char **argv, int *exit_code);
 
 void xrl_cmd_help(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		  FILE *out);
 
-/* Prints "PROG CMD: message" on stderr, one line. */
+/* Prints "PROG: CMD: message" on stderr, one line. */
 void xrl_cmd_error(const struct xrl_cli *cli, const struct xrl_cmd *cmd,
 		   const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/*
+ * The tool's own options before the command: the common ones and
+ * --version. Returns the index of the command in @argv, or -1 with
+ * *@exit_code set.
+ */
+int xrl_cmd_global_opts(const struct xrl_cmd *const *table,
+			struct xrl_cli *cli, int argc, char **argv,
+			int *exit_code);
 
 /*
  * Runs the command of @table (NULL-terminated) named by argv[0]; a unique
@@ -76,5 +96,9 @@ extern const struct xrl_cmd xrl_cmd_rule;
 extern const struct xrl_cmd xrl_cmd_reload;
 extern const struct xrl_cmd xrl_cmd_top;
 extern const struct xrl_cmd xrl_cmd_events;
+extern const struct xrl_cmd xrl_cmd_check;
+extern const struct xrl_cmd xrl_cmd_explain;
+extern const struct xrl_cmd xrl_cmd_reset;
+extern const struct xrl_cmd xrl_cmd_daemon;
 
 #endif

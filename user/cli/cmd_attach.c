@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* xdp-ratelimit attach IFACE: load or adopt, apply a policy, attach. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "attach.h"
@@ -14,31 +15,32 @@
 struct attach_args {
 	const char *ifname;
 	enum xrl_xdp_mode mode;
+	bool mode_set;
 	const char *policy_path;
 	struct xrl_load_opts load;
+};
+
+enum { OPT_MAX_SOURCES = XRL_OPT_LONG };
+
+static const struct xrl_opt attach_opts[] = {
+	{ "mode", 'm', "MODE", "native, generic, or auto (default): native, "
+	  "else generic" },
+	{ "policy", 'p', "FILE", "apply this YAML policy first (shared by "
+	  "every interface)" },
+	{ "max-sources", OPT_MAX_SOURCES, "N", "size of the bucket map when "
+	  "loading (default 1048576)" },
+	{}
 };
 
 static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		      int argc, char **argv, struct attach_args *args)
 {
-	static const struct option longopts[] = {
-		{ "mode", required_argument, NULL, 'm' },
-		{ "policy", required_argument, NULL, 'p' },
-		{ "max-sources", required_argument, NULL, 's' },
-		XRL_CMD_COMMON_LONGOPTS,
-		{}
-	};
 	unsigned long max_sources;
 	int opt, exit_code = -1;
 	char *end;
 
-	while ((opt = getopt_long(argc, argv, "m:p:" XRL_CMD_COMMON_SHORTOPTS,
-				  longopts, NULL)) != -1) {
-		if (xrl_cmd_common_opt(cmd, cli, opt, &exit_code)) {
-			if (exit_code >= 0)
-				return exit_code;
-			continue;
-		}
+	while ((opt = xrl_cmd_next_opt(cmd, cli, argc, argv,
+				       &exit_code)) != -1) {
 		switch (opt) {
 		case 'm':
 			if (xrl_xdp_mode_parse(optarg, &args->mode)) {
@@ -46,11 +48,12 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 					      "native, generic, auto", optarg);
 				return EXIT_FAILURE;
 			}
+			args->mode_set = true;
 			break;
 		case 'p':
 			args->policy_path = optarg;
 			break;
-		case 's':
+		case OPT_MAX_SOURCES:
 			errno = 0;
 			max_sources = strtoul(optarg, &end, 10);
 			if (errno || *end || !max_sources ||
@@ -63,6 +66,8 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 			break;
 		}
 	}
+	if (exit_code >= 0)
+		return exit_code;
 	if (optind != argc - 1) {
 		xrl_cmd_error(cli, cmd, "expects one interface name; try "
 			      "'%s attach --help'", cli->prog);
@@ -92,10 +97,31 @@ static void report_attach(const struct attach_args *args,
 	       dp->pin_dir);
 }
 
+/*
+ * Generic mode judges GRO/GSO aggregates, whose wire packets the program
+ * can only estimate (bpf/parse.h): say so when pps limits are in force.
+ */
+static void warn_generic_pps(const char *ifname, const struct xrl_datapath *dp,
+			     enum xrl_xdp_mode mode)
+{
+	int n;
+
+	if (mode != XRL_XDP_GENERIC)
+		return;
+	n = xrl_policy_count_pps_rules(dp);
+	if (n <= 0)
+		return;
+	fprintf(stderr, "%s: warning: generic mode judges GRO/GSO aggregates: "
+		"the pps limits of %d rule%s count an estimate of their wire "
+		"packets (never more than were sent); native mode counts each\n",
+		ifname, n, n == 1 ? "" : "s");
+}
+
 static int attach_with(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		       const struct attach_args *args, struct xrl_config *config)
 {
 	struct xrl_attach_result result = {};
+	struct xrl_xdp_state state;
 	struct xrl_pin_dir dir;
 	struct xrl_datapath dp;
 	bool loaded, already;
@@ -110,12 +136,34 @@ static int attach_with(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 	if (ret)
 		goto unlock;
 	/* Refuse before the policy changes: the maps may be shared. */
+	if (!loaded && args->load.max_sources &&
+	    args->load.max_sources != xrl_datapath_max_sources(&dp)) {
+		snprintf(err, sizeof(err), "--max-sources %u: the program "
+			 "pinned in %.200s has %u; it is sized when loaded, so "
+			 "detach every interface first", args->load.max_sources,
+			 dp.pin_dir, xrl_datapath_max_sources(&dp));
+		ret = -EEXIST;
+		goto undo;
+	}
 	ret = xrl_attach_check(&dp, args->ifname, err, sizeof(err));
 	if (ret && ret != -EALREADY)
 		goto undo;
 	already = ret == -EALREADY;
+	if (already && args->mode_set) {
+		snprintf(err, sizeof(err), "%s: already attached; --mode "
+			 "applies when attaching, so detach it first",
+			 args->ifname);
+		ret = -EEXIST;
+		goto undo;
+	}
 	if (config) {
-		ret = xrl_policy_apply(&dp, &config->policy, err, sizeof(err));
+		/* Ids as the daemon gives them: a rule keeps the id its
+		 * prefix holds in force, a new one gets one never used. */
+		ret = xrl_policy_take_ids(&dp, &config->policy, NULL, err,
+					  sizeof(err));
+		if (!ret)
+			ret = xrl_policy_apply(&dp, &config->policy, err,
+					       sizeof(err));
 		if (ret)
 			goto undo;
 	}
@@ -123,6 +171,8 @@ static int attach_with(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		/* Attaching again is how a new policy file is applied. */
 		printf("%s: already attached%s\n", args->ifname,
 		       config ? "; policy applied" : "");
+		if (!xrl_xdp_query(xrl_ifindex(args->ifname), &state))
+			warn_generic_pps(args->ifname, &dp, state.mode);
 		goto done;
 	}
 	ret = xrl_attach(&dp, args->ifname, args->mode, &result, err,
@@ -130,6 +180,7 @@ static int attach_with(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 	if (ret)
 		goto undo;
 	report_attach(args, &result, &dp, loaded);
+	warn_generic_pps(args->ifname, &dp, result.mode);
 done:
 	xrl_datapath_close(&dp);
 	xrl_pin_dir_close(&dir);
@@ -185,12 +236,6 @@ const struct xrl_cmd xrl_cmd_attach = {
 		    "[--max-sources N]",
 	.summary = "Attach the rate limiter to IFACE (loading and pinning it, "
 		   "or sharing the one pinned).",
-	.options =
-	"  -m, --mode MODE     native, generic, or auto (default): native,\n"
-	"                      else generic\n"
-	"  -p, --policy FILE   apply this YAML policy first (shared by every\n"
-	"                      interface)\n"
-	"      --max-sources N size of the bucket map when loading (default\n"
-	"                      1048576)\n",
+	.opts = attach_opts,
 	.run = run_attach,
 };

@@ -18,13 +18,11 @@
 #include "report.h"
 #include "xrl.h"
 
-#define SOCKET_HELP \
-	"  -S, --socket PATH   control socket (default " XRL_SOCKET_PATH ")\n"
-
 enum {
-	OPT_SOCKET = 'S',
 	OPT_JSON = 'j',
-	OPT_NAME = 256,
+	OPT_TOP_N = 'n',
+	OPT_FOLLOW = 'f',
+	OPT_NAME = XRL_OPT_LONG,
 	OPT_ACTION,
 	OPT_PPS,
 	OPT_BURST,
@@ -33,8 +31,45 @@ enum {
 	OPT_SCOPE,
 	OPT_REPLACE,
 	OPT_GLOBAL,
-	OPT_TOP_N = 'n',
-	OPT_FOLLOW = 'f',
+};
+
+#define JSON_OPT { "json", OPT_JSON, NULL, "the daemon's JSON response" }
+
+static const struct xrl_opt rule_opts[] = {
+	{ "name", OPT_NAME, "NAME", "rule name (default: the CIDR)" },
+	{ "action", OPT_ACTION, "A", "limit (default), monitor, allow or deny" },
+	{ "pps", OPT_PPS, "R", "packets per second (k/M/G suffixes)" },
+	{ "burst", OPT_BURST, "B", "burst in packets" },
+	{ "bps", OPT_BPS, "R", "bits per second (k/M/G suffixes)" },
+	{ "burst-bytes", OPT_BURST_BYTES, "B", "burst in bytes" },
+	{ "scope", OPT_SCOPE, "S", "source (a budget per source, default) or "
+	  "aggregate (one for all)" },
+	{ "global", OPT_GLOBAL, NULL, "an aggregate budget shared through "
+	  "Redis" },
+	{ "replace", OPT_REPLACE, NULL, "change the rule of that CIDR (keeps "
+	  "its id)" },
+	JSON_OPT,
+	{}
+};
+
+static const struct xrl_opt reload_opts[] = {
+	JSON_OPT,
+	{}
+};
+
+static const struct xrl_opt top_opts[] = {
+	{ "count", OPT_TOP_N, "N", "how many (default 10; on a terminal, as "
+	  "many as fit)" },
+	JSON_OPT,
+	{}
+};
+
+static const struct xrl_opt events_opts[] = {
+	{ "count", OPT_TOP_N, "N", "the last N (default: all kept)" },
+	{ "follow", OPT_FOLLOW, NULL, "keep printing new ones" },
+	{ "json", OPT_JSON, NULL, "the daemon's JSON response (with --follow: "
+	  "one event per line)" },
+	{}
 };
 
 struct control_args {
@@ -47,20 +82,58 @@ struct control_args {
 };
 
 /*
+ * The daemon's error in the CLI's words: without the protocol command it
+ * starts with ("rule.add: "), naming options where it names fields.
+ */
+static void word_error(const struct control_args *args, const char *err,
+		       char *out, size_t len)
+{
+	static const char *const fields[][2] = {
+		{ "\"replace\": true", "--replace" },
+		{ "burst_bytes:", "--burst-bytes:" },
+		{ "name:", "--name:" }, { "action:", "--action:" },
+		{ "pps:", "--pps:" }, { "burst:", "--burst:" },
+		{ "bps:", "--bps:" }, { "scope:", "--scope:" },
+		{ "global:", "--global:" }, { "n:", "--count:" },
+	};
+	const char *cmd = json_string_value(json_object_get(args->request,
+							    "cmd"));
+	size_t i, n;
+	char *at;
+
+	n = cmd ? strlen(cmd) : 0;
+	if (n && !strncmp(err, cmd, n) && !strncmp(err + n, ": ", 2))
+		err += n + 2;
+	snprintf(out, len, "%s", err);
+	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		size_t from = strlen(fields[i][0]), to = strlen(fields[i][1]);
+
+		at = strstr(out, fields[i][0]);
+		/* A field leads the message, or "replace" is suggested. */
+		if (!at || (i && at != out) ||
+		    strlen(out) - from + to >= len)
+			continue;
+		memmove(at + to, at + from, strlen(at + from) + 1);
+		memcpy(at, fields[i][1], to);
+	}
+}
+
+/*
  * Sends @args->request and prints the failure, if any, as one line.
  * Returns the response (json_decref it) or NULL.
  */
 static json_t *call_daemon(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 			   struct control_args *args)
 {
+	char err[1024], worded[1100];
 	json_t *response;
-	char err[1024];
 	int ret;
 
 	ret = xrl_client_call(args->socket, args->request, &response, err,
 			      sizeof(err));
 	if (ret) {
-		xrl_cmd_error(cli, cmd, "%s", err);
+		word_error(args, err, worded, sizeof(worded));
+		xrl_cmd_error(cli, cmd, "%s", worded);
 		json_decref(response);
 		return NULL;
 	}
@@ -71,23 +144,6 @@ static json_t *call_daemon(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		      int argc, char **argv, struct control_args *args)
 {
-	static const struct option longopts[] = {
-		{ "socket", required_argument, NULL, OPT_SOCKET },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "name", required_argument, NULL, OPT_NAME },
-		{ "action", required_argument, NULL, OPT_ACTION },
-		{ "pps", required_argument, NULL, OPT_PPS },
-		{ "burst", required_argument, NULL, OPT_BURST },
-		{ "bps", required_argument, NULL, OPT_BPS },
-		{ "burst-bytes", required_argument, NULL, OPT_BURST_BYTES },
-		{ "scope", required_argument, NULL, OPT_SCOPE },
-		{ "global", no_argument, NULL, OPT_GLOBAL },
-		{ "replace", no_argument, NULL, OPT_REPLACE },
-		{ "count", required_argument, NULL, OPT_TOP_N },
-		{ "follow", no_argument, NULL, OPT_FOLLOW },
-		XRL_CMD_COMMON_LONGOPTS,
-		{}
-	};
 	static const char *const fields[] = {
 		[OPT_NAME - OPT_NAME] = "name",
 		[OPT_ACTION - OPT_NAME] = "action",
@@ -101,19 +157,10 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 	char *end;
 	long n;
 
-	args->socket = XRL_SOCKET_PATH;
 	args->request = json_object();
-	while ((opt = getopt_long(argc, argv, "S:jfn:" XRL_CMD_COMMON_SHORTOPTS,
-				  longopts, NULL)) != -1) {
-		if (xrl_cmd_common_opt(cmd, cli, opt, &exit_code)) {
-			if (exit_code >= 0)
-				return exit_code;
-			continue;
-		}
+	while ((opt = xrl_cmd_next_opt(cmd, cli, argc, argv,
+				       &exit_code)) != -1) {
 		switch (opt) {
-		case OPT_SOCKET:
-			args->socket = optarg;
-			break;
 		case OPT_JSON:
 			args->json = true;
 			break;
@@ -131,8 +178,8 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		case OPT_TOP_N:
 			n = strtol(optarg, &end, 10);
 			if (*end || n < 1 || n > 100000) {
-				xrl_cmd_error(cli, cmd, "-n: '%s' is not a "
-					      "count", optarg);
+				xrl_cmd_error(cli, cmd, "--count %s: not a "
+					      "count from 1 to 100000", optarg);
 				return EXIT_FAILURE;
 			}
 			json_object_set_new(args->request, "n",
@@ -147,6 +194,9 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 					    json_string(optarg));
 		}
 	}
+	if (exit_code >= 0)
+		return exit_code;
+	args->socket = cli->socket;
 	args->n_args = argc - optind;
 	args->args = argv + optind;
 	return -1;
@@ -175,9 +225,9 @@ static void print_rule(json_t *rule)
 	json_t *passed = json_object_get(rule, "passed");
 	json_t *dropped = json_object_get(rule, "dropped");
 
-	printf("%5lld  %-20s %-22s %-8s", int_of(rule, "id"),
+	printf("%5lld  %-20s %-22s %-8s %-7s", int_of(rule, "id"),
 	       str_of(rule, "name"), str_of(rule, "cidr"),
-	       str_of(rule, "action"));
+	       str_of(rule, "action"), str_of(rule, "source") ?: "");
 	print_limit("pps", rule, "pps", "burst");
 	print_limit("bps", rule, "bps", "burst_bytes");
 	if (str_of(rule, "scope") && strcmp(str_of(rule, "scope"), "source"))
@@ -221,11 +271,13 @@ static void print_list(json_t *response)
 	json_t *rule;
 	size_t i;
 
-	printf("source keys /%lld (IPv4), /%lld (IPv6); malformed: %s\n",
+	printf("source keys /%lld (IPv4), /%lld (IPv6); malformed: %s; "
+	       "vlan_overflow: %s; ipv4_mapped: %s\n",
 	       int_of(response, "v4_prefix"), int_of(response, "v6_prefix"),
-	       str_of(response, "malformed"));
-	printf("%5s  %-20s %-22s %-8s limits\n", "id", "name", "cidr",
-	       "action");
+	       str_of(response, "malformed"), str_of(response, "vlan_overflow"),
+	       str_of(response, "ipv4_mapped"));
+	printf("%5s  %-20s %-22s %-8s %-7s limits\n", "id", "name", "cidr",
+	       "action", "source");
 	json_array_foreach(json_object_get(response, "rules"), i, rule)
 		print_rule(rule);
 }
@@ -310,6 +362,101 @@ static int run_reload(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 	response = call_daemon(cmd, cli, &args);
 	if (response)
 		ret = print_response(&args, response, print_reloaded);
+put_request:
+	json_decref(args.request);
+	return ret;
+}
+
+static void print_uptime(long long s)
+{
+	if (s >= 86400)
+		printf("%lldd ", s / 86400);
+	printf("%02lld:%02lld:%02lld", s / 3600 % 24, s / 60 % 60, s % 60);
+}
+
+/* The global budgets' link to Redis: healthy, or degraded since when. */
+static void print_global(json_t *budgets)
+{
+	json_t *global = json_object_get(budgets, "global");
+
+	if (!global) {
+		printf("budgets:     local only (no Redis)\n");
+		return;
+	}
+	printf("budgets:     through redis %s as node \"%s\": ",
+	       str_of(global, "redis"), str_of(global, "node"));
+	if (json_is_true(json_object_get(global, "degraded")))
+		printf("DEGRADED since %s (%s)\n",
+		       str_of(global, "degraded_since"),
+		       str_of(global, "degraded_reason"));
+	else
+		printf("healthy\n");
+}
+
+static void print_daemon(json_t *response)
+{
+	json_t *daemon = json_object_get(response, "daemon");
+	json_t *ifaces = json_object_get(daemon, "interfaces");
+	json_t *last = json_object_get(daemon, "last_reload"), *iface;
+	size_t i;
+
+	printf("xdp-ratelimitd %s, pid %lld, up ", str_of(daemon, "version"),
+	       int_of(daemon, "pid"));
+	print_uptime(int_of(daemon, "uptime_s"));
+	printf("\nconfig:      %s\n", str_of(daemon, "config"));
+	printf("socket:      %s (%lld client%s)\n", str_of(daemon, "socket"),
+	       int_of(daemon, "clients"),
+	       int_of(daemon, "clients") == 1 ? "" : "s");
+	printf("interfaces: ");
+	json_array_foreach(ifaces, i, iface)
+		printf(" %s", json_string_value(iface));
+	printf("%s\n", json_array_size(ifaces) ? "" : " none");
+	printf("policies:    %lld applied, %lld refused since the start\n",
+	       int_of(daemon, "policies_applied"),
+	       int_of(daemon, "changes_refused"));
+	if (!json_is_object(last))
+		printf("last reload: none since the start\n");
+	else if (json_is_true(json_object_get(last, "ok")))
+		printf("last reload: %s: ok\n", str_of(last, "at"));
+	else
+		printf("last reload: %s: refused: %s\n", str_of(last, "at"),
+		       str_of(last, "error"));
+	print_global(json_object_get(response, "budgets"));
+}
+
+static int run_daemon(const struct xrl_cmd *cmd, struct xrl_cli *cli,
+		      int argc, char **argv)
+{
+	struct control_args args = {};
+	json_t *response;
+	int ret;
+
+	ret = parse_args(cmd, cli, argc, argv, &args);
+	if (ret >= 0)
+		goto put_request;
+	ret = EXIT_FAILURE;
+	if (args.n_args || json_object_size(args.request)) {
+		xrl_cmd_error(cli, cmd, "takes no arguments");
+		goto put_request;
+	}
+	json_object_set_new(args.request, "cmd", json_string("status"));
+	response = call_daemon(cmd, cli, &args);
+	if (!response)
+		goto put_request;
+	if (args.json) {
+		/* The daemon's own view only: the data path is status'. */
+		json_t *view = json_pack("{s:O, s:O?}", "daemon",
+					 json_object_get(response, "daemon"),
+					 "budgets",
+					 json_object_get(response, "budgets"));
+
+		ret = xrl_json_print(stdout, view, true) ? EXIT_FAILURE :
+		      EXIT_SUCCESS;
+	} else {
+		print_daemon(response);
+		ret = EXIT_SUCCESS;
+	}
+	json_decref(response);
 put_request:
 	json_decref(args.request);
 	return ret;
@@ -575,18 +722,7 @@ const struct xrl_cmd xrl_cmd_rule = {
 	.name = "rule",
 	.synopsis = "add CIDR [OPTIONS] | del NAME|CIDR | list [--json]",
 	.summary = "Change or list the daemon's rules (through its socket).",
-	.options =
-	"      --name NAME     rule name (default: the CIDR)\n"
-	"      --action A      limit (default), monitor, allow or deny\n"
-	"      --pps R --burst B         packets per second, burst in packets\n"
-	"      --bps R --burst-bytes B   bits per second, burst in bytes\n"
-	"                      (R and B take k/M/G suffixes)\n"
-	"      --scope S       source (default: a budget per source) or\n"
-	"                      aggregate (one budget for all it matches)\n"
-	"      --global        an aggregate budget shared through Redis\n"
-	"      --replace       change the rule of that CIDR (keeps its id)\n"
-	"  -j, --json          the daemon's JSON response\n"
-	SOCKET_HELP,
+	.opts = rule_opts,
 	.run = run_rule,
 };
 
@@ -594,8 +730,7 @@ const struct xrl_cmd xrl_cmd_reload = {
 	.name = "reload",
 	.synopsis = "[FILE] [--json]",
 	.summary = "Have the daemon apply its policy file (or FILE) whole.",
-	.options = "  -j, --json          the daemon's JSON response\n"
-		   SOCKET_HELP,
+	.opts = reload_opts,
 	.run = run_reload,
 };
 
@@ -604,21 +739,23 @@ const struct xrl_cmd xrl_cmd_top = {
 	.synopsis = "[-n N] [--json]",
 	.summary = "Sources with the most dropped packets (from the daemon); "
 		   "on a terminal, refreshed every second by drop rate.",
-	.options = "  -n, --count N       how many (default 10; on a terminal,\n"
-		   "                      as many as fit)\n"
-		   "  -j, --json          the daemon's JSON response\n"
-		   SOCKET_HELP,
+	.opts = top_opts,
 	.run = run_top,
+};
+
+const struct xrl_cmd xrl_cmd_daemon = {
+	.name = "daemon",
+	.synopsis = "[--json]",
+	.summary = "The daemon's own view: uptime, last reload and its "
+		   "result, clients, budgets.",
+	.opts = reload_opts,
+	.run = run_daemon,
 };
 
 const struct xrl_cmd xrl_cmd_events = {
 	.name = "events",
 	.synopsis = "[-n N] [--follow] [--json]",
 	.summary = "Sources that started being limited (from the daemon).",
-	.options = "  -n, --count N       the last N (default: all kept)\n"
-		   "  -f, --follow        keep printing new ones\n"
-		   "  -j, --json          the daemon's JSON response (with\n"
-		   "                      --follow: one event per line)\n"
-		   SOCKET_HELP,
+	.opts = events_opts,
 	.run = run_events,
 };

@@ -4,7 +4,9 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "attach.h"
+#include "client.h"
 #include "cmd.h"
 #include "env.h"
 #include "pin.h"
@@ -28,23 +30,56 @@ static int remove_pins_if_unused(const char *pin_dir, char *err, size_t len)
 	return ret;
 }
 
+/*
+ * The last detach removes the pins; under a daemon that uses them it
+ * would keep answering "ok" to changes nothing enforces. -EBUSY then.
+ */
+static int check_daemon(const struct xrl_cli *cli,
+			const struct xrl_pin_dir *dir, const char *ifname,
+			char *err, size_t len)
+{
+	char path[PATH_MAX + 32], why[256];
+	const char *daemon_pins;
+	json_t *request, *response = NULL;
+	struct stat st;
+	bool busy;
+
+	xrl_pin_link_path(dir->path, ifname, path, sizeof(path));
+	if (xrl_pin_count_links(dir->path) != 1 || stat(path, &st))
+		return 0;
+	request = json_pack("{s:s}", "cmd", "status");
+	if (!request || xrl_client_call(cli->socket, request, &response, why,
+					sizeof(why))) {
+		json_decref(request);
+		json_decref(response);
+		return 0;
+	}
+	daemon_pins = json_string_value(json_object_get(response, "pin_dir"));
+	busy = daemon_pins && !strcmp(daemon_pins, dir->path);
+	json_decref(request);
+	json_decref(response);
+	if (!busy)
+		return 0;
+	snprintf(err, len, "%s is the last interface, and xdp-ratelimitd "
+		 "(%.200s) runs on these pins: the last detach would remove "
+		 "them from under it; stop the daemon first", ifname,
+		 cli->socket);
+	return -EBUSY;
+}
+
 static int run_detach(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		      int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		XRL_CMD_COMMON_LONGOPTS,
-		{}
-	};
 	struct xrl_pin_dir dir;
 	int opt, ret, exit_code = -1;
 	const char *ifname;
 	char err[PATH_MAX + 256];
 
-	while ((opt = getopt_long(argc, argv, XRL_CMD_COMMON_SHORTOPTS,
-				  longopts, NULL)) != -1)
-		if (xrl_cmd_common_opt(cmd, cli, opt, &exit_code) &&
-		    exit_code >= 0)
-			return exit_code;
+	while ((opt = xrl_cmd_next_opt(cmd, cli, argc, argv,
+				       &exit_code)) != -1)
+		;
+	if (exit_code >= 0)
+		return exit_code;
 	if (optind != argc - 1) {
 		xrl_cmd_error(cli, cmd, "expects one interface name; try "
 			      "'%s detach --help'", cli->prog);
@@ -59,7 +94,9 @@ static int run_detach(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 			 "(nothing pinned in %s)", ifname, cli->pin_dir);
 	if (ret)
 		goto fail;
-	ret = xrl_detach(dir.path, ifname, err, sizeof(err));
+	ret = check_daemon(cli, &dir, ifname, err, sizeof(err));
+	if (!ret)
+		ret = xrl_detach(dir.path, ifname, err, sizeof(err));
 	if (!ret)
 		ret = remove_pins_if_unused(dir.path, err, sizeof(err));
 	xrl_pin_dir_close(&dir);

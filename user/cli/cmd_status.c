@@ -17,38 +17,37 @@ struct watch_opts {
 	long count;
 };
 
+static const struct xrl_opt status_opts[] = {
+	{ "json", 'j', NULL, "one JSON object (see README.md)" },
+	{}
+};
+
+static const struct xrl_opt stats_opts[] = {
+	{ "json", 'j', NULL, "one JSON object (see README.md)" },
+	{ "watch", 'w', NULL, "packets per second of each verdict, a line "
+	  "every second" },
+	{ "count", 'n', "N", "with --watch: stop after N lines" },
+	{}
+};
+
 /*
- * Parses [--json], [--watch [--count N]] (when @watch is not NULL) and the
- * common options; -1 to go on, else an exit code.
+ * Parses the options of status (@watch NULL) or stats and the common
+ * ones; -1 to go on, else an exit code.
  */
 static int parse_json_flag(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 			   int argc, char **argv, bool *json,
 			   struct watch_opts *watch)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "watch", no_argument, NULL, 'w' },
-		{ "count", required_argument, NULL, 'c' },
-		XRL_CMD_COMMON_LONGOPTS,
-		{}
-	};
 	int opt, exit_code = -1;
 	char *end;
 
-	while ((opt = getopt_long(argc, argv, "jwc:" XRL_CMD_COMMON_SHORTOPTS,
-				  longopts, NULL)) != -1) {
-		if (xrl_cmd_common_opt(cmd, cli, opt, &exit_code)) {
-			if (exit_code >= 0)
-				return exit_code;
-		} else if (opt == 'j') {
+	while ((opt = xrl_cmd_next_opt(cmd, cli, argc, argv,
+				       &exit_code)) != -1) {
+		if (opt == 'j') {
 			*json = true;
-		} else if ((opt == 'w' || opt == 'c') && !watch) {
-			xrl_cmd_error(cli, cmd, "--watch and --count are "
-				      "options of stats");
-			return EXIT_FAILURE;
 		} else if (opt == 'w') {
 			watch->on = true;
-		} else if (opt == 'c') {
+		} else if (opt == 'n') {
 			watch->count = strtol(optarg, &end, 10);
 			if (*end || watch->count < 1) {
 				xrl_cmd_error(cli, cmd, "--count: '%s' is not "
@@ -57,6 +56,8 @@ static int parse_json_flag(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 			}
 		}
 	}
+	if (exit_code >= 0)
+		return exit_code;
 	if (watch && watch->count && !watch->on) {
 		xrl_cmd_error(cli, cmd, "--count goes with --watch");
 		return EXIT_FAILURE;
@@ -200,17 +201,14 @@ const struct xrl_cmd xrl_cmd_status = {
 	.synopsis = "[--json]",
 	.summary = "Interfaces and modes, program, maps, rules, tracked "
 		   "sources, counters.",
-	.options = "  -j, --json          one JSON object (see README.md)\n",
+	.opts = status_opts,
 	.run = run_status,
 };
 
 const struct xrl_cmd xrl_cmd_stats = {
 	.name = "stats",
-	.synopsis = "[--json] | --watch [--count N]",
+	.synopsis = "[--json] | --watch [-n N]",
 	.summary = "Counters per verdict and per rule, summed over CPUs.",
-	.options = "  -j, --json          one JSON object (see README.md)\n"
-		   "  -w, --watch         packets per second of each verdict,\n"
-		   "                      a line every second\n"
-		   "  -c, --count N       with --watch: stop after N lines\n",
+	.opts = stats_opts,
 	.run = run_stats,
 };

@@ -4,7 +4,6 @@
  * read its state. Commands live in user/cli/cmd_*.c; this file is their
  * table and the global options.
  */
-#include <getopt.h>
 #include <stdlib.h>
 #include "cmd.h"
 #include "datapath.h"
@@ -20,43 +19,35 @@ static const struct xrl_cmd *const commands[] = {
 	&xrl_cmd_reload,
 	&xrl_cmd_top,
 	&xrl_cmd_events,
+	&xrl_cmd_check,
+	&xrl_cmd_explain,
+	&xrl_cmd_reset,
+	&xrl_cmd_daemon,
 	NULL
 };
 
+/* An option wins over the environment, the environment over the default. */
+static const char *from_env(const char *name, const char *fallback)
+{
+	const char *value = getenv(name);
+
+	return value && value[0] ? value : fallback;
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "pin-dir", required_argument, NULL, 'P' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
 	struct xrl_cli cli = {
 		.prog = "xdp-ratelimit",
-		.pin_dir = XRL_PIN_DIR,
+		.pin_dir = from_env(XRL_ENV_PIN_DIR, XRL_PIN_DIR),
+		.socket = from_env(XRL_ENV_SOCKET, XRL_SOCKET_PATH),
 	};
-	int opt;
+	int first, exit_code = -1;
 
 	/* libbpf's own messages only with -v: errors are ours to word. */
 	xrl_log_libbpf();
 	xrl_log_set_level(XRL_LOG_ERROR);
-	/* "+": stop at the command name; what follows is the command's. */
-	while ((opt = getopt_long(argc, argv, "+P:vh", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'P':
-			cli.pin_dir = optarg;
-			break;
-		case 'v':
-			cli.verbose = true;
-			xrl_log_set_level(XRL_LOG_DEBUG);
-			break;
-		case 'h':
-			xrl_cmd_usage(commands, &cli, stdout);
-			return EXIT_SUCCESS;
-		default:
-			xrl_cmd_usage(commands, &cli, stderr);
-			return EXIT_FAILURE;
-		}
-	}
-	return xrl_cmd_dispatch(commands, &cli, argc - optind, argv + optind);
+	first = xrl_cmd_global_opts(commands, &cli, argc, argv, &exit_code);
+	if (first < 0)
+		return exit_code;
+	return xrl_cmd_dispatch(commands, &cli, argc - first, argv + first);
 }

@@ -13,6 +13,8 @@ static const char *const verdict_names[XRL_VERDICT_COUNT] = {
 	[XRL_VERDICT_DENY] = "deny",
 	[XRL_VERDICT_MALFORMED] = "malformed",
 	[XRL_VERDICT_NONIP] = "nonip",
+	[XRL_VERDICT_VLAN_OVERFLOW] = "vlan_overflow",
+	[XRL_VERDICT_IPV4_MAPPED] = "ipv4_mapped",
 };
 
 const char *xrl_verdict_name(enum xrl_verdict verdict)

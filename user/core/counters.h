@@ -7,7 +7,8 @@
 
 #include "xrl.h"
 
-/* "pass", "drop", "monitor", "allow", "deny", "malformed", "nonip". */
+/* "pass", "drop", "monitor", "allow", "deny", "malformed", "nonip",
+ * "vlan_overflow", "ipv4_mapped". */
 const char *xrl_verdict_name(enum xrl_verdict verdict);
 
 /* "inserts", "insert_failures", "refused", "fallback_pass",

@@ -27,19 +27,24 @@ static int interval_shift(uint64_t ns_x_rate, uint64_t rate)
 	return XRL_SHIFT_MAX;
 }
 
-/* Sets interval and shift: ns_x_rate * rate * 2^13 must be below 2^127. */
+/*
+ * Sets interval and shift: ceil(ns_x_rate * 2^shift / rate), exact in
+ * 128 bits for ns_x_rate < 2^64 and rate < 2^64 (a share's rate is
+ * rate * weight, up to 2^60): rounding up keeps the admitted rate at or
+ * below the configured one.
+ */
 static void compile_interval(uint64_t ns_x_rate, uint64_t rate,
 			     struct xrl_limit *limit)
 {
-	unsigned __int128 numerator;
+	unsigned __int128 time = ns_x_rate, per = rate;
 	int shift;
 
 	shift = interval_shift(ns_x_rate, rate);
-	/* ceil(ns_x_rate * 2^shift / rate), exact in 128 bits: rounding up
-	 * keeps the admitted rate at or below the configured one. */
-	numerator = (unsigned __int128)ns_x_rate << (shift + 64);
-	numerator = (numerator + rate - 1) / rate;
-	limit->interval = (uint64_t)((numerator + UINT64_MAX) >> 64);
+	if (shift >= 0)
+		time <<= shift;
+	else
+		per <<= -shift;
+	limit->interval = (uint64_t)((time + per - 1) / per);
 	limit->shift = shift;
 }
 
@@ -78,8 +83,8 @@ int xrl_limit_compile_pps_share(uint64_t pps, uint64_t burst, unsigned shares,
 
 /*
  * A share of weight / XRL_SHARE_ONE of a limit: interval for the rate
- * rate * weight / ONE (exact: 1e9 * ONE / (rate * weight), which fits the
- * 128-bit arithmetic of compile() as rate * ONE < 2^50), and the whole
+ * rate * weight / ONE (exact: 1e9 * ONE / (rate * weight), rate * ONE
+ * below 2^60), and the whole
  * limit's tolerance as a time (burst / rate, in this share's units), but
  * never below one packet (or one full-size frame, XRL_AGG_FLOOR_BYTES): a
  * CPU whose share of the burst is under one packet still admits one.

@@ -1,10 +1,22 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/stat.h>
 #include "log.h"
 
 static enum xrl_log_level max_level = XRL_LOG_INFO;
+static enum xrl_log_style style = XRL_LOG_PLAIN;
+
+/* sd-daemon(3) priorities of the levels. */
+static const char *const journal_prefix[] = {
+	[XRL_LOG_ERROR] = "<3>",
+	[XRL_LOG_WARN] = "<4>",
+	[XRL_LOG_INFO] = "<6>",
+	[XRL_LOG_DEBUG] = "<7>",
+};
 
 static const char *const level_names[] = {
 	[XRL_LOG_ERROR] = "error",
@@ -16,6 +28,46 @@ static const char *const level_names[] = {
 void xrl_log_set_level(enum xrl_log_level level)
 {
 	max_level = level;
+}
+
+/* JOURNAL_STREAM is "DEV:INODE" of the journal's stream: stderr is the
+ * journal when it is that very file (systemd.exec(5)). */
+static bool stderr_is_journal(void)
+{
+	const char *env = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	return env && sscanf(env, "%llu:%llu", &dev, &ino) == 2 &&
+	       !fstat(fileno(stderr), &st) && st.st_dev == dev &&
+	       st.st_ino == ino;
+}
+
+void xrl_log_init_daemon(void)
+{
+	style = stderr_is_journal() ? XRL_LOG_JOURNAL : XRL_LOG_TIMESTAMP;
+}
+
+static void write_line(enum xrl_log_level level, const char *line)
+{
+	char stamp[40];
+	struct timespec now;
+	struct tm tm;
+
+	switch (style) {
+	case XRL_LOG_JOURNAL:
+		fprintf(stderr, "%s%s\n", journal_prefix[level], line);
+		return;
+	case XRL_LOG_TIMESTAMP:
+		clock_gettime(CLOCK_REALTIME, &now);
+		gmtime_r(&now.tv_sec, &tm);
+		strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+		fprintf(stderr, "%s.%03ldZ %s: %s\n", stamp,
+			now.tv_nsec / 1000000, level_names[level], line);
+		return;
+	default:
+		fprintf(stderr, "%s: %s\n", level_names[level], line);
+	}
 }
 
 void xrl_vlog(enum xrl_log_level level, const char *fmt, va_list ap)
@@ -33,7 +85,7 @@ void xrl_vlog(enum xrl_log_level level, const char *fmt, va_list ap)
 	for (c = line; *c; c++)
 		if (*c == '\n' || *c == '\r')
 			*c = ' ';
-	fprintf(stderr, "%s: %s\n", level_names[level], line);
+	write_line(level, line);
 }
 
 void xrl_log(enum xrl_log_level level, const char *fmt, ...)

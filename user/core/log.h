@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * log.h - one line per event on stderr, with a level, for the daemon
- * (journald and container runtimes add the time themselves).
+ * log.h - one line per event on stderr, with a level. The daemon's lines
+ * carry a syslog priority prefix ("<6>") when stderr is the journal, and
+ * a UTC timestamp otherwise; the CLI's are plain.
  */
 #ifndef XRL_LOG_H
 #define XRL_LOG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 
 enum xrl_log_level {
 	XRL_LOG_ERROR = 0,
@@ -15,11 +17,23 @@ enum xrl_log_level {
 	XRL_LOG_DEBUG,
 };
 
+enum xrl_log_style {
+	XRL_LOG_PLAIN = 0,	/* "LEVEL: message" */
+	XRL_LOG_JOURNAL,	/* "<N>message" (sd-daemon(3)) */
+	XRL_LOG_TIMESTAMP,	/* "2026-12-01T09:50:01.123Z LEVEL: message" */
+};
+
+/* The daemon's style: the journal's when JOURNAL_STREAM names stderr,
+ * timestamps otherwise. */
+void xrl_log_init_daemon(void);
+
 /* Messages above @level are dropped; XRL_LOG_INFO unless set. */
 void xrl_log_set_level(enum xrl_log_level level);
 
 /* Writes "LEVEL: message\n" to stderr; newlines in the message become
- * spaces so one event stays one line. */
+ * spaces so one event stays one line. When stderr is the journal
+ * (JOURNAL_STREAM), the line starts with its priority ("<6>info: ..."),
+ * which journald takes off and keeps as the entry's priority. */
 void xrl_log(enum xrl_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

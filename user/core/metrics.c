@@ -117,9 +117,9 @@ static void write_rules(FILE *out, const struct xrl_metrics *m)
 	};
 	static const char *const helps[] = {
 		"Packets of each rule's sources, passed or dropped (monitor "
-		"rules: would have been dropped).",
+		"rules: verdict=\"would_drop\").",
 		"Bytes of each rule's sources, passed or dropped (monitor "
-		"rules: would have been dropped).",
+		"rules: verdict=\"would_drop\").",
 	};
 	static const char *const outcomes[XRL_RULE_OUTCOMES] = {
 		[XRL_RULE_PASSED] = "pass",
@@ -140,7 +140,11 @@ static void write_rules(FILE *out, const struct xrl_metrics *m)
 						       id_name;
 			for (o = 0; o < XRL_RULE_OUTCOMES; o++) {
 				c = &m->rules[i].counters.outcome[o];
-				labels[3] = outcomes[o];
+				/* A monitor rule drops nothing: its own label,
+				 * so a sum of drops counts only real ones. */
+				labels[3] = o == XRL_RULE_DROPPED &&
+					    m->rules[i].monitor ? "would_drop" :
+					    outcomes[o];
 				xrl_metrics_sample_u64(out, names[kind], labels,
 						       kind ? c->bytes :
 							      c->packets);
@@ -230,6 +234,17 @@ static void write_gauges(FILE *out, const struct xrl_metrics *m)
 			   "gauge", "When the policy in force was applied.");
 	xrl_metrics_sample(out, "xdp_ratelimit_policy_reload_timestamp_seconds",
 			   NULL, m->reload_time);
+	if (!m->have_last_reload)
+		return;
+	xrl_metrics_family(out, "xdp_ratelimit_last_reload_success", "gauge",
+			   "1 when the last reload of the policy file (SIGHUP "
+			   "or reload) was applied, 0 when it was refused.");
+	xrl_metrics_sample_u64(out, "xdp_ratelimit_last_reload_success", NULL,
+			       m->last_reload_ok);
+	xrl_metrics_family(out, "xdp_ratelimit_last_reload_timestamp_seconds",
+			   "gauge", "When the last reload was tried.");
+	xrl_metrics_sample(out, "xdp_ratelimit_last_reload_timestamp_seconds",
+			   NULL, m->last_reload_time);
 }
 
 int xrl_metrics_write(FILE *out, const struct xrl_metrics *m)

@@ -19,6 +19,7 @@
 struct xrl_metrics_rule {
 	const char *name;	/* label value; NULL: "id-N" */
 	__u32 id;
+	bool monitor;		/* drops are would-drops: verdict="would_drop" */
 	struct xrl_rule_counters counters;
 };
 
@@ -41,6 +42,9 @@ struct xrl_metrics {
 	bool have_policy;		/* the two below are known */
 	__u64 generation;		/* policies applied by the daemon */
 	double reload_time;		/* when, seconds since the epoch */
+	bool have_last_reload;		/* a file was reloaded since start */
+	bool last_reload_ok;		/* it was applied (not refused) */
+	double last_reload_time;	/* when it was tried */
 	xrl_metrics_extra_fn extra;
 	void *extra_ctx;
 };

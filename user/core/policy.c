@@ -64,6 +64,8 @@ int xrl_policy_init(struct xrl_policy *policy)
 	policy->v4_prefix = 32;
 	policy->v6_prefix = 64;
 	policy->malformed = XRL_MALFORMED_PASS;
+	policy->vlan_overflow = XRL_VLAN_OVERFLOW_DROP;
+	policy->ipv4_mapped = XRL_IPV4_MAPPED_DROP;
 	policy->event_quiet_ns = XRL_EVENT_QUIET_NS;
 	policy->events_per_second = XRL_EVENTS_PER_SECOND;
 	policy->cap_rules = 16;
@@ -361,6 +363,26 @@ int xrl_cidr_parse(const char *text, struct xrl_lpm_key *key)
 	return 0;
 }
 
+bool xrl_cidr_names_ipv4(const char *text, const struct xrl_lpm_key *key,
+			 char *ipv4, size_t len)
+{
+	static const __u8 zero[12];
+	const __u8 *a = key->addr;
+	char addr[INET_ADDRSTRLEN];
+
+	if (!strchr(text, ':') || key->prefixlen < 96)
+		return false;
+	if (memcmp(a, v4_mapped_prefix, 12) && memcmp(a, zero, 12))
+		return false;
+	/* ::/128, ::1/128 and ::/127 hold only the two IPv6 addresses. */
+	if (!memcmp(a, zero, 12) && !a[12] && !a[13] && !a[14] &&
+	    a[15] <= 1 && key->prefixlen >= 127)
+		return false;
+	inet_ntop(AF_INET, a + 12, addr, sizeof(addr));
+	snprintf(ipv4, len, "%s/%u", addr, key->prefixlen - 96);
+	return true;
+}
+
 void xrl_cidr_format(const struct xrl_lpm_key *key, char *buf, size_t len)
 {
 	char addr[INET6_ADDRSTRLEN];
@@ -536,6 +558,8 @@ void xrl_policy_settings(const struct xrl_policy *policy, __u32 max_sources,
 	prefix_mask(policy->v4_prefix, &out->v4_mask, 1);
 	prefix_mask(policy->v6_prefix, out->v6_mask, 4);
 	out->malformed_verdict = policy->malformed;
+	out->vlan_overflow_verdict = policy->vlan_overflow;
+	out->ipv4_mapped_verdict = policy->ipv4_mapped;
 	out->v4_prefix = policy->v4_prefix;
 	out->v6_prefix = policy->v6_prefix;
 	out->unknown_verdict = policy->unknown;

@@ -26,12 +26,15 @@ struct xrl_rule_spec {
 	bool global;			/* aggregate shared across hosts */
 	int line;			/* line in the policy file, or 0 */
 	int global_line;		/* line of its "global:", or 0 */
+	bool runtime;			/* added through the control socket */
 };
 
 struct xrl_policy {
 	uint32_t v4_prefix;		/* source key prefix for IPv4: 1..32 */
 	uint32_t v6_prefix;		/* and for IPv6: 1..128 */
 	enum xrl_malformed_verdict malformed;
+	enum xrl_vlan_overflow_verdict vlan_overflow;	/* vlan_overflow: */
+	enum xrl_ipv4_mapped_verdict ipv4_mapped;	/* ipv4_mapped: */
 	/* New-source budget (new_sources:): both 0 for the default derived
 	 * from the table size, or off for no budget at all. */
 	uint64_t new_pps, new_burst;
@@ -77,6 +80,15 @@ struct xrl_rule_spec *xrl_policy_find(struct xrl_policy *policy,
  * no address, -ERANGE for a bad length, -EADDRNOTAVAIL for host bits set.
  */
 int xrl_cidr_parse(const char *text, struct xrl_lpm_key *key);
+/*
+ * True when @text, parsed into @key, is an IPv6 prefix of IPv4-mapped
+ * (::ffff:0:0/96) or IPv4-compatible (::/96) addresses other than just
+ * :: and ::1: a rule that would never match the IPv4 sources it names
+ * (the data path keeps IPv6 sources apart). Writes the IPv4 prefix meant
+ * into @ipv4.
+ */
+bool xrl_cidr_names_ipv4(const char *text, const struct xrl_lpm_key *key,
+			 char *ipv4, size_t len);
 /* Writes a key back as CIDR text ("0.0.0.0/0" style for the default). */
 void xrl_cidr_format(const struct xrl_lpm_key *key, char *buf, size_t len);
 
@@ -136,11 +148,31 @@ xrl_policy_find_sorted(const struct xrl_rule_spec **sorted, size_t n,
 		       const struct xrl_lpm_key *prefix);
 
 /*
- * Gives every rule of @next whose prefix is in @running the id it holds
- * there, and every other rule an id that no rule of either holds, so the
- * buckets and counters (keyed by rule id) stay with the rules that
- * persist. The default rule keeps id 0. 0 or -ENOSPC.
+ * Where new rule ids come from: the lowest id never handed out (ids are
+ * not reused while the data path may hold counters or buckets for them),
+ * and whether the ids wrapped past XRL_MAX_RULES since the data path was
+ * loaded (then a new id may have been used before, and its state must be
+ * wiped before a rule gets it).
  */
+struct xrl_id_mark {
+	uint32_t next_id;	/* 1 on a fresh data path */
+	bool wrapped;
+};
+
+/*
+ * Gives every rule of @next whose prefix is in @running the id it holds
+ * there (a rule is its prefix: the default rule keeps 0), so the buckets
+ * and counters (keyed by rule id) stay with the rules that persist, and
+ * every other rule a new id from @mark on, skipping ids either policy
+ * holds; @mark moves past the ids taken. With @fresh (n_rules entries),
+ * marks which rules got a new id. 0, -ENOMEM or -ENOSPC.
+ */
+int xrl_policy_assign_ids(struct xrl_policy *next,
+			  const struct xrl_policy *running,
+			  struct xrl_id_mark *mark, bool *fresh);
+
+/* The same with new ids above the highest one of @running: for policies
+ * held in memory only (a data path keeps its mark, policy_map.h). */
 int xrl_policy_carry_ids(struct xrl_policy *next,
 			 const struct xrl_policy *running);
 

@@ -9,6 +9,7 @@
  * Checks that span fields of a rule are xrl_rule_check()'s, so the file and
  * the control socket judge rules alike.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <net/if.h>
@@ -382,6 +383,7 @@ static int parse_cidr(struct loader *ld, const char *field, yaml_node_t *value,
 		      void *target)
 {
 	struct rule_draft *draft = target;
+	char ipv4[INET_ADDRSTRLEN + 4];
 	const char *text;
 	int ret = scalar(ld, field, value, &text);
 
@@ -397,6 +399,10 @@ static int parse_cidr(struct loader *ld, const char *field, yaml_node_t *value,
 	if (ret)
 		return fail(ld, value, field, value,
 			    "not an IPv4 or IPv6 address or prefix");
+	if (xrl_cidr_names_ipv4(text, &draft->spec.prefix, ipv4, sizeof(ipv4)))
+		return fail(ld, value, field, value,
+			    "an IPv4 prefix written as IPv6, which matches no "
+			    "IPv4 source: write %s", ipv4);
 	draft->cidr_text = text;
 	return 0;
 }
@@ -743,6 +749,42 @@ static int parse_malformed(struct loader *ld, const char *field,
 	return 0;
 }
 
+static int parse_vlan_overflow(struct loader *ld, const char *field,
+			       yaml_node_t *value, void *target)
+{
+	struct xrl_config *config = target;
+	const char *text;
+	int ret = scalar(ld, field, value, &text);
+
+	if (ret)
+		return ret;
+	if (!strcmp(text, "drop"))
+		config->policy.vlan_overflow = XRL_VLAN_OVERFLOW_DROP;
+	else if (!strcmp(text, "pass"))
+		config->policy.vlan_overflow = XRL_VLAN_OVERFLOW_PASS;
+	else
+		return fail(ld, value, field, value, "must be drop or pass");
+	return 0;
+}
+
+static int parse_ipv4_mapped(struct loader *ld, const char *field,
+			     yaml_node_t *value, void *target)
+{
+	struct xrl_config *config = target;
+	const char *text;
+	int ret = scalar(ld, field, value, &text);
+
+	if (ret)
+		return ret;
+	if (!strcmp(text, "drop"))
+		config->policy.ipv4_mapped = XRL_IPV4_MAPPED_DROP;
+	else if (!strcmp(text, "ipv6"))
+		config->policy.ipv4_mapped = XRL_IPV4_MAPPED_IPV6;
+	else
+		return fail(ld, value, field, value, "must be drop or ipv6");
+	return 0;
+}
+
 /* What the kernel's dev_valid_name() accepts. */
 static bool valid_ifname(const char *name)
 {
@@ -980,6 +1022,8 @@ static int parse_sync_interval(struct loader *ld, const char *field,
 static const struct field top_fields[] = {
 	{ "keys", parse_keys },
 	{ "malformed", parse_malformed },
+	{ "vlan_overflow", parse_vlan_overflow },
+	{ "ipv4_mapped", parse_ipv4_mapped },
 	{ "new_sources", parse_new_sources },
 	{ "unknown_sources", parse_unknown_sources },
 	{ "events", parse_events },
@@ -1372,6 +1416,10 @@ static int emit_policy(yaml_emitter_t *emitter, const struct xrl_policy *policy)
 		ret = emit_pair(emitter, "malformed",
 				policy->malformed == XRL_MALFORMED_DROP ?
 				"drop" : "pass");
+	if (!ret && policy->vlan_overflow != XRL_VLAN_OVERFLOW_DROP)
+		ret = emit_pair(emitter, "vlan_overflow", "pass");
+	if (!ret && policy->ipv4_mapped != XRL_IPV4_MAPPED_DROP)
+		ret = emit_pair(emitter, "ipv4_mapped", "ipv6");
 	if (!ret)
 		ret = emit_new_sources(emitter, policy);
 	if (!ret && policy->unknown != XRL_UNKNOWN_PREFIX)

@@ -80,30 +80,34 @@ static bool id_is_used(const uint64_t *used, uint32_t id)
 }
 
 /*
- * The next id after @from that is free, wrapping to 1: new ids are taken
- * above the ones in use first, so a rule removed a change ago does not
- * hand its counters to a new one while fresh ids remain.
+ * The next id from *@from on that is free, wrapping to 1 (and setting
+ * *@wrapped) past the last one: new ids are taken above every id handed
+ * out before, so a rule removed a change ago never hands its counters
+ * and buckets to a new one while fresh ids remain.
  */
-static uint32_t take_free_id(uint64_t *used, uint32_t from)
+static uint32_t take_free_id(uint64_t *used, uint32_t *from, bool *wrapped)
 {
 	uint32_t id, n;
 
-	for (n = 0, id = from; n < XRL_MAX_RULES; n++, id++) {
-		if (id >= XRL_MAX_RULES)
+	for (n = 0, id = *from; n < XRL_MAX_RULES; n++, id++) {
+		if (id >= XRL_MAX_RULES || id == 0) {
 			id = 1;
+			*wrapped = true;
+		}
 		if (!id_is_used(used, id)) {
 			mark_id(used, id);
+			*from = id + 1;
 			return id;
 		}
 	}
 	return XRL_MAX_RULES;
 }
 
-int xrl_policy_carry_ids(struct xrl_policy *next,
-			 const struct xrl_policy *running)
+int xrl_policy_assign_ids(struct xrl_policy *next,
+			  const struct xrl_policy *running,
+			  struct xrl_id_mark *mark, bool *fresh)
 {
 	const struct xrl_rule_spec **sorted, *old;
-	uint32_t max_id = 0, from;
 	uint64_t *used;
 	bool *carried;
 	int ret = 0;
@@ -117,11 +121,8 @@ int xrl_policy_carry_ids(struct xrl_policy *next,
 		goto free_all;
 	}
 	mark_id(used, 0);
-	for (i = 0; i < running->n_rules; i++) {
+	for (i = 0; i < running->n_rules; i++)
 		mark_id(used, running->rules[i].id);
-		if (running->rules[i].id > max_id)
-			max_id = running->rules[i].id;
-	}
 	for (i = 0; i < next->n_rules; i++) {
 		if (next->rules[i].prefix.prefixlen == 0) {
 			next->rules[i].id = 0;
@@ -135,22 +136,35 @@ int xrl_policy_carry_ids(struct xrl_policy *next,
 			carried[i] = true;
 		}
 	}
-	from = max_id + 1;
 	for (i = 0; i < next->n_rules; i++) {
+		if (fresh)
+			fresh[i] = !carried[i];
 		if (carried[i])
 			continue;
-		next->rules[i].id = take_free_id(used, from);
+		next->rules[i].id = take_free_id(used, &mark->next_id,
+						 &mark->wrapped);
 		if (next->rules[i].id >= XRL_MAX_RULES) {
 			ret = -ENOSPC;
 			goto free_all;
 		}
-		from = next->rules[i].id + 1;
 	}
 free_all:
 	free(sorted);
 	free(carried);
 	free(used);
 	return ret;
+}
+
+int xrl_policy_carry_ids(struct xrl_policy *next,
+			 const struct xrl_policy *running)
+{
+	struct xrl_id_mark mark = { .next_id = 1 };
+	size_t i;
+
+	for (i = 0; i < running->n_rules; i++)
+		if (running->rules[i].id >= mark.next_id)
+			mark.next_id = running->rules[i].id + 1;
+	return xrl_policy_assign_ids(next, running, &mark, NULL);
 }
 
 const struct xrl_rule_spec **xrl_policy_sorted(const struct xrl_policy *policy)

@@ -3,6 +3,7 @@
  * share.c - dividing an aggregate budget into weights (pure).
  */
 #include <errno.h>
+#include "limit.h"
 #include "share.h"
 
 void xrl_share_even(unsigned n, uint32_t *weights)
@@ -13,28 +14,47 @@ void xrl_share_even(unsigned n, uint32_t *weights)
 		weights[i] = XRL_SHARE_ONE / n + (i < XRL_SHARE_ONE % n);
 }
 
-int xrl_share_split(const uint64_t *demand, unsigned n, unsigned floor_percent,
-		    uint32_t *weights)
+uint32_t xrl_share_floor(unsigned n, unsigned floor_percent)
 {
-	unsigned __int128 part;
+	uint32_t floor = n ? XRL_SHARE_ONE / n * floor_percent / 100 : 0;
+
+	return floor ? floor : 1;
+}
+
+uint32_t xrl_share_floors(unsigned n, unsigned floor_percent,
+			  uint32_t *weights)
+{
+	uint32_t floor = xrl_share_floor(n, floor_percent);
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		weights[i] = floor;
+	return XRL_SHARE_ONE - floor * n;
+}
+
+int xrl_share_split_part(const uint64_t *demand, unsigned n,
+			 unsigned floor_percent, uint32_t part,
+			 uint32_t *weights)
+{
+	unsigned __int128 part_of;
 	uint64_t total = 0, rest[n ? n : 1];
 	uint32_t floor, spare, given = 0;
 	unsigned i, best;
 
 	if (!n || n > XRL_SHARE_ONE || floor_percent > 100)
 		return -EINVAL;
+	floor = xrl_share_floor(n, floor_percent);
+	if (part > XRL_SHARE_ONE || part < (uint64_t)floor * n)
+		return -EINVAL;
 	for (i = 0; i < n; i++)
 		total += demand[i];
 	if (!total)
 		return 1;
-	floor = XRL_SHARE_ONE / n * floor_percent / 100;
-	if (!floor)
-		floor = 1;
-	spare = XRL_SHARE_ONE - floor * n;
+	spare = part - floor * n;
 	for (i = 0; i < n; i++) {
-		part = (unsigned __int128)spare * demand[i];
-		weights[i] = floor + (uint32_t)(part / total);
-		rest[i] = (uint64_t)(part % total);
+		part_of = (unsigned __int128)spare * demand[i];
+		weights[i] = floor + (uint32_t)(part_of / total);
+		rest[i] = (uint64_t)(part_of % total);
 		given += weights[i] - floor;
 	}
 	/* Largest remainders get the units lost to rounding down. */
@@ -49,6 +69,12 @@ int xrl_share_split(const uint64_t *demand, unsigned n, unsigned floor_percent,
 	return 0;
 }
 
+int xrl_share_split(const uint64_t *demand, unsigned n, unsigned floor_percent,
+		    uint32_t *weights)
+{
+	return xrl_share_split_part(demand, n, floor_percent, XRL_SHARE_ONE,
+				    weights);
+}
 
 bool xrl_rule_is_aggregate(const struct xrl_rule_spec *rule)
 {
@@ -84,4 +110,27 @@ void xrl_budget_limits_scale(const struct xrl_budget_limits *limits,
 	out->burst = scale(limits->burst, num, den);
 	out->bps = scale(limits->bps, num, den);
 	out->burst_bytes = scale(limits->burst_bytes, num, den);
+}
+
+/* Weight of ONE that @rate * weight / ONE <= @cap asks for, rounded down. */
+static uint64_t weight_for(uint64_t rate, uint64_t cap)
+{
+	if (!rate)
+		return XRL_SHARE_ONE;
+	return (unsigned __int128)cap * XRL_SHARE_ONE / rate;
+}
+
+uint32_t xrl_agg_pool_weight(const struct xrl_budget_limits *limits,
+			     unsigned n, unsigned floor_percent,
+			     uint64_t pool_pps)
+{
+	uint64_t most = XRL_SHARE_ONE - (uint64_t)xrl_share_floor(
+				n, floor_percent) * n;
+	uint64_t w = weight_for(limits->pps, pool_pps);
+	uint64_t w_bytes = weight_for(limits->bps, pool_pps *
+				      XRL_AGG_FLOOR_BYTES * 8);
+
+	if (w_bytes < w)
+		w = w_bytes;
+	return w < most ? (uint32_t)w : (uint32_t)most;
 }

@@ -33,6 +33,7 @@ int xrl_budgets_init(struct xrl_budgets *b, struct xrl_datapath *dp,
 	b->dp = dp;
 	b->n_cpus = xrl_datapath_cpus();
 	b->floor_percent = XRL_SHARE_FLOOR_PERCENT;
+	b->pool_pps = XRL_AGG_POOL_PPS;
 	b->interval_ns = interval_ns ? interval_ns :
 			 XRL_SYNC_INTERVAL_MS * 1000000ULL;
 	pthread_mutex_init(&b->lock, NULL);
@@ -81,7 +82,9 @@ static int init_rule(struct xrl_budgets *b, struct xrl_budget_rule *rule,
 		free_rule(rule);
 		return -ENOMEM;
 	}
-	xrl_share_even(b->n_cpus, rule->weights);
+	/* As the apply wrote it, until demand says otherwise. */
+	rule->pool_weight = xrl_share_floors(b->n_cpus, b->floor_percent,
+					     rule->weights);
 	xrl_budget_limits_of(spec, &rule->local);
 	return 0;
 }
@@ -136,7 +139,8 @@ static int set_policy(struct xrl_budgets *b, const struct xrl_policy *policy,
 	for (i = 0; i < n; i++) {
 		struct xrl_budget_rule *rule = &rules[i];
 		int err = xrl_agg_write_shares(b->dp, rule->spec.id,
-					       &rule->local, rule->weights);
+					       &rule->local, rule->weights,
+					       rule->pool_weight);
 
 		rule->written = !err;
 		if (err && !ret)
@@ -164,16 +168,39 @@ static bool read_demand(struct xrl_budgets *b, struct xrl_budget_rule *rule,
 	return primed;
 }
 
-/* Re-splits one rule by its CPUs' demand; marks it to write if changed. */
+/*
+ * Re-splits one rule: the pool as its (maybe new) local budget asks, the
+ * rest over the CPUs by the demand just read (or, without a reading, in
+ * the proportions they had); marks it to write if anything changed.
+ */
 static void resplit_rule(struct xrl_budgets *b, struct xrl_budget_rule *rule,
-			 struct xrl_agg_state *state, uint32_t *weights)
+			 bool have_demand, uint32_t *weights)
 {
-	if (!read_demand(b, rule, state) ||
-	    xrl_share_split(rule->demand, b->n_cpus, b->floor_percent, weights))
-		return;	/* no reading to go by: the split stays */
-	if (!memcmp(weights, rule->weights, b->n_cpus * sizeof(*weights)))
+	uint32_t pool = xrl_agg_pool_weight(&rule->local, b->n_cpus,
+					    b->floor_percent, b->pool_pps);
+	const uint64_t *demand = rule->demand;
+	uint64_t by[b->n_cpus];
+	unsigned i;
+
+	if (!have_demand) {
+		if (pool == rule->pool_weight)
+			return;	/* nothing to go by: the split stays */
+		for (i = 0; i < b->n_cpus; i++)
+			by[i] = rule->weights[i];
+		demand = by;
+	}
+	if (xrl_share_split_part(demand, b->n_cpus, b->floor_percent,
+				 XRL_SHARE_ONE - pool, weights)) {
+		if (pool == rule->pool_weight)
+			return;
+		/* No demand anywhere: floors, the rest to the pool. */
+		pool = xrl_share_floors(b->n_cpus, b->floor_percent, weights);
+	}
+	if (pool == rule->pool_weight &&
+	    !memcmp(weights, rule->weights, b->n_cpus * sizeof(*weights)))
 		return;
 	memcpy(rule->weights, weights, b->n_cpus * sizeof(*weights));
+	rule->pool_weight = pool;
 	rule->written = false;
 }
 
@@ -184,7 +211,7 @@ static int write_rule(struct xrl_budgets *b, struct xrl_budget_rule *rule)
 	if (rule->written)
 		return 0;
 	ret = xrl_agg_write_shares(b->dp, rule->spec.id, &rule->local,
-				   rule->weights);
+				   rule->weights, rule->pool_weight);
 	if (ret)
 		return ret;
 	rule->written = true;
@@ -196,6 +223,7 @@ static int sync_all(struct xrl_budgets *b, uint64_t now_ns)
 {
 	struct xrl_agg_state *state;
 	uint32_t *weights;
+	bool *have = NULL;
 	size_t i;
 	int ret = 0, err;
 
@@ -207,20 +235,28 @@ static int sync_all(struct xrl_budgets *b, uint64_t now_ns)
 		ret = -ENOMEM;
 		goto free_all;
 	}
+	have = calloc(b->n_rules, sizeof(*have));
+	if (!have) {
+		ret = -ENOMEM;
+		goto free_all;
+	}
 	for (i = 0; i < b->n_rules; i++)
-		resplit_rule(b, &b->rules[i], state, weights);
-	/* Global rules learn their node's part from the demands just read. */
+		have[i] = read_demand(b, &b->rules[i], state);
+	/* Global rules learn their node's part from the demands just read;
+	 * the split of that part over the CPUs comes after. */
 	if (b->global) {
 		err = xrl_global_sync(b->global, b, now_ns);
 		if (err && !ret)
 			ret = err;
 	}
 	for (i = 0; i < b->n_rules; i++) {
+		resplit_rule(b, &b->rules[i], have[i], weights);
 		err = write_rule(b, &b->rules[i]);
 		if (err && !ret)
 			ret = err;
 	}
 free_all:
+	free(have);
 	free(state);
 	free(weights);
 	return ret;
@@ -249,6 +285,16 @@ int xrl_budgets_sync(struct xrl_budgets *b, uint64_t now_ns)
 
 /* ---- what status, stats and /metrics show --------------------------- */
 
+bool xrl_budgets_rule_degraded(const struct xrl_budgets *b, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; b && i < b->n_rules; i++)
+		if (b->rules[i].spec.id == id)
+			return b->rules[i].spec.global && b->rules[i].degraded;
+	return false;
+}
+
 bool xrl_budgets_degraded(const struct xrl_budgets *b)
 {
 	struct xrl_global_status status;
@@ -267,11 +313,12 @@ static json_t *rule_json(const struct xrl_budgets *b,
 
 	for (i = 0; i < b->n_cpus; i++)
 		json_array_append_new(weights, json_integer(rule->weights[i]));
-	obj = json_pack("{s:s, s:I, s:b, s:o, s:I, s:I}",
+	obj = json_pack("{s:s, s:I, s:b, s:o, s:I, s:I, s:I}",
 			"rule", rule->spec.name,
 			"id", (json_int_t)rule->spec.id,
 			"global", rule->spec.global,
 			"cpu_weights", weights,
+			"pool_weight", (json_int_t)rule->pool_weight,
 			"local_pps", (json_int_t)rule->local.pps,
 			"local_bps", (json_int_t)rule->local.bps);
 	if (obj && rule->spec.global) {
@@ -281,7 +328,10 @@ static json_t *rule_json(const struct xrl_budgets *b,
 		json_object_set_new(obj, "demand_pps",
 				    json_integer(rule->demand_pps));
 		json_object_set_new(obj, "degraded",
-				    json_boolean(xrl_budgets_degraded(b)));
+				    json_boolean(rule->degraded));
+		if (rule->degraded)
+			json_object_set_new(obj, "degraded_reason",
+					    json_string(rule->reason));
 	}
 	return obj;
 }
@@ -294,9 +344,10 @@ static json_t *global_json(const struct xrl_global *g)
 	json_t *obj;
 
 	xrl_global_status(g, &status);
-	obj = json_pack("{s:s, s:s, s:b, s:I, s:I}",
+	obj = json_pack("{s:s, s:s, s:b, s:b, s:I, s:I, s:I}",
 			"redis", status.address, "node", status.node,
-			"degraded", status.degraded,
+			"degraded", status.degraded, "cluster", status.cluster,
+			"masters", (json_int_t)status.masters,
 			"syncs", (json_int_t)status.syncs,
 			"failures", (json_int_t)status.failures);
 	if (obj && status.degraded) {
@@ -345,11 +396,9 @@ static void write_sync_counters(FILE *out, const struct xrl_global *g)
 void xrl_budgets_write_metrics(FILE *out, void *ctx)
 {
 	struct xrl_budgets *b = ctx;
-	bool degraded;
 	size_t i;
 
 	pthread_mutex_lock(&b->lock);
-	degraded = xrl_budgets_degraded(b);
 	if (b->global)
 		write_sync_counters(out, b->global);
 	xrl_metrics_family(out, "xdp_ratelimit_sync_degraded", "gauge",
@@ -360,7 +409,7 @@ void xrl_budgets_write_metrics(FILE *out, void *ctx)
 
 		if (b->rules[i].spec.global)
 			xrl_metrics_sample(out, "xdp_ratelimit_sync_degraded",
-					   labels, degraded);
+					   labels, b->rules[i].degraded);
 	}
 	xrl_metrics_family(out, "xdp_ratelimit_budget_local_pps", "gauge",
 			   "Packets per second of an aggregate budget this "

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 #include "aggregate.h"
 #include "policy.h"
 #include "share.h"
@@ -25,7 +26,8 @@ struct xrl_global;
 
 struct xrl_budget_rule {
 	struct xrl_rule_spec spec;
-	uint32_t *weights;		/* per CPU, summing to XRL_SHARE_ONE */
+	uint32_t *weights;		/* per CPU, with @pool_weight: ONE */
+	uint32_t pool_weight;		/* the pool's, shared by all CPUs */
 	uint64_t *seen;			/* arrived per CPU at the last sync */
 	uint64_t *demand;		/* arrived per CPU, last interval */
 	bool primed;			/* @seen holds a reading */
@@ -38,12 +40,26 @@ struct xrl_budget_rule {
 	uint64_t demand_pps;		/* this node's, last interval */
 	uint64_t demand_at_ns;		/* when @demand_pps was measured */
 	uint64_t arrived_total;		/* all CPUs, at that time */
+	/* Degraded, per rule (global.c): its last exchange failed, or
+	 * another daemon writes this node's name. */
+	bool degraded;
+	bool sync_failed;		/* fallback parts apply */
+	unsigned misses;		/* failed exchanges in a row */
+	char reason[160];		/* why */
+	uint64_t degraded_since_ns;
+	time_t degraded_since_wall;
+	uint32_t nodes_before;		/* nodes when it failed */
+	uint64_t rejoin_until_ns;	/* after it: a part of its own */
+	unsigned duplicates;		/* exchanges in a row that saw our
+					 * name written by another daemon */
 };
 
 struct xrl_budgets {
 	struct xrl_datapath *dp;
 	unsigned n_cpus;
 	unsigned floor_percent;
+	uint64_t pool_pps;		/* XRL_AGG_POOL_PPS unless a test
+					 * sets it (0: all split by demand) */
 	uint64_t interval_ns;
 	struct xrl_budget_rule *rules;
 	size_t n_rules;
@@ -78,8 +94,11 @@ int xrl_budgets_sync(struct xrl_budgets *b, uint64_t now_ns);
 /* CLOCK_MONOTONIC in ns: the daemon's clock for the engine. */
 uint64_t xrl_monotonic_ns(void);
 
-/* True when global budgets are degraded (Redis breaker open). */
+/* True when a global rule is degraded (its last exchange with Redis
+ * failed, or another daemon uses this node's name). */
 bool xrl_budgets_degraded(const struct xrl_budgets *b);
+/* The same for the rule of that id. */
+bool xrl_budgets_rule_degraded(const struct xrl_budgets *b, uint32_t id);
 
 /* For status and stats: the split of every aggregate rule, and the state
  * of Redis ("degraded", since when, why). A jansson object, or NULL. */

@@ -8,11 +8,13 @@
  * must never crash or leak on any input: tests/fuzz/fuzz_control.c feeds
  * it arbitrary lines.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <jansson.h>
@@ -22,6 +24,9 @@
 #include "control_cmds.h"
 #include "datapath.h"
 #include "log.h"
+#include "notify.h"
+#include "overlay.h"
+#include "pin.h"
 #include "policy.h"
 #include "policy_file.h"
 #include "policy_map.h"
@@ -101,19 +106,72 @@ static int resync_ids(struct xrl_daemon_state *state)
 	return 0;
 }
 
-/* The whole of a policy change, common to every command and to SIGHUP. */
-int xrl_daemon_change(struct xrl_daemon_state *state, struct xrl_policy *next,
-		      char *err, size_t len)
+/*
+ * Ids, then the swap, under the pin directory's lock as the CLI takes
+ * it: the id mark and the policy in force are shared with `attach`.
+ */
+static int commit(struct xrl_daemon_state *state, struct xrl_policy *next,
+		  char *err, size_t len)
 {
+	int ret;
+
+	if (state->lock)
+		flock(state->lock->fd, LOCK_EX);
+	if (state->dp)
+		ret = xrl_policy_take_ids(state->dp, next, &state->policy, err,
+					  len);
+	else if ((ret = xrl_policy_carry_ids(next, &state->policy)))
+		snprintf(err, len, "no free rule id: %s", strerror(-ret));
+	if (ret)
+		goto unlock;
+	if (state->apply)
+		ret = state->apply(state, next, err, len);
+	else if (state->dp)
+		ret = xrl_policy_apply(state->dp, next, err, len);
+	else {
+		snprintf(err, len, "no data path to apply the policy to");
+		ret = -ENODEV;
+	}
+unlock:
+	if (state->lock)
+		flock(state->lock->fd, LOCK_UN);
+	return ret;
+}
+
+/* Puts the policy of @state back in force after a change that was
+ * applied but could not be saved. */
+static void undo_change(struct xrl_daemon_state *state)
+{
+	struct xrl_policy back;
+	char err[256];
+
+	if (xrl_policy_copy(&back, &state->policy))
+		return;
+	if (commit(state, &back, err, sizeof(err)))
+		pr_err("putting the policy back: %s", err);
+	xrl_policy_free(&back);
+}
+
+/*
+ * The whole of a policy change, common to every command and to SIGHUP.
+ * A runtime change (@deleted set: the prefixes deleted at runtime after
+ * it) is saved first to the overlay's temporary file and renamed into
+ * place once applied: what cannot be saved is not applied, what is
+ * applied is saved.
+ */
+static int change(struct xrl_daemon_state *state, struct xrl_policy *next,
+		  struct xrl_lpm_key *deleted, size_t n_deleted, char *err,
+		  size_t len)
+{
+	bool runtime = deleted != NULL, staged = false;
 	char why[256], cidr[64];
 	size_t i;
 	int ret;
 
 	ret = resync_ids(state);
-	if (!ret)
-		ret = xrl_policy_carry_ids(next, &state->policy);
 	if (ret) {
-		snprintf(err, len, "no free rule id: %s", strerror(-ret));
+		snprintf(err, len, "reading the policy in force: %s",
+			 strerror(-ret));
 		goto refuse;
 	}
 	if (!next->n_rules || next->rules[0].prefix.prefixlen != 0) {
@@ -134,16 +192,32 @@ int xrl_daemon_change(struct xrl_daemon_state *state, struct xrl_policy *next,
 			goto refuse;
 		}
 	}
-	if (state->apply)
-		ret = state->apply(state, next, err, len);
-	else if (state->dp)
-		ret = xrl_policy_apply(state->dp, next, err, len);
-	else {
-		snprintf(err, len, "no data path to apply the policy to");
-		ret = -ENODEV;
+	if (runtime && state->overlay_path) {
+		ret = xrl_overlay_stage(state->overlay_path, next, deleted,
+					n_deleted, err, len);
+		if (ret)
+			goto refuse;
+		staged = true;
 	}
+	ret = commit(state, next, err, len);
 	if (ret)
 		goto refuse;
+	if (staged) {
+		ret = xrl_overlay_commit(state->overlay_path);
+		if (ret) {
+			staged = false;
+			snprintf(err, len, "saving the runtime changes to %s: "
+				 "%s", state->overlay_path, strerror(-ret));
+			undo_change(state);
+			goto refuse;
+		}
+	}
+	if (runtime) {
+		free(state->deleted);
+		state->deleted = deleted;
+		state->n_deleted = n_deleted;
+		deleted = NULL;
+	}
 
 	xrl_policy_free(&state->policy);
 	state->policy = *next;
@@ -162,13 +236,92 @@ int xrl_daemon_change(struct xrl_daemon_state *state, struct xrl_policy *next,
 	return 0;
 
 refuse:
-	state->n_refused++;
+	if (staged)
+		xrl_overlay_discard(state->overlay_path);
+	free(deleted);
 	xrl_policy_free(next);
 	return ret;
 }
 
-int xrl_daemon_reload(struct xrl_daemon_state *state, const char *path,
+void xrl_daemon_refused(struct xrl_daemon_state *state, const char *why)
+{
+	state->n_refused++;
+	pr_warn("change refused, the policy in force stays: %s", why);
+}
+
+int xrl_daemon_change(struct xrl_daemon_state *state, struct xrl_policy *next,
 		      char *err, size_t len)
+{
+	return change(state, next, NULL, 0, err, len);
+}
+
+int xrl_daemon_merge_runtime(struct xrl_daemon_state *state,
+			     struct xrl_policy *policy, char *err, size_t len)
+{
+	struct xrl_rule_spec *rules;
+	size_t i, n = 0;
+	int ret;
+
+	rules = calloc(state->policy.n_rules ?: 1, sizeof(*rules));
+	if (!rules)
+		return -ENOMEM;
+	for (i = 0; i < state->policy.n_rules; i++)
+		if (state->policy.rules[i].runtime)
+			rules[n++] = state->policy.rules[i];
+	ret = xrl_overlay_merge(policy, rules, n, state->deleted,
+				state->n_deleted, err, len);
+	free(rules);
+	return ret;
+}
+
+
+static bool same_text(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static bool same_interfaces(const struct xrl_config *config,
+			    const struct xrl_daemon_state *state)
+{
+	size_t i;
+
+	if (config->n_interfaces != state->started_with.n_interfaces)
+		return false;
+	for (i = 0; i < config->n_interfaces; i++)
+		if (strcmp(config->interfaces[i],
+			   state->started_with.interfaces[i]))
+			return false;
+	return true;
+}
+
+/*
+ * redis:, sync_interval: and interfaces: are read at start only: a file
+ * that changes one is refused whole (nothing half-applied), naming it.
+ */
+static int check_restart_needed(const struct xrl_daemon_state *state,
+				const char *path,
+				const struct xrl_config *config, char *err,
+				size_t len)
+{
+	const char *field = NULL;
+
+	if (!same_text(config->redis, state->started_with.redis))
+		field = "redis";
+	else if (config->sync_interval_ms !=
+		 state->started_with.sync_interval_ms)
+		field = "sync_interval";
+	else if (!same_interfaces(config, state))
+		field = "interfaces";
+	if (!field)
+		return 0;
+	snprintf(err, len, "%s: %s: changed since the daemon started; "
+		 "restart xdp-ratelimitd to apply it (nothing was applied)",
+		 path, field);
+	return -EBUSY;
+}
+
+static int reload_file(struct xrl_daemon_state *state, const char *path,
+		       char *err, size_t len)
 {
 	struct xrl_config config;
 	struct stat st;
@@ -193,8 +346,27 @@ int xrl_daemon_reload(struct xrl_daemon_state *state, const char *path,
 	ret = xrl_config_load_file(path, &config, err, len);
 	if (ret)
 		return ret;
-	ret = xrl_daemon_change(state, &config.policy, err, len);
+	ret = check_restart_needed(state, path, &config, err, len);
+	if (!ret)
+		ret = xrl_daemon_merge_runtime(state, &config.policy, err, len);
+	if (!ret)
+		ret = xrl_daemon_change(state, &config.policy, err, len);
 	xrl_config_free(&config);
+	return ret;
+}
+
+int xrl_daemon_reload(struct xrl_daemon_state *state, const char *path,
+		      char *err, size_t len)
+{
+	struct xrl_reload_result *last = &state->last_reload;
+	int ret = reload_file(state, path, err, len);
+
+	last->at = time(NULL);
+	last->ok = !ret;
+	snprintf(last->error, sizeof(last->error), "%s", ret ? err : "");
+	/* After the result is known: a change already called it once. */
+	if (state->changed)
+		state->changed(state);
 	return ret;
 }
 
@@ -271,6 +443,8 @@ free_saved:
 void xrl_daemon_state_free(struct xrl_daemon_state *state)
 {
 	xrl_policy_free(&state->policy);
+	free(state->deleted);
+	state->deleted = NULL;
 }
 
 /*
@@ -360,10 +534,12 @@ json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
 	}
 	json_object_set_new(obj, "scope",
 			    json_string(xrl_scope_name(rule->scope)));
+	json_object_set_new(obj, "source",
+			    json_string(rule->runtime ? "runtime" : "file"));
 	if (rule->global) {
 		json_object_set_new(obj, "global", json_true());
 		json_object_set_new(obj, "degraded", json_boolean(
-			xrl_budgets_degraded(state->budgets)));
+			xrl_budgets_rule_degraded(state->budgets, rule->id)));
 	}
 	if (state->dp && !xrl_rule_stats_read(state->dp, rule->id, &counters)) {
 		json_object_set_new(obj, "passed", counter_json(
@@ -377,8 +553,15 @@ json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
 int xrl_control_cidr(const char *text, struct xrl_lpm_key *key, char *err,
 		     size_t len)
 {
+	char ipv4[INET_ADDRSTRLEN + 4];
 	int ret = xrl_cidr_parse(text, key);
 
+	if (!ret && xrl_cidr_names_ipv4(text, key, ipv4, sizeof(ipv4))) {
+		snprintf(err, len, "cidr: \"%.64s\" is an IPv4 prefix written "
+			 "as IPv6, which matches no IPv4 source: write %s",
+			 text, ipv4);
+		return -EINVAL;
+	}
 	if (ret == -EINVAL)
 		snprintf(err, len, "cidr: \"%.64s\" is not an IPv4 or IPv6 "
 			 "address", text);
@@ -416,8 +599,8 @@ static int parse_scope(json_t *req, struct xrl_rule_spec *rule, char *err,
 	return 0;
 }
 
-static int parse_rule(json_t *req, struct xrl_rule_spec *rule, char *err,
-		      size_t len)
+int xrl_control_parse_rule(json_t *req, struct xrl_rule_spec *rule, char *err,
+			   size_t len)
 {
 	const char *cidr, *name, *action;
 	int ret;
@@ -493,7 +676,9 @@ static struct xrl_rule_spec *find_name(struct xrl_policy *policy,
 static int cmd_rule_add(struct xrl_request *req)
 {
 	struct xrl_rule_spec rule, *old, *named;
+	struct xrl_lpm_key *deleted;
 	struct xrl_policy next;
+	size_t n_deleted;
 	char cidr[64];
 	json_t *replace_item = json_object_get(req->json, "replace");
 	bool replace = false;
@@ -505,12 +690,14 @@ static int cmd_rule_add(struct xrl_request *req)
 		return -EINVAL;
 	}
 	replace = replace_item && json_is_true(replace_item);
-	ret = parse_rule(req->json, &rule, req->err, sizeof(req->err));
+	ret = xrl_control_parse_rule(req->json, &rule, req->err,
+				     sizeof(req->err));
 	if (!ret)
 		ret = xrl_daemon_check_in_force(req->state, req->err,
 						sizeof(req->err));
 	if (ret)
 		return ret;
+	rule.runtime = true;
 	ret = xrl_policy_copy(&next, &req->state->policy);
 	if (ret)
 		goto no_memory;
@@ -547,7 +734,13 @@ static int cmd_rule_add(struct xrl_request *req)
 		if (ret)
 			goto free_next;
 	}
-	ret = xrl_daemon_change(req->state, &next, req->err, sizeof(req->err));
+	ret = xrl_overlay_deleted_with(req->state->deleted,
+				       req->state->n_deleted, &rule.prefix,
+				       false, &deleted, &n_deleted);
+	if (ret)
+		goto free_next;
+	ret = change(req->state, &next, deleted, n_deleted, req->err,
+		     sizeof(req->err));
 	if (ret)
 		return ret;
 	pr_info("rule.add: %s (%s) %s", cidr, rule.name,
@@ -568,8 +761,10 @@ no_memory:
 static int cmd_rule_del(struct xrl_request *req)
 {
 	struct xrl_rule_spec *rule;
+	struct xrl_lpm_key *gone, key;
 	struct xrl_policy next;
 	const char *which;
+	size_t n_gone;
 	json_t *deleted;
 	char cidr[64];
 	int ret;
@@ -582,6 +777,9 @@ static int cmd_rule_del(struct xrl_request *req)
 	if (ret)
 		return ret;
 	rule = xrl_policy_find(&req->state->policy, which);
+	/* What rule.add takes, rule.del takes: "198.18.0.7" is a /32. */
+	if (!rule && !xrl_cidr_parse(which, &key))
+		rule = find_prefix(&req->state->policy, &key);
 	if (!rule) {
 		snprintf(req->err, sizeof(req->err), "no rule is named or has "
 			 "the CIDR \"%.64s\"", which);
@@ -595,14 +793,23 @@ static int cmd_rule_del(struct xrl_request *req)
 	}
 	deleted = xrl_control_rule_json(req->state, rule);
 	xrl_cidr_format(&rule->prefix, cidr, sizeof(cidr));
+	ret = xrl_overlay_deleted_with(req->state->deleted,
+				       req->state->n_deleted, &rule->prefix,
+				       true, &gone, &n_gone);
+	if (ret) {
+		snprintf(req->err, sizeof(req->err), "%s", strerror(-ret));
+		goto put_deleted;
+	}
 	ret = xrl_policy_copy(&next, &req->state->policy);
 	if (!ret)
 		ret = xrl_policy_del(&next, cidr);
 	if (ret) {
 		snprintf(req->err, sizeof(req->err), "%s", strerror(-ret));
+		free(gone);
 		goto put_deleted;
 	}
-	ret = xrl_daemon_change(req->state, &next, req->err, sizeof(req->err));
+	ret = change(req->state, &next, gone, n_gone, req->err,
+		     sizeof(req->err));
 	if (ret)
 		goto put_deleted;
 	pr_info("rule.del: %s", cidr);
@@ -630,6 +837,11 @@ static int cmd_rule_list(struct xrl_request *req)
 			    json_integer(policy->v6_prefix));
 	json_object_set_new(req->response, "malformed", json_string(
 		policy->malformed == XRL_MALFORMED_DROP ? "drop" : "pass"));
+	json_object_set_new(req->response, "vlan_overflow", json_string(
+		policy->vlan_overflow == XRL_VLAN_OVERFLOW_PASS ? "pass" :
+								  "drop"));
+	json_object_set_new(req->response, "ipv4_mapped", json_string(
+		policy->ipv4_mapped == XRL_IPV4_MAPPED_IPV6 ? "ipv6" : "drop"));
 	return 0;
 }
 
@@ -650,11 +862,9 @@ static int cmd_reload(struct xrl_request *req)
 		return -EPERM;
 	}
 	ret = xrl_daemon_reload(req->state, path, req->err, sizeof(req->err));
-	if (ret) {
-		pr_err("reload refused, the running policy stays: %s",
-		       req->err);
+	xrl_notify_status(req->state);
+	if (ret)
 		return ret;
-	}
 	path = path ? path : req->state->config_path;
 	pr_info("reloaded %s: %zu rules", path, req->state->policy.n_rules);
 	json_object_set_new(req->response, "path", json_string(path));
@@ -682,15 +892,15 @@ static const char *const events_fields[] = { "n", "since", NULL };
 static const char *const no_fields[] = { NULL };
 
 static const struct xrl_control_command commands[] = {
-	{ "rule.add", rule_add_fields, cmd_rule_add },
-	{ "rule.del", rule_del_fields, cmd_rule_del },
-	{ "rule.list", no_fields, cmd_rule_list },
-	{ "reload", reload_fields, cmd_reload },
-	{ "stats", no_fields, xrl_control_stats },
-	{ "status", no_fields, xrl_control_status },
-	{ "top", top_fields, xrl_control_top },
-	{ "events", events_fields, xrl_control_events },
-	{ "version", no_fields, cmd_version },
+	{ "rule.add", rule_add_fields, cmd_rule_add, true },
+	{ "rule.del", rule_del_fields, cmd_rule_del, true },
+	{ "rule.list", no_fields, cmd_rule_list, false },
+	{ "reload", reload_fields, cmd_reload, true },
+	{ "stats", no_fields, xrl_control_stats, false },
+	{ "status", no_fields, xrl_control_status, false },
+	{ "top", top_fields, xrl_control_top, false },
+	{ "events", events_fields, xrl_control_events, false },
+	{ "version", no_fields, cmd_version, false },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -763,9 +973,8 @@ static int run_request(struct xrl_request *req, const char *line, size_t len)
 		return -EINVAL;
 	}
 	ret = check_fields(cmd, req->json, req->err, sizeof(req->err));
-	if (ret)
-		return ret;
-	ret = cmd->run(req);
+	if (!ret)
+		ret = cmd->run(req);
 	if (ret) {
 		/* Prefix the command unless it already named itself. */
 		char why[sizeof(req->err)];
@@ -775,6 +984,8 @@ static int run_request(struct xrl_request *req, const char *line, size_t len)
 			snprintf(req->err, sizeof(req->err), "%s: %.400s",
 				 cmd->name, why[0] ? why : strerror(-ret));
 		}
+		if (cmd->changes)
+			xrl_daemon_refused(req->state, req->err);
 	}
 	return ret;
 }

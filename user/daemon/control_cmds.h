@@ -24,6 +24,7 @@ struct xrl_control_command {
 	const char *name;
 	const char *const *fields;	/* besides "cmd"; NULL-ended */
 	int (*run)(struct xrl_request *req);	/* 0 or -errno + req->err */
+	bool changes;			/* a refusal counts in changes_refused */
 };
 
 /* stats, status and top: counters and sources (control_report.c). */
@@ -40,6 +41,9 @@ int xrl_control_string(json_t *req, const char *field, bool required,
 		       const char **value, char *err, size_t len);
 int xrl_control_cidr(const char *text, struct xrl_lpm_key *key, char *err,
 		     size_t len);
+/* The rule of a rule.add request (or of an overlay entry), checked. */
+int xrl_control_parse_rule(json_t *req, struct xrl_rule_spec *rule, char *err,
+			   size_t len);
 json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
 			      const struct xrl_rule_spec *rule);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "bucket.h"
 #include "budget.h"
 #include "control_cmds.h"
 #include "datapath.h"
@@ -80,6 +81,21 @@ int xrl_control_stats(struct xrl_request *req)
 	return 0;
 }
 
+/* The last reload of a file, or null when none since the start. */
+static json_t *last_reload_json(const struct xrl_reload_result *last)
+{
+	char stamp[32];
+	struct tm tm;
+
+	if (!last->at)
+		return json_null();
+	gmtime_r(&last->at, &tm);
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return json_pack("{s:s, s:I, s:b, s:s?}", "at", stamp,
+			 "at_s", (json_int_t)last->at, "ok", last->ok,
+			 "error", last->ok ? NULL : last->error);
+}
+
 static json_t *daemon_json(const struct xrl_daemon_state *state)
 {
 	json_t *ifaces = json_array();
@@ -88,7 +104,8 @@ static json_t *daemon_json(const struct xrl_daemon_state *state)
 	for (i = 0; i < state->n_interfaces; i++)
 		json_array_append_new(ifaces,
 				      json_string(state->interfaces[i]));
-	return json_pack("{s:s, s:I, s:s?, s:s?, s:s?, s:I, s:I, s:I, s:o}",
+	return json_pack("{s:s, s:I, s:s?, s:s?, s:s?, s:I, s:I, s:I, s:I, "
+			 "s:o, s:o}",
 		"version", XRL_VERSION,
 		"pid", (json_int_t)getpid(),
 		"socket", state->socket_path,
@@ -97,7 +114,9 @@ static json_t *daemon_json(const struct xrl_daemon_state *state)
 		"uptime_s", (json_int_t)(time(NULL) - state->started),
 		"policies_applied", (json_int_t)state->n_changes,
 		"changes_refused", (json_int_t)state->n_refused,
-		"interfaces", ifaces);
+		"clients", (json_int_t)state->n_clients,
+		"interfaces", ifaces,
+		"last_reload", last_reload_json(&state->last_reload));
 }
 
 int xrl_control_status(struct xrl_request *req)
@@ -177,45 +196,75 @@ static const __u8 v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
 
 /*
  * How full the source's bucket is (1: a whole burst left, 0: limited),
- * from its GCRA word as include/xrl.h packs it, against the rule's first
- * limit. Time is the program's clock (CLOCK_MONOTONIC); -1 when the rule
- * has no limit or the word was written in other units (a policy change
- * the source has not sent since).
+ * against the rule's first limit; -1 when the rule has no limit or the
+ * word was written in other units (a policy change the source has not
+ * sent since).
  */
 static double bucket_fill(const struct xrl_rule_spec *spec, const __u64 *tat)
 {
-	const __u64 time_mask = (1ULL << XRL_TAT_TIME_BITS) - 1;
-	const struct xrl_limit *limit;
+	struct xrl_bucket_level level;
 	struct xrl_rule rule;
-	struct timespec ts;
-	__u64 now, word;
-	__s64 ahead;
 	int kind;
-	__s32 shift;
 
 	if (!spec || xrl_rule_compile(spec, &rule))
 		return -1;
 	kind = rule.limit[XRL_LIMIT_PACKETS].interval ? XRL_LIMIT_PACKETS :
 							 XRL_LIMIT_BYTES;
-	limit = &rule.limit[kind];
-	word = tat[kind];
-	if (!limit->interval || !limit->tolerance)
+	if (!rule.limit[kind].interval || !rule.limit[kind].tolerance)
 		return -1;
-	if (!word)
-		return 1;
-	shift = (__s32)(word >> XRL_TAT_TIME_BITS) - XRL_TAT_SHIFT_BIAS;
-	if (shift != limit->shift)
-		return -1;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-	now = shift >= 0 ? now << shift : now >> -shift;
-	ahead = (__s64)(((word & time_mask) - (now & time_mask)) <<
-			(64 - XRL_TAT_TIME_BITS)) >> (64 - XRL_TAT_TIME_BITS);
-	if (ahead <= 0)
-		return 1;
-	if ((__u64)ahead >= limit->tolerance)
-		return 0;
-	return 1 - (double)ahead / limit->tolerance;
+	xrl_bucket_level(&rule.limit[kind], tat[kind], xrl_datapath_now_ns(),
+			 &level);
+	return level.known ? level.fill : -1;
+}
+
+static bool prefix_contains(const struct xrl_lpm_key *prefix,
+			    const __u8 addr[16])
+{
+	unsigned bytes = prefix->prefixlen / 8, bits = prefix->prefixlen % 8;
+
+	if (memcmp(prefix->addr, addr, bytes))
+		return false;
+	return !bits || !((prefix->addr[bytes] ^ addr[bytes]) &
+			  (0xff << (8 - bits)));
+}
+
+/* The source key's prefix length under the keys in force. */
+static unsigned key_prefixlen(const struct xrl_policy *policy,
+			      const __u8 addr[16])
+{
+	return memcmp(addr, v4_mapped, sizeof(v4_mapped)) ?
+	       policy->v6_prefix : 96 + policy->v4_prefix;
+}
+
+/*
+ * Whether the policy in force judges this bucket: its rule is still
+ * there and is the longest prefix holding the source, and the source is
+ * keyed as the keys are now. A bucket of a rule gone, of a source a more
+ * specific rule now judges, or keyed under another prefix length (host
+ * bits past it) is state of an older policy: not shown as if current.
+ */
+static bool judged_now(const struct xrl_policy *policy,
+		       const struct top_entry *entry)
+{
+	const struct xrl_rule_spec *rule, *other;
+	struct xrl_lpm_key keyed = { .prefixlen = key_prefixlen(policy,
+								entry->key.addr) };
+	size_t i;
+
+	memcpy(keyed.addr, entry->key.addr, sizeof(keyed.addr));
+	for (i = keyed.prefixlen; i < 128; i++)
+		if (keyed.addr[i / 8] & (0x80 >> (i % 8)))
+			return false;
+	rule = rule_by_id(policy, entry->key.rule_id);
+	if (!rule || !prefix_contains(&rule->prefix, entry->key.addr))
+		return false;
+	for (i = 0; i < policy->n_rules; i++) {
+		other = &policy->rules[i];
+		if (other->prefix.prefixlen > rule->prefix.prefixlen &&
+		    prefix_contains(&other->prefix, entry->key.addr))
+			return false;
+	}
+	return true;
 }
 
 static json_t *top_entry_json(const struct xrl_policy *policy,
@@ -246,6 +295,7 @@ int xrl_control_top(struct xrl_request *req)
 	json_t *n_item = json_object_get(req->json, "n");
 	struct top_walk walk = {};
 	json_int_t n = XRL_TOP_DEFAULT;
+	size_t stale = 0;
 	json_t *top;
 	size_t i;
 	int ret;
@@ -273,10 +323,18 @@ int xrl_control_top(struct xrl_request *req)
 	}
 	qsort(walk.entries, walk.n, sizeof(*walk.entries), by_dropped);
 	top = json_array();
-	for (i = 0; i < walk.n && i < (size_t)n; i++)
+	for (i = 0; i < walk.n && json_array_size(top) < (size_t)n; i++) {
+		if (!judged_now(&req->state->policy, &walk.entries[i])) {
+			stale++;
+			continue;
+		}
 		json_array_append_new(top, top_entry_json(&req->state->policy,
 							  &walk.entries[i]));
+	}
 	json_object_set_new(req->response, "top", top);
+	/* Buckets of an older policy passed over on the way. */
+	json_object_set_new(req->response, "stale_hidden",
+			    json_integer((json_int_t)stale));
 free_walk:
 	free(walk.entries);
 	return ret;

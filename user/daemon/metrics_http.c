@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <net/if.h>
 #include <microhttpd.h>
+#include <bpf/bpf.h>
+#include "attach.h"
 #include "datapath.h"
 #include "mapwalk.h"
 #include "metrics_collect.h"
@@ -17,6 +20,7 @@
 
 struct rule_name {
 	__u32 id;
+	bool monitor;
 	char name[XRL_RULE_NAME_MAX];
 };
 
@@ -31,6 +35,12 @@ struct xrl_metrics_server {
 	time_t applied;
 	xrl_metrics_extra_fn extra;
 	void *extra_ctx;
+	char (*ifaces)[IF_NAMESIZE];	/* /healthz: the daemon's interfaces */
+	size_t n_ifaces;
+	__u32 rules_map_id;		/* and the rules map it applied */
+	time_t reload_at;		/* last reload tried, 0: none */
+	bool reload_ok;
+	__u32 prog_id;			/* of the data path, set at start */
 	/* Only the scrape thread (MHD's one thread) touches these. */
 	long tracked_sources;
 	time_t counted_at;
@@ -89,6 +99,7 @@ static char *scrape(struct xrl_metrics_server *srv, size_t *len)
 	for (i = 0; i < srv->n_rules; i++) {
 		m.rules[i].id = srv->rules[i].id;
 		m.rules[i].name = srv->rules[i].name;
+		m.rules[i].monitor = srv->rules[i].monitor;
 	}
 	m.n_rules = srv->n_rules;
 	m.have_policy = srv->have_policy;
@@ -96,6 +107,9 @@ static char *scrape(struct xrl_metrics_server *srv, size_t *len)
 	m.reload_time = srv->applied;
 	m.extra = srv->extra;
 	m.extra_ctx = srv->extra_ctx;
+	m.have_last_reload = srv->reload_at != 0;
+	m.last_reload_ok = srv->reload_ok;
+	m.last_reload_time = srv->reload_at;
 	ret = xrl_metrics_collect(srv->dp, &m);
 	if (!ret) {
 		add_table(srv, &m);
@@ -124,6 +138,83 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status,
 	return ret;
 }
 
+/* Whether interface @name runs the data path's program; why not in @why. */
+static bool iface_healthy(const struct xrl_metrics_server *srv,
+			  const char *name, char *why, size_t len)
+{
+	struct xrl_xdp_state xdp;
+	int ifindex = xrl_ifindex(name);
+
+	if (ifindex < 0) {
+		snprintf(why, len, "%s: no such interface", name);
+		return false;
+	}
+	if (xrl_xdp_query(ifindex, &xdp)) {
+		snprintf(why, len, "%s: cannot query XDP: %s", name,
+			 strerror(errno));
+		return false;
+	}
+	if (!xdp.prog_id) {
+		snprintf(why, len, "%s: no XDP program attached", name);
+		return false;
+	}
+	if (xdp.prog_id != srv->prog_id) {
+		snprintf(why, len, "%s: another XDP program is attached: %s "
+			 "(prog id %u)", name, xdp.prog_name, xdp.prog_id);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * 200 when every interface of the daemon runs the program and the policy
+ * the daemon applied is in force; 503 with the first reason otherwise.
+ */
+static unsigned health(struct xrl_metrics_server *srv, char *text, size_t len)
+{
+	__u32 zero = 0, in_force;
+	char why[256] = "";
+	size_t i;
+
+	pthread_mutex_lock(&srv->lock);
+	if (!srv->n_ifaces)
+		snprintf(why, sizeof(why), "attached to no interface");
+	for (i = 0; !why[0] && i < srv->n_ifaces; i++)
+		iface_healthy(srv, srv->ifaces[i], why, sizeof(why));
+	if (!why[0] && bpf_map_lookup_elem(srv->dp->policy_fd, &zero,
+					   &in_force))
+		snprintf(why, sizeof(why), "no policy in force (%s[0]: %s)",
+			 XRL_MAP_POLICY, strerror(errno));
+	else if (!why[0] && in_force != srv->rules_map_id)
+		snprintf(why, sizeof(why), "the policy in force (rules map %u) "
+			 "is not the daemon's (%u): replaced outside it; "
+			 "reload", in_force, srv->rules_map_id);
+	pthread_mutex_unlock(&srv->lock);
+	if (why[0]) {
+		snprintf(text, len, "unhealthy: %s\n", why);
+		return MHD_HTTP_SERVICE_UNAVAILABLE;
+	}
+	snprintf(text, len, "ok\n");
+	return MHD_HTTP_OK;
+}
+
+static enum MHD_Result reply_copy(struct MHD_Connection *conn, unsigned status,
+				  const char *text)
+{
+	struct MHD_Response *response;
+	enum MHD_Result ret;
+
+	response = MHD_create_response_from_buffer(strlen(text), (void *)text,
+						   MHD_RESPMEM_MUST_COPY);
+	if (!response)
+		return MHD_NO;
+	MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE,
+				"text/plain; charset=utf-8");
+	ret = MHD_queue_response(conn, status, response);
+	MHD_destroy_response(response);
+	return ret;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
 			      const char *url, const char *method,
 			      const char *version, const char *upload_data,
@@ -138,9 +229,16 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
 	if (strcmp(method, MHD_HTTP_METHOD_GET) &&
 	    strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-			     "only GET /metrics\n");
+			     "only GET /metrics or /healthz\n");
+	if (!strcmp(url, "/healthz")) {
+		char body[512];
+		unsigned status = health(srv, body, sizeof(body));
+
+		return reply_copy(conn, status, body);
+	}
 	if (strcmp(url, "/metrics"))
-		return reply(conn, MHD_HTTP_NOT_FOUND, "see /metrics\n");
+		return reply(conn, MHD_HTTP_NOT_FOUND,
+			     "see /metrics or /healthz\n");
 	text = scrape(srv, &len);
 	if (!text)
 		return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
@@ -197,6 +295,26 @@ bad:
 	return -EINVAL;
 }
 
+static __u32 prog_id_of(int prog_fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return 0;
+	return info.id;
+}
+
+int xrl_metrics_listen_check(const char *listen, char *err, size_t len)
+{
+	struct addrinfo *addr;
+	int ret = parse_listen(listen, &addr, err, len);
+
+	if (!ret)
+		freeaddrinfo(addr);
+	return ret;
+}
+
 struct xrl_metrics_server *xrl_metrics_server_start(const char *listen,
 						    const struct xrl_datapath *dp,
 						    char *err, size_t len)
@@ -219,6 +337,7 @@ struct xrl_metrics_server *xrl_metrics_server_start(const char *listen,
 	}
 	srv->dp = dp;
 	srv->tracked_sources = -1;
+	srv->prog_id = prog_id_of(dp->prog_fd);
 	pthread_mutex_init(&srv->lock, NULL);
 	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
 	if (addr->ai_family == AF_INET6)
@@ -254,6 +373,7 @@ int xrl_metrics_server_policy(struct xrl_metrics_server *srv,
 		return -ENOMEM;
 	for (i = 0; i < policy->n_rules; i++) {
 		rules[i].id = policy->rules[i].id;
+		rules[i].monitor = policy->rules[i].action == XRL_ACTION_MONITOR;
 		snprintf(rules[i].name, sizeof(rules[i].name), "%s",
 			 policy->rules[i].name);
 	}
@@ -266,6 +386,36 @@ int xrl_metrics_server_policy(struct xrl_metrics_server *srv,
 	srv->applied = applied;
 	pthread_mutex_unlock(&srv->lock);
 	return 0;
+}
+
+int xrl_metrics_server_health(struct xrl_metrics_server *srv,
+			      char *const *ifaces, size_t n_ifaces,
+			      __u32 rules_map_id)
+{
+	char (*names)[IF_NAMESIZE];
+	size_t i;
+
+	names = calloc(n_ifaces ? n_ifaces : 1, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	for (i = 0; i < n_ifaces; i++)
+		snprintf(names[i], sizeof(names[i]), "%s", ifaces[i]);
+	pthread_mutex_lock(&srv->lock);
+	free(srv->ifaces);
+	srv->ifaces = names;
+	srv->n_ifaces = n_ifaces;
+	srv->rules_map_id = rules_map_id;
+	pthread_mutex_unlock(&srv->lock);
+	return 0;
+}
+
+void xrl_metrics_server_reload(struct xrl_metrics_server *srv, time_t at,
+			       bool ok)
+{
+	pthread_mutex_lock(&srv->lock);
+	srv->reload_at = at;
+	srv->reload_ok = ok;
+	pthread_mutex_unlock(&srv->lock);
 }
 
 void xrl_metrics_server_extra(struct xrl_metrics_server *srv,
@@ -284,5 +434,6 @@ void xrl_metrics_server_stop(struct xrl_metrics_server *srv)
 	MHD_stop_daemon(srv->mhd);
 	pthread_mutex_destroy(&srv->lock);
 	free(srv->rules);
+	free(srv->ifaces);
 	free(srv);
 }

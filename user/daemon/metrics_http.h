@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * metrics_http.h - the daemon's /metrics endpoint (libmicrohttpd, in a
- * thread of its own so that a scrape never holds up the control socket).
+ * metrics_http.h - the daemon's /metrics and /healthz endpoints
+ * (libmicrohttpd, in a thread of its own so that a scrape never holds up
+ * the control socket).
  *
  * The scrape thread reads the maps through their fds (system calls, safe
  * beside the daemon's own) and the rule names from a copy of the policy
@@ -10,7 +11,9 @@
 #ifndef XRL_METRICS_HTTP_H
 #define XRL_METRICS_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <linux/types.h>
 #include <stdint.h>
 #include <time.h>
 #include "metrics.h"
@@ -26,6 +29,10 @@ struct xrl_metrics_server;
  */
 #define XRL_METRICS_COUNT_INTERVAL_S	10
 
+/* Whether @listen is an address xrl_metrics_server_start takes: 0, or
+ * -EINVAL with "--metrics ...: what is wrong" in @err. */
+int xrl_metrics_listen_check(const char *listen, char *err, size_t len);
+
 /*
  * Serves /metrics on @listen ("127.0.0.1:9101", "[::1]:9101"). Returns
  * the server, or NULL with errno set and one line in @err.
@@ -38,6 +45,20 @@ struct xrl_metrics_server *xrl_metrics_server_start(const char *listen,
 int xrl_metrics_server_policy(struct xrl_metrics_server *srv,
 			      const struct xrl_policy *policy,
 			      uint64_t generation, time_t applied);
+
+/*
+ * What /healthz checks: that each of @ifaces (the daemon's interfaces)
+ * runs the data path's program, and that the rules map in force is
+ * @rules_map_id, the one the daemon applied. 0 or -ENOMEM.
+ */
+int xrl_metrics_server_health(struct xrl_metrics_server *srv,
+			      char *const *ifaces, size_t n_ifaces,
+			      __u32 rules_map_id);
+
+/* The last reload of the policy file: when it was tried, and whether
+ * it was applied. */
+void xrl_metrics_server_reload(struct xrl_metrics_server *srv, time_t at,
+			       bool ok);
 
 /* Families of a feature with state of its own, written at each scrape
  * from the scrape thread (the callback takes its own locks). */

@@ -27,6 +27,7 @@
 #include "budget.h"
 #include "control.h"
 #include "log.h"
+#include "notify.h"
 #include "server.h"
 
 /* One line and its newline. */
@@ -229,6 +230,7 @@ static void drop_client(struct server *srv, struct client *client,
 	free(client->out);
 	free(client);
 	srv->n_clients--;
+	srv->state->n_clients = srv->n_clients;
 }
 
 /* Waits for input, or for room to write when output is pending. */
@@ -394,6 +396,26 @@ static void refuse_connection(int fd, const char *why)
 	close(fd);
 }
 
+/*
+ * Full: the client idle the longest (nothing half-read, nothing left to
+ * send) makes room, so idle connections cannot lock out one that has a
+ * request. False when every client is busy.
+ */
+static bool drop_idlest(struct server *srv)
+{
+	struct client *client, *idlest = NULL;
+
+	for (client = srv->clients; client; client = client->next)
+		if (!client->in_len && client->out_sent == client->out_len &&
+		    (!idlest ||
+		     client->last_active_ms < idlest->last_active_ms))
+			idlest = client;
+	if (!idlest)
+		return false;
+	drop_client(srv, idlest, "idle, to make room for a new client");
+	return true;
+}
+
 static void accept_client(struct server *srv)
 {
 	struct ucred cred;
@@ -420,9 +442,10 @@ static void accept_client(struct server *srv)
 		refuse_connection(fd, "permission denied");
 		return;
 	}
-	if (srv->n_clients >= srv->opts->max_clients) {
-		pr_warn("refused client pid %d: %zu clients already",
-			(int)cred.pid, srv->n_clients);
+	if (srv->n_clients >= srv->opts->max_clients &&
+	    !drop_idlest(srv)) {
+		pr_warn("refused client pid %d: %zu clients already, all "
+			"busy", (int)cred.pid, srv->n_clients);
 		refuse_connection(fd, "too many clients");
 		return;
 	}
@@ -449,6 +472,7 @@ static void accept_client(struct server *srv)
 	client->next = srv->clients;
 	srv->clients = client;
 	srv->n_clients++;
+	srv->state->n_clients = srv->n_clients;
 	pr_debug("client pid %d uid %u connected", (int)cred.pid,
 		 (unsigned)cred.uid);
 }
@@ -465,12 +489,17 @@ static void handle_signal(struct server *srv)
 		srv->stop = true;
 		return;
 	}
-	if (xrl_daemon_reload(srv->state, NULL, err, sizeof(err)))
-		pr_err("SIGHUP: reload refused, the running policy stays: %s",
-		       err);
-	else
+	xrl_notify_reloading();
+	if (xrl_daemon_reload(srv->state, NULL, err, sizeof(err))) {
+		char why[sizeof(err) + 16];
+
+		snprintf(why, sizeof(why), "SIGHUP: %s", err);
+		xrl_daemon_refused(srv->state, why);
+	} else
 		pr_info("SIGHUP: reloaded %s: %zu rules",
 			srv->state->config_path, srv->state->policy.n_rules);
+	/* Refused or not, the daemon runs on: ready again. */
+	xrl_notify_ready(srv->state);
 }
 
 /* Drops the clients silent past the timeout; returns ms to the next one. */

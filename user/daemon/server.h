@@ -13,7 +13,7 @@
 struct xrl_daemon_state;
 
 #define XRL_IDLE_TIMEOUT_MS	30000
-#define XRL_MAX_CLIENTS		64
+#define XRL_MAX_CLIENTS		256
 
 /* Another fd the loop watches (the limit events' ring), and its handler. */
 struct xrl_server_watch {

@@ -23,10 +23,13 @@
 #include "events.h"
 #include "log.h"
 #include "metrics_http.h"
+#include "notify.h"
+#include "overlay.h"
 #include "pin.h"
 #include "policy_file.h"
 #include "policy_map.h"
 #include "server.h"
+#include "source_counter.h"
 
 #define DEFAULT_CONFIG	"/etc/xdp-ratelimit/policy.yaml"
 #define STATE_FILE_NAME	"policy.applied.yaml"
@@ -35,9 +38,12 @@ struct daemon_opts {
 	const char *config_path;
 	const char *socket_path;
 	const char *state_path;
+	const char *overlay_path;	/* beside the state file */
 	const char *pin_dir;
 	char *ifaces[XRL_MAX_IFACES];
 	size_t n_ifaces;
+	size_t n_cli_ifaces;		/* of --iface; the file's follow */
+	bool attached_now[XRL_MAX_IFACES];	/* by this start */
 	bool detach_on_exit;
 	uint64_t sync_interval_ms;	/* 0: the config's, or the default */
 	const char *redis;		/* HOST:PORT, or NULL: the config's */
@@ -53,11 +59,13 @@ static void usage(FILE *out)
 "Keeps the policy of the XDP rate limiter and serves its control socket.\n"
 "\n"
 "  -c, --config FILE        policy file (default " DEFAULT_CONFIG ")\n"
-"  -s, --socket PATH        control socket (default " XRL_SOCKET_PATH ")\n"
+"  -S, --socket PATH        control socket (default " XRL_SOCKET_PATH ",\n"
+"                           or $" XRL_ENV_SOCKET ")\n"
 "  -g, --socket-group NAME  also let this group use the socket\n"
 "  -i, --iface IFACE        attach to IFACE (repeatable; adds to the\n"
 "                           file's \"interfaces:\")\n"
-"  -p, --pin-dir DIR        bpffs pin directory (default " XRL_PIN_DIR ")\n"
+"  -P, --pin-dir DIR        bpffs pin directory (default " XRL_PIN_DIR ",\n"
+"                           or $" XRL_ENV_PIN_DIR ")\n"
 "      --state FILE         copy of the applied policy (default\n"
 "                           " STATE_FILE_NAME " beside the socket)\n"
 "      --idle-timeout SECS  drop clients silent this long (default %d)\n"
@@ -90,10 +98,10 @@ enum {
 
 static const struct option long_options[] = {
 	{ "config", required_argument, NULL, 'c' },
-	{ "socket", required_argument, NULL, 's' },
+	{ "socket", required_argument, NULL, 'S' },
 	{ "socket-group", required_argument, NULL, 'g' },
 	{ "iface", required_argument, NULL, 'i' },
-	{ "pin-dir", required_argument, NULL, 'p' },
+	{ "pin-dir", required_argument, NULL, 'P' },
 	{ "state", required_argument, NULL, OPT_STATE },
 	{ "idle-timeout", required_argument, NULL, OPT_IDLE },
 	{ "foreground", no_argument, NULL, 'f' },
@@ -109,13 +117,12 @@ static const struct option long_options[] = {
 };
 
 /* The state file lives beside the socket: both go when /run is wiped,
- * as the pins do on reboot. */
-static char *default_state_path(const char *socket_path)
+ * as the pins do on reboot; the runtime changes beside the state file. */
+static char *path_beside(const char *other, const char *name)
 {
-	char *copy = strdup(socket_path), *path = NULL;
+	char *copy = strdup(other), *path = NULL;
 
-	if (copy && asprintf(&path, "%s/%s", dirname(copy),
-			     STATE_FILE_NAME) < 0)
+	if (copy && asprintf(&path, "%s/%s", dirname(copy), name) < 0)
 		path = NULL;
 	free(copy);
 	return path;
@@ -125,18 +132,18 @@ static char *default_state_path(const char *socket_path)
 static int parse_options(int argc, char **argv, struct daemon_opts *opts)
 {
 	struct group *group;
-	char *end, host[256];
+	char *end, host[256], why[512];
 	uint16_t port;
 	long secs;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "c:s:g:i:p:fvh", long_options,
+	while ((c = getopt_long(argc, argv, "c:S:g:i:P:fvh", long_options,
 				NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			opts->config_path = optarg;
 			break;
-		case 's':
+		case 'S':
 			opts->socket_path = optarg;
 			break;
 		case 'g':
@@ -157,7 +164,7 @@ static int parse_options(int argc, char **argv, struct daemon_opts *opts)
 			}
 			opts->ifaces[opts->n_ifaces++] = optarg;
 			break;
-		case 'p':
+		case 'P':
 			opts->pin_dir = optarg;
 			break;
 		case OPT_STATE:
@@ -207,6 +214,11 @@ static int parse_options(int argc, char **argv, struct daemon_opts *opts)
 			opts->detach_on_exit = true;
 			break;
 		case OPT_METRICS:
+			if (xrl_metrics_listen_check(optarg, why,
+						     sizeof(why))) {
+				pr_err("%s", why);
+				return -EINVAL;
+			}
 			opts->metrics = optarg;
 			break;
 		case 'v':
@@ -230,19 +242,6 @@ static int parse_options(int argc, char **argv, struct daemon_opts *opts)
 	return 0;
 }
 
-/* Every swap holds the pin directory's lock, as the CLI does. */
-static int locked_apply(struct xrl_daemon_state *state,
-			const struct xrl_policy *next, char *err, size_t len)
-{
-	struct xrl_pin_dir *dir = state->apply_ctx;
-	int ret;
-
-	flock(dir->fd, LOCK_EX);
-	ret = xrl_policy_apply(state->dp, next, err, len);
-	flock(dir->fd, LOCK_UN);
-	return ret;
-}
-
 /* The interfaces of the file and of --iface, each once. */
 static void gather_interfaces(struct daemon_opts *opts,
 			      const struct xrl_config *config)
@@ -259,7 +258,7 @@ static void gather_interfaces(struct daemon_opts *opts,
 }
 
 static int attach_interfaces(struct xrl_datapath *dp,
-			     const struct daemon_opts *opts)
+			     struct daemon_opts *opts)
 {
 	struct xrl_attach_result result;
 	char err[512];
@@ -277,6 +276,7 @@ static int attach_interfaces(struct xrl_datapath *dp,
 			pr_err("attaching to %s: %s", opts->ifaces[i], err);
 			return ret;
 		}
+		opts->attached_now[i] = true;
 		pr_info("%s: attached (%s mode)", opts->ifaces[i],
 			xrl_xdp_mode_name(result.mode));
 	}
@@ -298,12 +298,13 @@ static void detach_interfaces(const struct daemon_opts *opts,
 }
 
 /*
- * The policy to run with: after a restart, the one in force (known from
- * the state file); otherwise the policy file's.
+ * The policy to run with is always the file's with the runtime overlay
+ * on top (@config holds both). After a restart it is usually what is in
+ * force already: then the daemon carries on without a swap; otherwise it
+ * is applied, rule ids carried from what is in force.
  */
 static int install_policy(struct xrl_daemon_state *state, bool loaded,
-			  struct xrl_config *config, int config_ret,
-			  const char *config_err)
+			  struct xrl_config *config)
 {
 	char err[1024];
 	int ret;
@@ -313,23 +314,17 @@ static int install_policy(struct xrl_daemon_state *state, bool loaded,
 		pr_err("reading the policy in force: %s", strerror(-ret));
 		return ret;
 	}
-	if (!loaded) {
-		ret = xrl_daemon_adopt_state(state, err, sizeof(err));
-		if (!ret) {
-			pr_info("carrying on with the policy in force (%zu "
-				"rules, from %s)", state->policy.n_rules,
-				state->state_path);
-			return 0;
-		}
-		pr_info("policy in force not known (%s): applying %s", err,
+	if (!loaded && !xrl_policy_carry_ids(&config->policy, &state->policy) &&
+	    !xrl_policy_matches_map(state->dp, &config->policy)) {
+		xrl_policy_free(&state->policy);
+		state->policy = config->policy;
+		memset(&config->policy, 0, sizeof(config->policy));
+		if (xrl_daemon_check_in_force(state, err, sizeof(err)))
+			state->rules_map_id = 0;
+		pr_info("carrying on with the policy in force (%zu rules, "
+			"%s and the runtime changes)", state->policy.n_rules,
 			state->config_path);
-	}
-	if (config_ret) {
-		pr_err("%s", config_err);
-		if (!loaded)
-			pr_err("the data path keeps enforcing the policy in "
-			       "force");
-		return config_ret;
+		return 0;
 	}
 	ret = xrl_daemon_change(state, &config->policy, err, sizeof(err));
 	if (ret) {
@@ -338,6 +333,47 @@ static int install_policy(struct xrl_daemon_state *state, bool loaded,
 	}
 	pr_info("applied %s: %zu rules", state->config_path,
 		state->policy.n_rules);
+	return 0;
+}
+
+/*
+ * The file and the runtime changes kept beside it, read and checked
+ * before anything is loaded, pinned or attached: a daemon that cannot
+ * run with them changes nothing.
+ */
+static int read_policy(const struct daemon_opts *opts,
+		       struct xrl_daemon_state *state,
+		       struct xrl_config *config)
+{
+	struct xrl_overlay ov;
+	char err[1024];
+	int ret;
+
+	ret = xrl_config_load_file(opts->config_path, config, err,
+				   sizeof(err));
+	if (ret) {
+		pr_err("%s", err);
+		return ret;
+	}
+	ret = xrl_overlay_load(opts->overlay_path, &ov, err, sizeof(err));
+	if (!ret)
+		ret = xrl_overlay_merge(&config->policy, ov.rules, ov.n_rules,
+					ov.deleted, ov.n_deleted, err,
+					sizeof(err));
+	if (ret) {
+		pr_err("runtime changes: %s", err);
+		xrl_overlay_free(&ov);
+		xrl_config_free(config);
+		return ret;
+	}
+	if (ov.n_rules || ov.n_deleted)
+		pr_info("runtime changes from %s: %zu rules added or replaced, "
+			"%zu deleted", opts->overlay_path, ov.n_rules,
+			ov.n_deleted);
+	state->deleted = ov.deleted;
+	state->n_deleted = ov.n_deleted;
+	ov.deleted = NULL;
+	xrl_overlay_free(&ov);
 	return 0;
 }
 
@@ -407,9 +443,17 @@ static int start_budgets(struct xrl_budgets *budgets, struct xrl_datapath *dp,
 /* Hands the rule names of each new policy to the scrape thread. */
 static void policy_changed(struct xrl_daemon_state *state)
 {
+	const struct xrl_reload_result *last = &state->last_reload;
+
 	if (xrl_metrics_server_policy(state->changed_ctx, &state->policy,
-				      state->n_changes, state->changed_at))
+				      state->n_changes, state->changed_at) ||
+	    xrl_metrics_server_health(state->changed_ctx, state->interfaces,
+				      state->n_interfaces,
+				      state->rules_map_id))
 		pr_warn("/metrics: out of memory: rule names not updated");
+	if (last->at)
+		xrl_metrics_server_reload(state->changed_ctx, last->at,
+					  last->ok);
 }
 
 static int start_metrics(struct xrl_daemon_state *state,
@@ -500,6 +544,48 @@ static void stop_events(struct event_feed *feed)
 	feed->reader = NULL;
 }
 
+/* What the config names, checked before anything is loaded: every
+ * interface exists, its Redis address is one. */
+static int check_setup(const struct daemon_opts *opts,
+		       const struct xrl_config *config)
+{
+	char host[256];
+	uint16_t port;
+	size_t i;
+
+	for (i = 0; i < opts->n_ifaces; i++) {
+		if (xrl_ifindex(opts->ifaces[i]) >= 0)
+			continue;
+		pr_err("%s: no such interface (%s)", opts->ifaces[i],
+		       i < opts->n_cli_ifaces ? "--iface" :
+		       opts->config_path);
+		return -ENODEV;
+	}
+	if (!opts->redis && config->redis &&
+	    xrl_hostport_parse(config->redis, host, sizeof(host), &port)) {
+		pr_err("%s: redis: \"%s\" is not HOST:PORT", opts->config_path,
+		       config->redis);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* A start that failed takes back what it made: the links it added and,
+ * when it loaded the data path, the pins. */
+static void undo_start(struct xrl_datapath *dp, bool loaded,
+		       const struct daemon_opts *opts)
+{
+	char err[512];
+	size_t i;
+
+	for (i = 0; i < opts->n_ifaces; i++)
+		if (opts->attached_now[i] &&
+		    xrl_detach(opts->pin_dir, opts->ifaces[i], err, sizeof(err)))
+			pr_warn("detaching %s: %s", opts->ifaces[i], err);
+	if (loaded && xrl_datapath_unpin(dp))
+		pr_warn("removing the pins in %s", opts->pin_dir);
+}
+
 static int run(struct daemon_opts *opts)
 {
 	struct xrl_metrics_server *metrics = NULL;
@@ -507,11 +593,12 @@ static int run(struct daemon_opts *opts)
 	struct xrl_load_opts load_opts = {};
 	struct xrl_daemon_state state = {};
 	struct xrl_budgets budgets = {};
+	struct xrl_source_counter counter = {};
 	struct xrl_config config = {};
 	struct xrl_pin_dir dir;
 	struct xrl_datapath dp;
-	char err[1024], config_err[1024];
-	int ret, config_ret, listen_fd;
+	char err[1024];
+	int ret, listen_fd;
 	bool loaded;
 
 	/* First, so that a second daemon stops before touching anything. */
@@ -520,9 +607,14 @@ static int run(struct daemon_opts *opts)
 		pr_err("%s", err);
 		return listen_fd;
 	}
-	config_ret = xrl_config_load_file(opts->config_path, &config,
-					  config_err, sizeof(config_err));
-	gather_interfaces(opts, config_ret ? NULL : &config);
+	ret = read_policy(opts, &state, &config);
+	if (ret)
+		goto close_socket;
+	opts->n_cli_ifaces = opts->n_ifaces;
+	gather_interfaces(opts, &config);
+	ret = check_setup(opts, &config);
+	if (ret)
+		goto free_config;
 
 	ret = xrl_pin_dir_open(&dir, opts->pin_dir, true, err, sizeof(err));
 	if (ret) {
@@ -537,19 +629,34 @@ static int run(struct daemon_opts *opts)
 	}
 	pr_info("%s the data path pinned in %s", loaded ? "loaded" :
 		"adopted", opts->pin_dir);
-
-	ret = start_budgets(&budgets, &dp, opts, config_ret ? NULL : &config);
-	if (ret)
+	ret = xrl_source_counter_start(&counter, dp.buckets_fd,
+				       XRL_SOURCE_COUNT_INTERVAL_MS);
+	if (ret) {
+		pr_err("counting the sources: %s", strerror(-ret));
+		undo_start(&dp, loaded, opts);
 		goto close_datapath;
+	}
+	dp.sources_count = &counter.count;
+
+	ret = start_budgets(&budgets, &dp, opts, &config);
+	if (ret) {
+		undo_start(&dp, loaded, opts);
+		goto close_datapath;
+	}
 	state.budgets = &budgets;
 	state.dp = &dp;
 	state.config_path = opts->config_path;
 	state.state_path = opts->state_path;
+	state.overlay_path = opts->overlay_path;
 	state.socket_path = opts->socket_path;
 	state.interfaces = opts->ifaces;
 	state.n_interfaces = opts->n_ifaces;
 	state.started = time(NULL);
-	ret = install_policy(&state, loaded, &config, config_ret, config_err);
+	state.started_with.redis = config.redis;
+	state.started_with.sync_interval_ms = config.sync_interval_ms;
+	state.started_with.interfaces = config.interfaces;
+	state.started_with.n_interfaces = config.n_interfaces;
+	ret = install_policy(&state, loaded, &config);
 	if (!ret)
 		ret = xrl_budgets_set_policy(&budgets, &state.policy,
 					     xrl_monotonic_ns());
@@ -562,14 +669,17 @@ static int run(struct daemon_opts *opts)
 					 &budgets);
 	if (!ret)
 		ret = start_events(&state, opts, &feed);
-	if (ret)
+	if (ret) {
+		undo_start(&dp, loaded, opts);
 		goto close_datapath;
-	state.apply = locked_apply;
-	state.apply_ctx = &dir;
+	}
+	state.lock = &dir;
 	flock(dir.fd, LOCK_UN);
 
 	pr_info("listening on %s", opts->socket_path);
+	xrl_notify_ready(&state);
 	ret = xrl_server_run(&state, &opts->server, listen_fd);
+	xrl_notify_stopping();
 	listen_fd = -1;	/* closed by the loop */
 	if (ret)
 		pr_err("event loop: %s", strerror(-ret));
@@ -579,18 +689,19 @@ static int run(struct daemon_opts *opts)
 		pr_info("exiting; the data path keeps enforcing");
 
 close_datapath:
+	xrl_source_counter_stop(&counter);
 	state.events = NULL;
 	stop_events(&feed);
 	xrl_metrics_server_stop(metrics);
-	xrl_daemon_state_free(&state);
 	xrl_global_free(budgets.global);
 	xrl_budgets_free(&budgets);
 	xrl_datapath_close(&dp);
 close_dir:
 	xrl_pin_dir_close(&dir);
 free_config:
-	if (!config_ret)
-		xrl_config_free(&config);
+	xrl_config_free(&config);
+close_socket:
+	xrl_daemon_state_free(&state);
 	if (listen_fd >= 0) {
 		close(listen_fd);
 		unlink(opts->socket_path);
@@ -598,39 +709,54 @@ free_config:
 	return ret;
 }
 
+/* An option wins over the environment, the environment over the default. */
+static const char *from_env(const char *name, const char *fallback)
+{
+	const char *value = getenv(name);
+
+	return value && value[0] ? value : fallback;
+}
+
 int main(int argc, char **argv)
 {
 	struct daemon_opts opts = {
 		.config_path = DEFAULT_CONFIG,
-		.socket_path = XRL_SOCKET_PATH,
-		.pin_dir = XRL_PIN_DIR,
+		.socket_path = from_env(XRL_ENV_SOCKET, XRL_SOCKET_PATH),
+		.pin_dir = from_env(XRL_ENV_PIN_DIR, XRL_PIN_DIR),
 		.server = {
 			.idle_timeout_ms = XRL_IDLE_TIMEOUT_MS,
 			.max_clients = XRL_MAX_CLIENTS,
 		},
 	};
-	char *state_path = NULL;
+	char *state_path = NULL, *overlay_path = NULL;
 	int ret;
 
+	xrl_log_init_daemon();
 	xrl_log_libbpf();
 	ret = parse_options(argc, argv, &opts);
 	if (ret)
 		return ret > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 	opts.server.socket_path = opts.socket_path;
 	if (!opts.state_path) {
-		state_path = default_state_path(opts.socket_path);
-		if (!state_path) {
-			pr_err("out of memory");
-			return EXIT_FAILURE;
-		}
+		state_path = path_beside(opts.socket_path, STATE_FILE_NAME);
 		opts.state_path = state_path;
+	}
+	overlay_path = opts.state_path ?
+		       path_beside(opts.state_path, XRL_OVERLAY_NAME) : NULL;
+	opts.overlay_path = overlay_path;
+	if (!opts.state_path || !opts.overlay_path) {
+		pr_err("out of memory");
+		ret = -ENOMEM;
+		goto free_paths;
 	}
 	if (xrl_server_block_signals()) {
 		pr_err("blocking signals: %s", strerror(errno));
-		free(state_path);
-		return EXIT_FAILURE;
+		ret = -errno;
+		goto free_paths;
 	}
 	ret = run(&opts);
+free_paths:
+	free(overlay_path);
 	free(state_path);
 	return ret ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -12,76 +12,47 @@
 #include "datapath.h"
 #include "limit.h"
 
-static int compile_share(const struct xrl_budget_limits *limits,
-			 uint32_t weight, struct xrl_agg_share *share)
+static int compile_limits(const struct xrl_budget_limits *limits,
+			  uint32_t weight, struct xrl_limit *out)
 {
 	int ret = 0;
 
-	memset(share, 0, sizeof(*share));
+	memset(out, 0, XRL_LIMIT_KINDS * sizeof(*out));
+	if (!weight)
+		return 0;	/* no pool: its limits stay unset */
 	if (limits->pps)
 		ret = xrl_limit_compile_pps_weighted(limits->pps, limits->burst,
-				weight, &share->limit[XRL_LIMIT_PACKETS]);
+				weight, &out[XRL_LIMIT_PACKETS]);
 	if (!ret && limits->bps)
 		ret = xrl_limit_compile_bps_weighted(limits->bps,
 				limits->burst_bytes, weight,
-				&share->limit[XRL_LIMIT_BYTES]);
+				&out[XRL_LIMIT_BYTES]);
 	return ret;
 }
 
 int xrl_agg_write_shares(const struct xrl_datapath *dp, uint32_t id,
 			 const struct xrl_budget_limits *limits,
-			 const uint32_t *weights)
+			 const uint32_t *weights, uint32_t pool_weight)
 {
 	unsigned i, n = xrl_datapath_cpus();
+	struct xrl_limit pool[XRL_LIMIT_KINDS];
 	struct xrl_agg_share *shares;
-	int ret = 0;
+	int ret;
 
 	shares = calloc(n, sizeof(*shares));
 	if (!shares)
 		return -ENOMEM;
-	for (i = 0; i < n && !ret; i++)
-		ret = compile_share(limits, weights[i], &shares[i]);
+	ret = compile_limits(limits, pool_weight, pool);
+	for (i = 0; i < n && !ret; i++) {
+		/* A CPU always has a weight: a zero one would fail open. */
+		ret = compile_limits(limits, weights[i] ? weights[i] : 1,
+				     shares[i].limit);
+		memcpy(shares[i].pool, pool, sizeof(pool));
+	}
 	/* One update sets every CPU's share; the program reads its own. */
 	if (!ret && bpf_map_update_elem(dp->agg_shares_fd, &id, shares, 0))
 		ret = -errno;
 	free(shares);
-	return ret;
-}
-
-int xrl_agg_write_even(const struct xrl_datapath *dp,
-		       const struct xrl_policy *policy, char *err, size_t len)
-{
-	struct xrl_budget_limits limits;
-	unsigned n = xrl_datapath_cpus();
-	size_t i, count = 0;
-	uint32_t *weights;
-	int ret = 0;
-
-	for (i = 0; i < policy->n_rules; i++)
-		count += xrl_rule_is_aggregate(&policy->rules[i]);
-	if (!count)
-		return 0;
-	if (count > XRL_MAX_AGGREGATES) {
-		snprintf(err, len, "%zu aggregate rules, more than the maximum "
-			 "%d", count, XRL_MAX_AGGREGATES);
-		return -E2BIG;
-	}
-	weights = calloc(n, sizeof(*weights));
-	if (!weights)
-		return -ENOMEM;
-	xrl_share_even(n, weights);
-	for (i = 0; i < policy->n_rules && !ret; i++) {
-		const struct xrl_rule_spec *rule = &policy->rules[i];
-
-		if (!xrl_rule_is_aggregate(rule))
-			continue;
-		xrl_budget_limits_of(rule, &limits);
-		ret = xrl_agg_write_shares(dp, rule->id, &limits, weights);
-		if (ret)
-			snprintf(err, len, "rule %s: writing its shares: %s",
-				 rule->name, strerror(-ret));
-	}
-	free(weights);
 	return ret;
 }
 
@@ -117,10 +88,118 @@ void xrl_agg_forget_stale(const struct xrl_datapath *dp,
 {
 	forget_stale(dp->agg_shares_fd, policy);
 	forget_stale(dp->agg_state_fd, policy);
+	forget_stale(dp->agg_pool_fd, policy);
 }
 
 int xrl_agg_read_state(const struct xrl_datapath *dp, uint32_t id,
 		       struct xrl_agg_state *per_cpu)
 {
 	return bpf_map_lookup_elem(dp->agg_state_fd, &id, per_cpu) ? -errno : 0;
+}
+
+/* ---- with each policy: staged before the swap, finished after ------- */
+
+int xrl_agg_stage(const struct xrl_datapath *dp,
+		  const struct xrl_policy *policy, struct xrl_agg_plan *plan,
+		  char *err, size_t len)
+{
+	unsigned n = xrl_datapath_cpus();
+	struct xrl_budget_limits limits;
+	struct xrl_agg_share *probe;
+	size_t i, count = 0;
+	int ret = 0;
+
+	memset(plan, 0, sizeof(*plan));
+	for (i = 0; i < policy->n_rules; i++)
+		count += xrl_rule_is_aggregate(&policy->rules[i]);
+	if (!count)
+		return 0;
+	if (count > XRL_MAX_AGGREGATES) {
+		snprintf(err, len,
+			 "%zu aggregate rules, more than the maximum "
+			 "%d",
+			 count, XRL_MAX_AGGREGATES);
+		return -E2BIG;
+	}
+	plan->weights = calloc(n, sizeof(*plan->weights));
+	plan->added = calloc(count, sizeof(*plan->added));
+	probe = calloc(n, sizeof(*probe));
+	if (!plan->weights || !plan->added || !probe) {
+		ret = -ENOMEM;
+		snprintf(err, len, "aggregate shares: %s", strerror(-ret));
+		goto free_probe;
+	}
+	/* Without the daemon: each CPU a floor, the pool the rest, so that
+	 * traffic on any set of CPUs gets the whole budget. */
+	plan->pool = xrl_share_floors(n, XRL_SHARE_FLOOR_PERCENT, plan->weights);
+	for (i = 0; i < policy->n_rules && !ret; i++) {
+		const struct xrl_rule_spec *rule = &policy->rules[i];
+		__u32 id = rule->id;
+
+		if (!xrl_rule_is_aggregate(rule))
+			continue;
+		/* A rule in force keeps its shares until the swap. */
+		if (!bpf_map_lookup_elem(dp->agg_shares_fd, &id, probe))
+			continue;
+		xrl_budget_limits_of(rule, &limits);
+		ret = xrl_agg_write_shares(dp, id, &limits, plan->weights,
+					   plan->pool);
+		if (ret)
+			snprintf(err, len, "rule %s: writing its shares: %s",
+				 rule->name, strerror(-ret));
+		else
+			plan->added[plan->n_added++] = id;
+	}
+	if (ret)
+		xrl_agg_undo(dp, plan);
+free_probe:
+	free(probe);
+	if (ret)
+		xrl_agg_plan_free(plan);
+	return ret;
+}
+
+void xrl_agg_undo(const struct xrl_datapath *dp, struct xrl_agg_plan *plan)
+{
+	size_t i;
+
+	for (i = 0; i < plan->n_added; i++)
+		bpf_map_delete_elem(dp->agg_shares_fd, &plan->added[i]);
+	plan->n_added = 0;
+}
+
+static bool was_added(const struct xrl_agg_plan *plan, __u32 id)
+{
+	size_t i;
+
+	for (i = 0; i < plan->n_added; i++)
+		if (plan->added[i] == id)
+			return true;
+	return false;
+}
+
+void xrl_agg_finish(const struct xrl_datapath *dp,
+		    const struct xrl_policy *policy, struct xrl_agg_plan *plan)
+{
+	struct xrl_budget_limits limits;
+	size_t i;
+
+	for (i = 0; plan->weights && i < policy->n_rules; i++) {
+		const struct xrl_rule_spec *rule = &policy->rules[i];
+
+		if (!xrl_rule_is_aggregate(rule) || was_added(plan, rule->id))
+			continue;
+		/* The key exists: rewriting it allocates nothing. */
+		xrl_budget_limits_of(rule, &limits);
+		xrl_agg_write_shares(dp, rule->id, &limits, plan->weights,
+				     plan->pool);
+	}
+	xrl_agg_forget_stale(dp, policy);
+}
+
+void xrl_agg_plan_free(struct xrl_agg_plan *plan)
+{
+	free(plan->weights);
+	free(plan->added);
+	memset(plan, 0, sizeof(*plan));
 }

@@ -21,8 +21,9 @@ static void reset_fds(struct xrl_datapath *dp)
 	dp->prog_fd = dp->policy_fd = dp->buckets_fd = -1;
 	dp->stats_fd = dp->rule_stats_fd = dp->settings_fd = -1;
 	dp->table_stats_fd = -1;
-	dp->agg_shares_fd = dp->agg_state_fd = -1;
+	dp->agg_shares_fd = dp->agg_state_fd = dp->agg_pool_fd = -1;
 	dp->events_fd = dp->event_state_fd = -1;
+	dp->ids_fd = -1;
 }
 
 static __u32 map_btf_id(int map_fd)
@@ -91,14 +92,22 @@ int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 	dp->table_stats_fd = bpf_map__fd(skel->maps.xrl_table_stats);
 	dp->agg_shares_fd = bpf_map__fd(skel->maps.xrl_agg_shares);
 	dp->agg_state_fd = bpf_map__fd(skel->maps.xrl_agg_state);
+	dp->agg_pool_fd = bpf_map__fd(skel->maps.xrl_agg_pool);
 	dp->events_fd = bpf_map__fd(skel->maps.xrl_events);
 	dp->event_state_fd = bpf_map__fd(skel->maps.xrl_event_state);
 	dp->btf_id = map_btf_id(dp->buckets_fd);
+	dp->ids_fd = xrl_id_map_create(NULL);
+	if (dp->ids_fd < 0) {
+		ret = dp->ids_fd;
+		goto forget;
+	}
 	ret = install_default_policy(dp);
 	if (ret)
-		goto forget;
+		goto close_ids;
 	return 0;
 
+close_ids:
+	close(dp->ids_fd);
 forget:
 	reset_fds(dp);
 	dp->skel = NULL;
@@ -127,8 +136,11 @@ static const struct pinned_object pinned_objects[] = {
 	{ XRL_MAP_TABLE_STATS, offsetof(struct xrl_datapath, table_stats_fd) },
 	{ XRL_MAP_AGG_SHARES, offsetof(struct xrl_datapath, agg_shares_fd) },
 	{ XRL_MAP_AGG_STATE, offsetof(struct xrl_datapath, agg_state_fd) },
+	{ XRL_MAP_AGG_POOL, offsetof(struct xrl_datapath, agg_pool_fd) },
 	{ XRL_MAP_EVENTS, offsetof(struct xrl_datapath, events_fd) },
 	{ XRL_MAP_EVENT_STATE, offsetof(struct xrl_datapath, event_state_fd) },
+	/* Last: pins made before it existed are adopted without it. */
+	{ XRL_PIN_IDS, offsetof(struct xrl_datapath, ids_fd) },
 };
 
 #define N_PINNED (sizeof(pinned_objects) / sizeof(pinned_objects[0]))
@@ -190,6 +202,19 @@ int xrl_datapath_unpin(struct xrl_datapath *dp)
 	return 0;
 }
 
+/* Pins from before the id mark: one is made above the ids in force,
+ * marked as wrapped since deleted rules may have left state. */
+static int adopt_without_ids(struct xrl_datapath *dp)
+{
+	char path[PATH_MAX + 32];
+
+	dp->ids_fd = xrl_id_map_create(dp);
+	if (dp->ids_fd < 0)
+		return dp->ids_fd;
+	pin_path(dp->pin_dir, XRL_PIN_IDS, path, sizeof(path));
+	return bpf_obj_pin(dp->ids_fd, path) ? -errno : 0;
+}
+
 int xrl_datapath_open_pinned(struct xrl_datapath *dp, const char *dir)
 {
 	char path[PATH_MAX + 32];
@@ -201,6 +226,9 @@ int xrl_datapath_open_pinned(struct xrl_datapath *dp, const char *dir)
 	for (i = 0; i < N_PINNED; i++) {
 		pin_path(dir, pinned_objects[i].name, path, sizeof(path));
 		fd = bpf_obj_get(path);
+		if (fd < 0 && errno == ENOENT &&
+		    object_fd(dp, &pinned_objects[i]) == &dp->ids_fd)
+			continue;
 		if (fd < 0) {
 			ret = -errno;
 			goto close_fds;
@@ -209,6 +237,11 @@ int xrl_datapath_open_pinned(struct xrl_datapath *dp, const char *dir)
 	}
 	dp->btf_id = map_btf_id(dp->buckets_fd);
 	snprintf(dp->pin_dir, sizeof(dp->pin_dir), "%s", dir);
+	if (dp->ids_fd < 0) {
+		ret = adopt_without_ids(dp);
+		if (ret)
+			goto close_fds;
+	}
 	return 0;
 
 close_fds:
@@ -222,7 +255,9 @@ void xrl_datapath_close(struct xrl_datapath *dp)
 	int *fd;
 
 	if (dp->skel) {
-		/* The skeleton owns its fds. */
+		/* The skeleton owns its fds, but for the id mark's. */
+		if (dp->ids_fd >= 0)
+			close(dp->ids_fd);
 		xdp_ratelimit_bpf__destroy(dp->skel);
 		dp->skel = NULL;
 	} else {

@@ -23,8 +23,14 @@ struct xrl_datapath {
 	int table_stats_fd;
 	int agg_shares_fd;	/* per-CPU shares of aggregate rules */
 	int agg_state_fd;	/* per-CPU buckets and demand of those */
+	int agg_pool_fd;	/* the bucket all CPUs share, per rule */
 	int events_fd;		/* ring buffer of limit events */
 	int event_state_fd;	/* per-CPU event cap and counters */
+	int ids_fd;		/* the rule id mark (policy_map.h) */
+	/* Sources tracked, as counted by someone who keeps counting (the
+	 * daemon's counter thread; < 0 until its first count), so that a
+	 * report does not read the whole bucket table; NULL: count it. */
+	const long *sources_count;
 	__u32 btf_id;		/* BTF of the program, for inner maps */
 	char pin_dir[PATH_MAX];	/* empty when not pinned */
 };

@@ -33,8 +33,8 @@ struct xrl_event_reader *xrl_event_reader_open(const struct xrl_datapath *dp,
 		return NULL;
 	reader->fn = fn;
 	reader->ctx = ctx;
-	reader->ring = ring_buffer__new(dp->events_fd, handle_sample, reader,
-					NULL);
+	reader->ring =
+		ring_buffer__new(dp->events_fd, handle_sample, reader, NULL);
 	if (!reader->ring) {
 		err = errno;
 		free(reader);

@@ -13,7 +13,7 @@
 #include "stats.h"
 
 /* Rule counters read per batch call: 64 KiB per CPU. */
-#define RULE_BATCH	2048
+#define RULE_BATCH 2048
 
 static int by_id(const void *a, const void *b)
 {
@@ -43,7 +43,8 @@ static int read_rule_batch(int fd, __u32 first, __u32 count, int n_cpus,
 
 	/* A batch starts after the key given: at 0 when given none. */
 	if (bpf_map_lookup_batch(fd, first ? &in : NULL, &out, keys, values,
-				 &got, &opts) && errno != ENOENT)
+				 &got, &opts) &&
+	    errno != ENOENT)
 		return -errno;
 	for (; *next < n_rules; (*next)++) {
 		rule = &rules[*next];
@@ -55,8 +56,9 @@ static int read_rule_batch(int fd, __u32 first, __u32 count, int n_cpus,
 		sum = (__u64 *)&rule->counters;
 		memset(sum, 0, sizeof(rule->counters));
 		for (cpu = 0; cpu < n_cpus; cpu++) {
-			cpu_words = (const __u64 *)&values[(size_t)slot *
-							   n_cpus + cpu];
+			cpu_words =
+				(const __u64
+					 *)&values[(size_t)slot * n_cpus + cpu];
 			for (w = 0; w < words; w++)
 				sum[w] += cpu_words[w];
 		}
@@ -97,7 +99,8 @@ static int read_rule_counters(const struct xrl_datapath *dp,
 		first = m->rules[next].id;
 		ret = read_rule_batch(dp->rule_stats_fd, first,
 				      first + RULE_BATCH > XRL_MAX_RULES ?
-				      XRL_MAX_RULES - first : RULE_BATCH,
+					      XRL_MAX_RULES - first :
+					      RULE_BATCH,
 				      n_cpus, values, keys, m->rules,
 				      m->n_rules, &next);
 	}

@@ -50,6 +50,61 @@ static bool below_bpffs_root(const char *path)
 	       (path[n] == '/' || path[n] == '\0');
 }
 
+/* `ip netns exec NAME` remounts /sys as a sysfs whose source is NAME. */
+static bool sys_of_ip_netns_exec(void)
+{
+	char line[1024], source[256], path[300];
+	bool found = false;
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *sep = strstr(line, " - sysfs ");
+
+		if (!sep || !strstr(line, " /sys ") ||
+		    sscanf(sep, " - sysfs %255s", source) != 1)
+			continue;
+		snprintf(path, sizeof(path), "/run/netns/%s", source);
+		found = access(path, F_OK) == 0;
+	}
+	fclose(f);
+	return found;
+}
+
+/* Whether this process has a mount namespace of its own, not PID 1's
+ * (when PID 1 cannot be looked at: whether `ip netns exec` made it). */
+static bool own_mount_ns(void)
+{
+	struct stat self, init;
+
+	if (stat("/proc/self/ns/mnt", &self) || stat("/proc/1/ns/mnt", &init))
+		return sys_of_ip_netns_exec();
+	return self.st_ino != init.st_ino || self.st_dev != init.st_dev;
+}
+
+/*
+ * In a mount namespace of its own (`ip netns exec` makes one), a bpffs
+ * that PID 1 does not see holds pins that vanish with the namespace: an
+ * attach would report success and leave nothing behind. -EXDEV then.
+ */
+static int check_bpffs_shared(const char *existing, char *err, size_t len)
+{
+	char init_path[PATH_MAX + 16];
+	struct stat here, there;
+
+	if (!own_mount_ns())
+		return 0;
+	snprintf(init_path, sizeof(init_path), "/proc/1/root%s", existing);
+	if (stat(existing, &here) || stat(init_path, &there) ||
+	    here.st_dev == there.st_dev)
+		return 0;
+	snprintf(err, len, "%s: a bpf filesystem of this mount namespace "
+		 "only (ip netns exec?): pins made here vanish with it; run "
+		 "under 'nsenter --net=/run/netns/NAME' instead", existing);
+	return -EXDEV;
+}
+
 /* Finds bpffs under @path, or mounts it on /sys/fs/bpf (like xdp-tools). */
 static int ensure_bpffs(const char *path, char *err, size_t len)
 {
@@ -66,11 +121,18 @@ static int ensure_bpffs(const char *path, char *err, size_t len)
 		return ret;
 	}
 	if (is_bpffs(existing))
-		return 0;
+		return check_bpffs_shared(existing, err, len);
 	if (!below_bpffs_root(path)) {
 		snprintf(err, len, "pin directory %s: not on a bpf filesystem",
 			 path);
 		return -ENOTSUP;
+	}
+	if (own_mount_ns()) {
+		snprintf(err, len, "%s: no bpf filesystem, and this is a "
+			 "mount namespace of its own (ip netns exec?): pins "
+			 "made here would vanish with it; run under 'nsenter "
+			 "--net=/run/netns/NAME' instead", BPFFS_ROOT);
+		return -EXDEV;
 	}
 	if (mount("bpf", BPFFS_ROOT, "bpf", 0, "mode=0700")) {
 		ret = -errno;

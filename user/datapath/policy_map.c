@@ -28,8 +28,10 @@ static int create_rules_map(const struct xrl_datapath *dp)
 		btf_fd = bpf_btf_get_fd_by_id(dp->btf_id);
 	}
 	if (btf && btf_fd >= 0) {
-		key_id = btf__find_by_name_kind(btf, "xrl_lpm_key", BTF_KIND_STRUCT);
-		value_id = btf__find_by_name_kind(btf, "xrl_rule", BTF_KIND_STRUCT);
+		key_id = btf__find_by_name_kind(btf, "xrl_lpm_key",
+						BTF_KIND_STRUCT);
+		value_id = btf__find_by_name_kind(btf, "xrl_rule",
+						  BTF_KIND_STRUCT);
 		if (key_id > 0 && value_id > 0) {
 			opts.btf_fd = btf_fd;
 			opts.btf_key_type_id = key_id;
@@ -84,22 +86,37 @@ static void pin_rules_map(const struct xrl_datapath *dp, int fd)
 	bpf_obj_pin(fd, path);
 }
 
+/*
+ * The one way a policy becomes the data path's. Everything that can fail
+ * comes first and touches nothing a packet reads: the checks, a new rules
+ * map filled, the shares of new aggregate rules (ids not in force). Then
+ * the commit: one update swaps the rules map in. Then only what cannot
+ * fail: the settings (an array slot; should it fail all the same, the old
+ * rules map goes back), the pin for bpftool, the shares of the rules that
+ * stayed, forgetting those of rules gone.
+ */
 int xrl_policy_apply(struct xrl_datapath *dp, const struct xrl_policy *policy,
 		     char *err, size_t len)
 {
 	struct xrl_settings settings;
-	__u32 zero = 0;
-	int fd, ret;
+	struct xrl_agg_plan plan;
+	__u32 zero = 0, old_id = 0;
+	int fd, old_fd, ret;
 
 	if (policy->n_rules == 0 || policy->rules[0].prefix.prefixlen != 0) {
 		snprintf(err, len, "policy has no default rule");
 		return -EINVAL;
 	}
-	/* Shares first: an aggregate rule finds its budget from its first
-	 * packet on. */
-	ret = xrl_agg_write_even(dp, policy, err, len);
-	if (ret)
+	/* A fresh load has none: nothing to go back to. */
+	if (bpf_map_lookup_elem(dp->policy_fd, &zero, &old_id) &&
+	    errno != ENOENT) {
+		ret = -errno;
+		snprintf(err, len, "reading the rules map in force: %s",
+			 strerror(-ret));
 		return ret;
+	}
+	xrl_policy_settings(policy, xrl_datapath_max_sources(dp),
+			    xrl_datapath_cpus(), &settings);
 	fd = create_rules_map(dp);
 	if (fd < 0) {
 		snprintf(err, len, "creating the rules map: %s", strerror(-fd));
@@ -108,23 +125,38 @@ int xrl_policy_apply(struct xrl_datapath *dp, const struct xrl_policy *policy,
 	ret = fill_rules_map(fd, policy, err, len);
 	if (ret)
 		goto close_map;
+	/* An aggregate rule finds its budget from its first packet on. */
+	ret = xrl_agg_stage(dp, policy, &plan, err, len);
+	if (ret)
+		goto close_map;
 
-	/* The one step the data path sees: the outer slot now names the new
-	 * map. Packets being judged keep the old one until they finish. */
+	/* The commit, the one step the data path sees: the outer slot now
+	 * names the new map. Packets being judged keep the old one. */
 	if (bpf_map_update_elem(dp->policy_fd, &zero, &fd, 0)) {
 		ret = -errno;
-		snprintf(err, len, "swapping in the rules map: %s", strerror(-ret));
-		goto close_map;
+		snprintf(err, len, "swapping in the rules map: %s",
+			 strerror(-ret));
+		goto undo_shares;
 	}
-	xrl_policy_settings(policy, xrl_datapath_max_sources(dp),
-			    xrl_datapath_cpus(), &settings);
 	if (bpf_map_update_elem(dp->settings_fd, &zero, &settings, 0)) {
 		ret = -errno;
 		snprintf(err, len, "writing settings: %s", strerror(-ret));
-		goto close_map;
+		old_fd = old_id ? bpf_map_get_fd_by_id(old_id) : -1;
+		if (old_fd >= 0) {
+			bpf_map_update_elem(dp->policy_fd, &zero, &old_fd, 0);
+			close(old_fd);
+		}
+		goto undo_shares;
 	}
 	pin_rules_map(dp, fd);
-	xrl_agg_forget_stale(dp, policy);
+	xrl_agg_finish(dp, policy, &plan);
+	xrl_agg_plan_free(&plan);
+	close(fd);
+	return 0;
+
+undo_shares:
+	xrl_agg_undo(dp, &plan);
+	xrl_agg_plan_free(&plan);
 close_map:
 	close(fd);
 	return ret;
@@ -157,8 +189,7 @@ static int read_settings(const struct xrl_datapath *dp,
 	return 0;
 }
 
-static int add_read_rule(const void *key_ptr, const void *value_ptr,
-			 void *ctx)
+static int add_read_rule(const void *key_ptr, const void *value_ptr, void *ctx)
 {
 	const struct xrl_lpm_key *key = key_ptr;
 	const struct xrl_rule *value = value_ptr;
@@ -167,7 +198,7 @@ static int add_read_rule(const void *key_ptr, const void *value_ptr,
 		.prefix = *key,
 		.action = value->action,
 		.scope = value->scope < XRL_SCOPE_COUNT ? value->scope :
-			 XRL_SCOPE_SOURCE,
+							  XRL_SCOPE_SOURCE,
 	};
 	int ret;
 
@@ -182,6 +213,26 @@ static int add_read_rule(const void *key_ptr, const void *value_ptr,
 		return ret;
 	policy->rules[policy->n_rules - 1].id = value->id;
 	return 0;
+}
+
+static int count_pps_rule(const void *key, const void *value_ptr, void *ctx)
+{
+	const struct xrl_rule *value = value_ptr;
+	int *count = ctx;
+
+	if ((value->action == XRL_ACTION_LIMIT ||
+	     value->action == XRL_ACTION_MONITOR) &&
+	    value->limit[XRL_LIMIT_PACKETS].interval)
+		(*count)++;
+	return 0;
+}
+
+int xrl_policy_count_pps_rules(const struct xrl_datapath *dp)
+{
+	int count = 0, ret;
+
+	ret = walk_rules_map(dp, count_pps_rule, &count);
+	return ret ? ret : count;
 }
 
 int xrl_policy_read_ids(const struct xrl_datapath *dp, struct xrl_policy *out)
@@ -202,6 +253,8 @@ int xrl_policy_read_ids(const struct xrl_datapath *dp, struct xrl_policy *out)
 	out->v4_prefix = settings.v4_prefix;
 	out->v6_prefix = settings.v6_prefix;
 	out->malformed = settings.malformed_verdict;
+	out->vlan_overflow = settings.vlan_overflow_verdict;
+	out->ipv4_mapped = settings.ipv4_mapped_verdict;
 	out->unknown = settings.unknown_verdict;
 	if (settings.new_sources_set) {
 		out->new_pps = settings.new_sources_pps;
@@ -252,5 +305,275 @@ int xrl_policy_matches_map(const struct xrl_datapath *dp,
 	free(match.sorted);
 	if (!ret && match.n_seen != policy->n_rules)
 		ret = -ESTALE;
+	return ret;
+}
+
+struct diff_ctx {
+	const struct xrl_policy *next;
+	const struct xrl_rule_spec **sorted;
+	bool *seen;		/* by index in next->rules */
+	xrl_rule_change_fn fn;
+	void *ctx;
+	struct xrl_policy_diff *diff;
+};
+
+static int diff_rule(const void *key, const void *value, void *ctx)
+{
+	struct diff_ctx *d = ctx;
+	const struct xrl_rule *in_force = value;
+	const struct xrl_rule_spec *rule;
+	struct xrl_rule compiled;
+
+	d->diff->in_force++;
+	rule = xrl_policy_find_sorted(d->sorted, d->next->n_rules, key);
+	if (!rule) {
+		d->diff->removed++;
+		d->fn(XRL_RULE_REMOVED, key, NULL, in_force, d->ctx);
+		return 0;
+	}
+	d->seen[rule - d->next->rules] = true;
+	if (xrl_rule_compile(rule, &compiled))
+		return -EINVAL;
+	compiled.id = in_force->id;
+	if (memcmp(&compiled, in_force, sizeof(compiled))) {
+		d->diff->changed++;
+		d->fn(XRL_RULE_CHANGED, key, rule, in_force, d->ctx);
+	} else {
+		d->diff->same++;
+	}
+	return 0;
+}
+
+static void diff_settings(const struct xrl_settings *a,
+			  const struct xrl_settings *b,
+			  struct xrl_policy_diff *diff)
+{
+	diff->keys = a->v4_prefix != b->v4_prefix ||
+		     a->v6_prefix != b->v6_prefix;
+	diff->malformed = a->malformed_verdict != b->malformed_verdict;
+	diff->unknown = a->unknown_verdict != b->unknown_verdict;
+	diff->new_sources = a->new_sources_set != b->new_sources_set ||
+			    a->new_sources_pps != b->new_sources_pps ||
+			    a->new_sources_burst != b->new_sources_burst ||
+			    memcmp(&a->new_sources, &b->new_sources,
+				   sizeof(a->new_sources));
+	diff->events = memcmp(&a->events, &b->events, sizeof(a->events)) ||
+		       a->event_quiet_ns != b->event_quiet_ns;
+}
+
+int xrl_policy_diff(const struct xrl_datapath *dp,
+		    const struct xrl_policy *next, xrl_rule_change_fn fn,
+		    void *ctx, struct xrl_policy_diff *diff)
+{
+	struct xrl_settings in_force, wanted;
+	struct diff_ctx d = { .next = next, .fn = fn, .ctx = ctx,
+			      .diff = diff };
+	size_t i;
+	int ret;
+
+	memset(diff, 0, sizeof(*diff));
+	ret = read_settings(dp, &in_force);
+	if (ret)
+		return ret;
+	xrl_policy_settings(next, xrl_datapath_max_sources(dp),
+			    xrl_datapath_cpus(), &wanted);
+	diff_settings(&in_force, &wanted, diff);
+	d.sorted = xrl_policy_sorted(next);
+	d.seen = calloc(next->n_rules ? next->n_rules : 1, sizeof(*d.seen));
+	if (!d.sorted || !d.seen) {
+		ret = -ENOMEM;
+		goto free;
+	}
+	ret = walk_rules_map(dp, diff_rule, &d);
+	for (i = 0; !ret && i < next->n_rules; i++) {
+		if (d.seen[i])
+			continue;
+		diff->added++;
+		fn(XRL_RULE_ADDED, &next->rules[i].prefix, &next->rules[i],
+		   NULL, ctx);
+	}
+free:
+	free(d.seen);
+	free(d.sorted);
+	return ret;
+}
+
+/* ---- rule ids ------------------------------------------------------- */
+
+/* The id mark as the map holds it (one entry). */
+struct id_mark_value {
+	__u32 next_id;
+	__u32 wrapped;
+};
+
+static int read_mark(const struct xrl_datapath *dp, struct xrl_id_mark *mark)
+{
+	struct id_mark_value value;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(dp->ids_fd, &zero, &value))
+		return -errno;
+	mark->next_id = value.next_id ? value.next_id : 1;
+	mark->wrapped = value.wrapped;
+	return 0;
+}
+
+static int write_mark(int fd, const struct xrl_id_mark *mark)
+{
+	struct id_mark_value value = {
+		.next_id = mark->next_id,
+		.wrapped = mark->wrapped,
+	};
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(fd, &zero, &value, 0) ? -errno : 0;
+}
+
+int xrl_id_map_create(const struct xrl_datapath *adopted)
+{
+	struct xrl_id_mark mark = { .next_id = 1 };
+	struct xrl_policy in_force;
+	size_t i;
+	int fd, ret;
+
+	if (adopted) {
+		ret = xrl_policy_read_ids(adopted, &in_force);
+		if (ret)
+			return ret;
+		for (i = 0; i < in_force.n_rules; i++)
+			if (in_force.rules[i].id >= mark.next_id)
+				mark.next_id = in_force.rules[i].id + 1;
+		xrl_policy_free(&in_force);
+		mark.wrapped = true;
+	}
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, XRL_PIN_IDS, sizeof(__u32),
+			    sizeof(struct id_mark_value), 1, NULL);
+	if (fd < 0)
+		return -errno;
+	ret = write_mark(fd, &mark);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+struct scrub_ctx {
+	const bool *reused; /* XRL_MAX_RULES entries */
+	struct xrl_bucket_key *keys;
+	size_t n, cap;
+};
+
+static int collect_bucket(const void *key, const void *value, void *ctx)
+{
+	const struct xrl_bucket_key *k = key;
+	struct scrub_ctx *scrub = ctx;
+	struct xrl_bucket_key *grown;
+
+	if (k->rule_id >= XRL_MAX_RULES || !scrub->reused[k->rule_id])
+		return 0;
+	if (scrub->n == scrub->cap) {
+		scrub->cap = scrub->cap ? scrub->cap * 2 : 256;
+		grown = reallocarray(scrub->keys, scrub->cap, sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		scrub->keys = grown;
+	}
+	scrub->keys[scrub->n++] = *k;
+	return 0;
+}
+
+/*
+ * Wipes what an id handed out before may have left: its counters, its
+ * aggregate share and state, and every bucket of it. Only after the ids
+ * wrapped: a fresh id has none of these. None of the ids is in force, so
+ * nothing judged changes.
+ */
+static int scrub_reused(const struct xrl_datapath *dp,
+			const struct xrl_policy *next, const bool *fresh)
+{
+	struct scrub_ctx scrub = {};
+	unsigned n_cpus = xrl_datapath_cpus();
+	bool *reused;
+	void *zeros;
+	size_t i;
+	int ret = 0;
+
+	reused = calloc(XRL_MAX_RULES, sizeof(*reused));
+	zeros = calloc(n_cpus, (sizeof(struct xrl_rule_counters) + 7) & ~7UL);
+	if (!reused || !zeros) {
+		ret = -ENOMEM;
+		goto free_all;
+	}
+	scrub.reused = reused;
+	for (i = 0; i < next->n_rules && !ret; i++) {
+		__u32 id = next->rules[i].id;
+
+		if (!fresh[i])
+			continue;
+		reused[id] = true;
+		if (bpf_map_update_elem(dp->rule_stats_fd, &id, zeros, 0))
+			ret = -errno;
+		bpf_map_delete_elem(dp->agg_shares_fd, &id);
+		bpf_map_delete_elem(dp->agg_state_fd, &id);
+	}
+	if (!ret)
+		ret = xrl_map_walk(dp->buckets_fd,
+				   sizeof(struct xrl_bucket_key),
+				   sizeof(struct xrl_bucket), collect_bucket,
+				   &scrub);
+	for (i = 0; !ret && i < scrub.n; i++)
+		if (bpf_map_delete_elem(dp->buckets_fd, &scrub.keys[i]) &&
+		    errno != ENOENT)
+			ret = -errno;
+free_all:
+	free(scrub.keys);
+	free(zeros);
+	free(reused);
+	return ret;
+}
+
+int xrl_policy_take_ids(const struct xrl_datapath *dp, struct xrl_policy *next,
+			const struct xrl_policy *running, char *err, size_t len)
+{
+	struct xrl_policy in_force = {};
+	struct xrl_id_mark mark;
+	bool *fresh;
+	int ret;
+
+	fresh = calloc(next->n_rules ? next->n_rules : 1, sizeof(*fresh));
+	if (!fresh)
+		return -ENOMEM;
+	ret = read_mark(dp, &mark);
+	if (ret) {
+		snprintf(err, len, "reading the rule id mark: %s",
+			 strerror(-ret));
+		goto free_fresh;
+	}
+	if (!running) {
+		ret = xrl_policy_read_ids(dp, &in_force);
+		if (ret) {
+			snprintf(err, len, "reading the policy in force: %s",
+				 strerror(-ret));
+			goto free_fresh;
+		}
+		running = &in_force;
+	}
+	ret = xrl_policy_assign_ids(next, running, &mark, fresh);
+	if (ret) {
+		snprintf(err, len, "no free rule id: %s", strerror(-ret));
+		goto free_in_force;
+	}
+	/* The mark first: whatever happens next, these ids are spent. */
+	ret = write_mark(dp->ids_fd, &mark);
+	if (!ret && mark.wrapped)
+		ret = scrub_reused(dp, next, fresh);
+	if (ret)
+		snprintf(err, len, "handing out rule ids: %s", strerror(-ret));
+free_in_force:
+	if (running == &in_force)
+		xrl_policy_free(&in_force);
+free_fresh:
+	free(fresh);
 	return ret;
 }

@@ -58,8 +58,12 @@ static int collect_table(const struct xrl_datapath *dp,
 	if (bpf_map_lookup_elem(dp->settings_fd, &zero, &table->settings))
 		return -errno;
 	table->max_sources = xrl_datapath_max_sources(dp);
-	table->occupancy = xrl_map_count(dp->buckets_fd,
-					 sizeof(struct xrl_bucket_key));
+	table->occupancy = dp->sources_count ?
+			   __atomic_load_n(dp->sources_count, __ATOMIC_RELAXED) :
+			   -1;
+	if (table->occupancy < 0)
+		table->occupancy = xrl_map_count(dp->buckets_fd,
+						 sizeof(struct xrl_bucket_key));
 	if (table->occupancy < 0)
 		return table->occupancy;
 	inserts = table->counters.events[XRL_TABLE_INSERT];

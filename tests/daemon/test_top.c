@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * top tells the truth: a source is listed under the rule and the key
+ * prefix that judge it now. Buckets an older policy left (of a rule
+ * removed, or keyed under another prefix length) are not listed as if
+ * current; the response says how many were passed over.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <criterion/criterion.h>
+#include <linux/bpf.h>
+#include "daemon.h"
+#include "fixture.h"
+
+static struct daemon_env env;
+
+static void setup(void)
+{
+	env_setup(&env);
+}
+
+static void teardown(void)
+{
+	env_teardown(&env);
+}
+
+TestSuite(top, .init = setup, .fini = teardown, .timeout = 120);
+
+static void offer(const char *src, uint32_t n)
+{
+	struct packet pkt;
+
+	cr_assert_eq(packet_from(&pkt, src), 0);
+	fixture_run_many(&env.dp, &pkt, n);
+}
+
+/* The top list as "source rule dropped;" items, and the stale count. */
+static void top(char *buf, size_t len, long *stale)
+{
+	json_t *resp = request_ok(&env, "{\"cmd\":\"top\",\"n\":10}");
+	json_t *entry;
+	size_t i, used = 0;
+
+	buf[0] = '\0';
+	json_array_foreach(json_object_get(resp, "top"), i, entry)
+		used += snprintf(
+			buf + used, len - used, "%s %s %lld;",
+			json_string_value(json_object_get(entry, "source")),
+			json_string_value(json_object_get(entry, "rule")),
+			json_integer_value(json_object_get(entry, "dropped")));
+	*stale = json_integer_value(json_object_get(resp, "stale_hidden"));
+	json_decref(resp);
+}
+
+Test(top, lists_a_source_under_the_rule_and_prefix_that_judge_it_now)
+{
+	char list[2048];
+	long stale;
+
+	env_write(&env, NULL,
+		  "default:\n  action: allow\nrules:\n"
+		  "  - name: x\n    cidr: 198.18.200.0/24\n    action: limit\n"
+		  "    pps: 1\n    burst: 1\n"
+		  "  - name: z\n    cidr: 198.18.202.0/24\n    action: limit\n"
+		  "    pps: 1\n    burst: 1\n");
+	daemon_start(&env, NULL);
+	offer("198.18.200.5", 10);
+	offer("198.18.202.7", 5);
+	top(list, sizeof(list), &stale);
+	cr_assert_str_eq(list, "198.18.200.5/32 x 9;198.18.202.7/32 z 4;");
+	cr_assert_eq(stale, 0);
+
+	/* x goes, y comes: 198.18.200.5's bucket is no rule's now. */
+	env_write(&env, NULL,
+		  "default:\n  action: allow\nrules:\n"
+		  "  - name: y\n    cidr: 198.18.201.0/24\n    action: limit\n"
+		  "    pps: 1\n    burst: 1\n"
+		  "  - name: z\n    cidr: 198.18.202.0/24\n    action: limit\n"
+		  "    pps: 1\n    burst: 1\n");
+	json_decref(request_ok(&env, "{\"cmd\":\"reload\"}"));
+	top(list, sizeof(list), &stale);
+	cr_assert_str_eq(list, "198.18.202.7/32 z 4;");
+	cr_assert_eq(stale, 1);
+
+	/* /24 keys now: the /32 bucket of 198.18.202.7 is an older key's;
+	 * new drops land in the /24 one. */
+	env_write(&env, NULL,
+		  "keys:\n  ipv4_prefix: 24\n"
+		  "default:\n  action: allow\nrules:\n"
+		  "  - name: z\n    cidr: 198.18.202.0/24\n    action: limit\n"
+		  "    pps: 1\n    burst: 1\n");
+	json_decref(request_ok(&env, "{\"cmd\":\"reload\"}"));
+	offer("198.18.202.9", 3);
+	top(list, sizeof(list), &stale);
+	cr_assert_str_eq(list, "198.18.202.0/24 z 2;");
+	cr_assert_eq(stale, 2);
+
+	/* A more specific rule now judges part of z: z's old buckets
+	 * there are not shown under z. */
+	json_decref(request_ok(&env, "{\"cmd\":\"rule.add\",\"cidr\":"
+				     "\"198.18.202.0/25\",\"name\":\"zz\","
+				     "\"action\":\"allow\"}"));
+	top(list, sizeof(list), &stale);
+	cr_assert_str_eq(list, "", "%s", list);
+	cr_assert_eq(stale, 3);
+}

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * xdp-ratelimit explain ADDR | reset ADDR[/LEN]: one source as the
+ * program sees it (its rule, its bucket key and how full its bucket is),
+ * and forgetting the buckets of a source or a prefix. From the pins;
+ * the keys and lookups are the data path's (user/datapath/bucket.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "bucket.h"
+#include "cmd.h"
+#include "datapath.h"
+#include "env.h"
+#include "policy.h"
+
+/* The one argument, after the common options; NULL when there is none. */
+static int open_pins(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
+		     struct xrl_datapath *dp)
+{
+	char err[256];
+	int ret;
+
+	if (xrl_check_privileges(false, err, sizeof(err))) {
+		xrl_cmd_error(cli, cmd, "%s", err);
+		return -EPERM;
+	}
+	ret = xrl_datapath_open_pinned(dp, cli->pin_dir);
+	if (ret == -ENOENT)
+		xrl_cmd_error(cli, cmd, "xdp-ratelimit is not loaded (nothing "
+			      "pinned in %s)", cli->pin_dir);
+	else if (ret)
+		xrl_cmd_error(cli, cmd, "opening the pins in %s: %s",
+			      cli->pin_dir, strerror(-ret));
+	return ret;
+}
+
+/* "pps 9.99756/s burst 5", "bps 8e+06/s burst_bytes 1000" */
+static void describe_limit(const struct xrl_limit *limit, bool bytes,
+			   char *buf, size_t len)
+{
+	double per_s = 1e9 * (limit->shift >= 0 ? (double)(1ULL << limit->shift) :
+			      1.0 / (double)(1ULL << -limit->shift)) /
+		       limit->interval;
+
+	snprintf(buf, len, "%s %g/s %s %llu", bytes ? "bps" : "pps",
+		 bytes ? per_s * 8 : per_s, bytes ? "burst_bytes" : "burst",
+		 (unsigned long long)(limit->tolerance / limit->interval));
+}
+
+static void print_rule(const char *addr, const struct xrl_rule *rule,
+		       const struct xrl_lpm_key *prefix)
+{
+	char cidr[64], limit[96];
+	int kind;
+
+	xrl_cidr_format(prefix, cidr, sizeof(cidr));
+	printf("%s: rule %u (%s%s), %s", addr, rule->id,
+	       prefix->prefixlen ? cidr : "default",
+	       prefix->prefixlen ? "" : ": no other rule holds it",
+	       xrl_action_name(rule->action));
+	for (kind = 0; kind < XRL_LIMIT_KINDS; kind++) {
+		if (!rule->limit[kind].interval)
+			continue;
+		describe_limit(&rule->limit[kind], kind == XRL_LIMIT_BYTES,
+			       limit, sizeof(limit));
+		printf(", %s", limit);
+	}
+	if (rule->scope == XRL_SCOPE_AGGREGATE)
+		printf(", scope aggregate");
+	printf("\n");
+}
+
+static void print_bucket(const struct xrl_rule *rule,
+			 const struct xrl_bucket *bucket, __u64 now)
+{
+	static const char *const kinds[] = {
+		[XRL_LIMIT_PACKETS] = "packets", [XRL_LIMIT_BYTES] = "bytes",
+	};
+	struct xrl_bucket_level level;
+	int kind;
+
+	printf("bucket: %llu passed, %llu dropped, last seen %.3f s ago\n",
+	       (unsigned long long)bucket->passed,
+	       (unsigned long long)bucket->dropped,
+	       now > bucket->last_seen_ns ?
+	       (now - bucket->last_seen_ns) / 1e9 : 0.0);
+	for (kind = 0; kind < XRL_LIMIT_KINDS; kind++) {
+		if (!rule->limit[kind].interval)
+			continue;
+		xrl_bucket_level(&rule->limit[kind], bucket->tat[kind], now,
+				 &level);
+		if (!level.known)
+			printf("  %s: kept from before the last policy "
+			       "change; judged anew at its next packet\n",
+			       kinds[kind]);
+		else
+			printf("  %s: %.1f of %.0f tokens left, full in "
+			       "%.3f s\n", kinds[kind], level.tokens,
+			       level.burst, level.full_in_ns / 1e9);
+	}
+}
+
+static int explain(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
+		   const struct xrl_datapath *dp, const char *text,
+		   const struct xrl_lpm_key *addr)
+{
+	struct xrl_lpm_key prefix, masked = { 0 };
+	struct xrl_settings settings;
+	struct xrl_bucket_key key;
+	struct xrl_bucket bucket;
+	struct xrl_rule rule;
+	char cidr[64];
+	__u32 zero = 0;
+	int ret;
+
+	ret = xrl_rule_of(dp, addr->addr, &rule, &prefix);
+	if (ret) {
+		xrl_cmd_error(cli, cmd, "%s: no rule in force judges it: %s",
+			      text, strerror(-ret));
+		return ret;
+	}
+	print_rule(text, &rule, &prefix);
+	if (rule.action != XRL_ACTION_LIMIT &&
+	    rule.action != XRL_ACTION_MONITOR) {
+		printf("no bucket: %s rules judge without one\n",
+		       xrl_action_name(rule.action));
+		return 0;
+	}
+	if (rule.scope == XRL_SCOPE_AGGREGATE) {
+		printf("no bucket of its own: one budget for every source "
+		       "the rule holds\n");
+		return 0;
+	}
+	if (bpf_map_lookup_elem(dp->settings_fd, &zero, &settings)) {
+		ret = -errno;
+		xrl_cmd_error(cli, cmd, "reading the settings: %s",
+			      strerror(errno));
+		return ret;
+	}
+	xrl_bucket_key_make(&settings, addr->addr, rule.id, &key);
+	memcpy(masked.addr, key.addr, sizeof(masked.addr));
+	masked.prefixlen = xrl_bucket_key_prefixlen(&settings, &key);
+	xrl_cidr_format(&masked, cidr, sizeof(cidr));
+	printf("bucket key: %s, rule %u\n", cidr, key.rule_id);
+	if (bpf_map_lookup_elem(dp->buckets_fd, &key, &bucket)) {
+		if (errno != ENOENT) {
+			ret = -errno;
+			xrl_cmd_error(cli, cmd, "reading its bucket: %s",
+				      strerror(errno));
+			return ret;
+		}
+		printf("bucket: none (not seen, forgotten or evicted): its "
+		       "next packet is a new source's\n");
+		return 0;
+	}
+	print_bucket(&rule, &bucket, xrl_datapath_now_ns());
+	return 0;
+}
+
+static int run_explain(const struct xrl_cmd *cmd, struct xrl_cli *cli,
+		       int argc, char **argv)
+{
+	struct xrl_lpm_key addr;
+	struct xrl_datapath dp;
+	const char *text;
+	int ret, exit_code;
+
+	text = xrl_cmd_one_arg(cmd, cli, argc, argv, &exit_code);
+	if (!text)
+		return exit_code;
+	if (xrl_cidr_parse(text, &addr) || addr.prefixlen != 128) {
+		xrl_cmd_error(cli, cmd, "%s: not an IPv4 or IPv6 address",
+			      text);
+		return EXIT_FAILURE;
+	}
+	if (open_pins(cmd, cli, &dp))
+		return EXIT_FAILURE;
+	ret = explain(cmd, cli, &dp, text, &addr);
+	xrl_datapath_close(&dp);
+	return ret ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+static int run_reset(const struct xrl_cmd *cmd, struct xrl_cli *cli,
+		     int argc, char **argv)
+{
+	struct xrl_lpm_key prefix;
+	struct xrl_datapath dp;
+	const char *text;
+	size_t n;
+	int ret, exit_code;
+
+	text = xrl_cmd_one_arg(cmd, cli, argc, argv, &exit_code);
+	if (!text)
+		return exit_code;
+	ret = xrl_cidr_parse(text, &prefix);
+	if (ret) {
+		xrl_cmd_error(cli, cmd, "%s: %s", text, ret == -EADDRNOTAVAIL ?
+			      "host bits set after the prefix length" :
+			      ret == -ERANGE ? "prefix length out of range" :
+			      "not an address or a prefix");
+		return EXIT_FAILURE;
+	}
+	if (open_pins(cmd, cli, &dp))
+		return EXIT_FAILURE;
+	ret = xrl_buckets_forget(&dp, &prefix, &n);
+	xrl_datapath_close(&dp);
+	if (ret) {
+		xrl_cmd_error(cli, cmd, "forgetting the buckets of %s: %s",
+			      text, strerror(-ret));
+		return EXIT_FAILURE;
+	}
+	printf("%s: forgot %zu bucket%s\n", text, n, n == 1 ? "" : "s");
+	return EXIT_SUCCESS;
+}
+
+const struct xrl_cmd xrl_cmd_explain = {
+	.name = "explain",
+	.synopsis = "ADDR",
+	.summary = "The rule that judges ADDR, its bucket key, tokens left "
+		   "and time until full.",
+	.run = run_explain,
+};
+
+const struct xrl_cmd xrl_cmd_reset = {
+	.name = "reset",
+	.synopsis = "ADDR[/LEN]",
+	.summary = "Forget the buckets of a source or a prefix: its next "
+		   "packets get a full burst.",
+	.run = run_reset,
+};

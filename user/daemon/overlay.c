@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * overlay.c - runtime changes kept beside the policy file (overlay.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <jansson.h>
+#include "control_cmds.h"
+#include "overlay.h"
+
+#define OVERLAY_VERSION 1
+
+static bool same_prefix(const struct xrl_lpm_key *a,
+			const struct xrl_lpm_key *b)
+{
+	return a->prefixlen == b->prefixlen &&
+	       !memcmp(a->addr, b->addr, sizeof(a->addr));
+}
+
+void xrl_overlay_free(struct xrl_overlay *ov)
+{
+	free(ov->rules);
+	free(ov->deleted);
+	memset(ov, 0, sizeof(*ov));
+}
+
+static int load_rules(json_t *array, struct xrl_overlay *ov, char *err,
+		      size_t len)
+{
+	char why[256];
+	json_t *item;
+	size_t i;
+	int ret;
+
+	if (!json_is_array(array)) {
+		snprintf(err, len, "rules: must be a list");
+		return -EINVAL;
+	}
+	ov->rules = calloc(json_array_size(array) ?: 1, sizeof(*ov->rules));
+	if (!ov->rules)
+		return -ENOMEM;
+	json_array_foreach(array, i, item) {
+		ret = xrl_control_parse_rule(item, &ov->rules[i], why,
+					     sizeof(why));
+		if (ret) {
+			snprintf(err, len, "rules[%zu]: %s", i, why);
+			return ret;
+		}
+		ov->rules[i].runtime = true;
+		ov->n_rules++;
+	}
+	return 0;
+}
+
+static int load_deleted(json_t *array, struct xrl_overlay *ov, char *err,
+			size_t len)
+{
+	char why[256];
+	json_t *item;
+	size_t i;
+	int ret;
+
+	if (!json_is_array(array)) {
+		snprintf(err, len, "deleted: must be a list");
+		return -EINVAL;
+	}
+	ov->deleted = calloc(json_array_size(array) ?: 1, sizeof(*ov->deleted));
+	if (!ov->deleted)
+		return -ENOMEM;
+	json_array_foreach(array, i, item) {
+		ret = json_is_string(item) ?
+			      xrl_control_cidr(json_string_value(item),
+					       &ov->deleted[i], why,
+					       sizeof(why)) :
+			      -EINVAL;
+		if (ret) {
+			snprintf(err, len, "deleted[%zu]: %s", i,
+				 json_is_string(item) ? why : "not a CIDR");
+			return ret;
+		}
+		ov->n_deleted++;
+	}
+	return 0;
+}
+
+int xrl_overlay_load(const char *path, struct xrl_overlay *ov, char *err,
+		     size_t len)
+{
+	char why[400] = "";
+	json_error_t jerr;
+	json_t *root;
+	int ret;
+
+	memset(ov, 0, sizeof(*ov));
+	if (access(path, F_OK) && errno == ENOENT)
+		return 0;
+	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		snprintf(err, len, "%s:%d: %s", path, jerr.line, jerr.text);
+		return -EINVAL;
+	}
+	ret = -EINVAL;
+	if (!json_is_object(root) ||
+	    json_integer_value(json_object_get(root, "version")) !=
+		    OVERLAY_VERSION)
+		snprintf(why, sizeof(why),
+			 "not a runtime overlay of version "
+			 "%d",
+			 OVERLAY_VERSION);
+	else
+		ret = load_rules(json_object_get(root, "rules"), ov, why,
+				 sizeof(why));
+	if (!ret)
+		ret = load_deleted(json_object_get(root, "deleted"), ov, why,
+				   sizeof(why));
+	json_decref(root);
+	if (ret) {
+		snprintf(err, len, "%s: %s", path, why);
+		xrl_overlay_free(ov);
+	}
+	return ret;
+}
+
+static json_t *rule_json(const struct xrl_rule_spec *rule)
+{
+	char cidr[64];
+	json_t *obj;
+
+	xrl_cidr_format(&rule->prefix, cidr, sizeof(cidr));
+	obj = json_pack("{s:s, s:s, s:s, s:s}", "name", rule->name, "cidr",
+			cidr, "action", xrl_action_name(rule->action), "scope",
+			xrl_scope_name(rule->scope));
+	if (obj && rule->pps) {
+		json_object_set_new(obj, "pps", json_integer(rule->pps));
+		json_object_set_new(obj, "burst", json_integer(rule->burst));
+	}
+	if (obj && rule->bps) {
+		json_object_set_new(obj, "bps", json_integer(rule->bps));
+		json_object_set_new(obj, "burst_bytes",
+				    json_integer(rule->burst_bytes));
+	}
+	if (obj && rule->global)
+		json_object_set_new(obj, "global", json_true());
+	return obj;
+}
+
+static json_t *overlay_json(const struct xrl_policy *policy,
+			    const struct xrl_lpm_key *deleted, size_t n_deleted)
+{
+	json_t *root, *rules, *gone;
+	char cidr[64];
+	size_t i;
+
+	root = json_pack("{s:i, s:[], s:[]}", "version", OVERLAY_VERSION,
+			 "rules", "deleted");
+	if (!root)
+		return NULL;
+	rules = json_object_get(root, "rules");
+	gone = json_object_get(root, "deleted");
+	for (i = 0; i < policy->n_rules; i++)
+		if (policy->rules[i].runtime &&
+		    json_array_append_new(rules, rule_json(&policy->rules[i])))
+			goto fail;
+	for (i = 0; i < n_deleted; i++) {
+		xrl_cidr_format(&deleted[i], cidr, sizeof(cidr));
+		if (json_array_append_new(gone, json_string(cidr)))
+			goto fail;
+	}
+	return root;
+fail:
+	json_decref(root);
+	return NULL;
+}
+
+static void tmp_path(const char *path, char *tmp, size_t len)
+{
+	snprintf(tmp, len, "%s.tmp", path);
+}
+
+int xrl_overlay_stage(const char *path, const struct xrl_policy *policy,
+		      const struct xrl_lpm_key *deleted, size_t n_deleted,
+		      char *err, size_t len)
+{
+	char tmp[PATH_MAX + 8];
+	json_t *root;
+	int fd, ret = 0;
+
+	root = overlay_json(policy, deleted, n_deleted);
+	if (!root) {
+		snprintf(err, len, "saving the runtime changes: out of memory");
+		return -ENOMEM;
+	}
+	tmp_path(path, tmp, sizeof(tmp));
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || json_dumpfd(root, fd, JSON_INDENT(2)) ||
+	    write(fd, "\n", 1) != 1 || fsync(fd))
+		ret = errno ? -errno : -EIO;
+	if (fd >= 0 && close(fd) && !ret)
+		ret = -errno;
+	json_decref(root);
+	if (ret) {
+		snprintf(err, len,
+			 "saving the runtime changes to %s: %s; "
+			 "nothing changed",
+			 path, strerror(-ret));
+		if (fd >= 0)
+			unlink(tmp);
+	}
+	return ret;
+}
+
+int xrl_overlay_commit(const char *path)
+{
+	char tmp[PATH_MAX + 8];
+
+	tmp_path(path, tmp, sizeof(tmp));
+	return rename(tmp, path) ? -errno : 0;
+}
+
+void xrl_overlay_discard(const char *path)
+{
+	char tmp[PATH_MAX + 8];
+
+	tmp_path(path, tmp, sizeof(tmp));
+	unlink(tmp);
+}
+
+static struct xrl_rule_spec *rule_of_prefix(struct xrl_policy *policy,
+					    const struct xrl_lpm_key *prefix)
+{
+	size_t i;
+
+	for (i = 0; i < policy->n_rules; i++)
+		if (same_prefix(&policy->rules[i].prefix, prefix))
+			return &policy->rules[i];
+	return NULL;
+}
+
+int xrl_overlay_merge(struct xrl_policy *policy,
+		      const struct xrl_rule_spec *rules, size_t n_rules,
+		      const struct xrl_lpm_key *deleted, size_t n_deleted,
+		      char *err, size_t len)
+{
+	struct xrl_rule_spec *same, *named;
+	char cidr[64], other[64], at[32];
+	size_t i;
+	int ret;
+
+	for (i = 0; i < n_deleted; i++) {
+		if (!deleted[i].prefixlen ||
+		    !rule_of_prefix(policy, &deleted[i]))
+			continue;
+		xrl_cidr_format(&deleted[i], cidr, sizeof(cidr));
+		ret = xrl_policy_del(policy, cidr);
+		if (ret)
+			return ret;
+	}
+	for (i = 0; i < n_rules; i++) {
+		same = rule_of_prefix(policy, &rules[i].prefix);
+		named = xrl_policy_find(policy, rules[i].name);
+		xrl_cidr_format(&rules[i].prefix, cidr, sizeof(cidr));
+		if (named && named != same) {
+			xrl_cidr_format(&named->prefix, other, sizeof(other));
+			at[0] = '\0';
+			if (named->line)
+				snprintf(at, sizeof(at), " (line %d)",
+					 named->line);
+			snprintf(err, len,
+				 "the runtime rule %s (%s) has the "
+				 "name of the file's rule for %s%s; rename one "
+				 "or delete the runtime rule",
+				 rules[i].name, cidr, other, at);
+			return -EEXIST;
+		}
+		if (same) {
+			*same = rules[i];
+			continue;
+		}
+		ret = xrl_policy_add(policy, &rules[i]);
+		if (ret) {
+			snprintf(err, len, "runtime rule %s (%s): %s",
+				 rules[i].name, cidr, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+int xrl_overlay_deleted_with(const struct xrl_lpm_key *deleted, size_t n,
+			     const struct xrl_lpm_key *prefix, bool add,
+			     struct xrl_lpm_key **out, size_t *n_out)
+{
+	size_t i;
+
+	*out = calloc(n + 1, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	*n_out = 0;
+	for (i = 0; i < n; i++)
+		if (!same_prefix(&deleted[i], prefix))
+			(*out)[(*n_out)++] = deleted[i];
+	if (add)
+		(*out)[(*n_out)++] = *prefix;
+	return 0;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * bucket.h - a source as the program sees it, read from userspace: the
+ * rule that judges it (the kernel's own LPM lookup on the rules map in
+ * force), its bucket key, and how full its bucket is.
+ *
+ * The key and the debt are the program's bucket_key()
+ * (bpf/xdp_ratelimit.bpf.c) and limit_debt() (bpf/gcra.h) in userspace:
+ * this is the one place to change with them.
+ */
+#ifndef XRL_BUCKET_H
+#define XRL_BUCKET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "xrl.h"
+
+struct xrl_datapath;
+
+/* The program's clock (bpf_ktime_get_ns: CLOCK_MONOTONIC), in ns. */
+__u64 xrl_datapath_now_ns(void);
+
+/* The key of (@addr, @rule_id): @addr (IPv4-mapped for IPv4) masked to
+ * the source prefix of @settings, as the program makes it. */
+void xrl_bucket_key_make(const struct xrl_settings *settings,
+			 const __u8 addr[16], __u32 rule_id,
+			 struct xrl_bucket_key *key);
+
+/* The prefix length (IPv4-mapped) a bucket key's address covers. */
+unsigned xrl_bucket_key_prefixlen(const struct xrl_settings *settings,
+				  const struct xrl_bucket_key *key);
+
+/*
+ * The rule in force that judges @addr, and its prefix (*@prefix). 0,
+ * -ENOENT when the rules map holds none (no default rule), -errno.
+ */
+int xrl_rule_of(const struct xrl_datapath *dp, const __u8 addr[16],
+		struct xrl_rule *rule, struct xrl_lpm_key *prefix);
+
+/* A limit's level in a bucket's word at @now_ns. */
+struct xrl_bucket_level {
+	bool known;	/* false: the word was written in other units (a
+			 * policy changed it and no packet came since) */
+	double tokens;	/* packets (or bytes) that would pass at once */
+	double burst;	/* at most */
+	double fill;	/* tokens / burst: 1 full, 0 limited */
+	__u64 full_in_ns;	/* until it is full again */
+};
+
+/* @limit must be set (interval != 0). */
+void xrl_bucket_level(const struct xrl_limit *limit, __u64 tat_word,
+		      __u64 now_ns, struct xrl_bucket_level *out);
+
+/*
+ * Deletes the buckets of every source in @prefix (IPv4-mapped), of any
+ * rule, and the bucket whose source prefix holds @prefix when @prefix
+ * is narrower than the keys. *@n_deleted counts them. 0 or -errno.
+ */
+int xrl_buckets_forget(const struct xrl_datapath *dp,
+		       const struct xrl_lpm_key *prefix, size_t *n_deleted);
+
+#endif
