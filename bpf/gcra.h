@@ -295,12 +295,17 @@ static __always_inline void limit_clear(__u64 *word)
  * limit refuses does not touch the packet limit (a flood over its byte
  * rate costs no write). Then packets, then bytes; bytes refusing after
  * all (another CPU took the last bytes in between) gives the packet back.
+ *
+ * A global function: the verifier checks it once, on its own, instead of
+ * at each of its three callers with their states (inlined, the program
+ * went past the verifier's million instructions). Its pointers may then
+ * be NULL as far as the verifier knows, hence the check.
  */
-static __always_inline bool bucket_take(struct xrl_bucket *b,
-					const struct xrl_rule *rule,
-					__u64 now_ns, __u64 packets,
-					__u64 bytes)
+__noinline int bucket_take(struct xrl_bucket *b, const struct xrl_rule *rule,
+			   __u64 now_ns, __u64 packets, __u64 bytes)
 {
+	if (!b || !rule)
+		return false;
 	const struct xrl_limit *pkt = &rule->limit[XRL_LIMIT_PACKETS];
 	const struct xrl_limit *byte = &rule->limit[XRL_LIMIT_BYTES];
 	__u64 *pkt_word = &b->tat[XRL_LIMIT_PACKETS];

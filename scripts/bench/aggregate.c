@@ -21,8 +21,9 @@
 #include "packet.h"
 #include "policy.h"
 #include "policy_map.h"
+#include "report.h"
 
-#define RUNS		7
+#define RUNS		5
 #define REPEAT		1000000
 #define MAX_THREADS	2
 
@@ -104,6 +105,79 @@ struct regime {
 	uint64_t pps, burst;
 };
 
+/* Limit-refused packets and limit events so far (every CPU's). */
+static int refusals(const struct xrl_datapath *dp, uint64_t *refused,
+		    uint64_t *events)
+{
+	struct xrl_stats_report report;
+	int ret, i;
+
+	ret = xrl_stats_collect(dp, &report);
+	if (ret)
+		return ret;
+	*refused = report.totals[XRL_VERDICT_DROP].packets;
+	*events = 0;
+	for (i = 0; i < XRL_EVENT_OUTCOMES; i++)
+		*events += report.events.count[i];
+	xrl_stats_report_free(&report);
+	return 0;
+}
+
+/*
+ * Issue 11's goal rows: one hot source judged by two CPUs at once under a
+ * limit that cannot refuse (the first regime) costs ns/packet against one
+ * CPU, run by run, and refuses nothing.
+ */
+static void contention_rows(const double *one, const double *two, int runs,
+			    uint64_t refused, uint64_t events, uint64_t judged)
+{
+	struct bench_spread spread;
+	double ratios[RUNS];
+	char value[96], ratio[64];
+	int run;
+
+	for (run = 0; run < runs; run++)
+		ratios[run] = two[run] / one[run];
+	bench_spread_of(ratios, runs, &spread);
+	bench_spread_fmt(ratio, sizeof(ratio), &spread, 2);
+	bench_spread_of(two, runs, &spread);
+	snprintf(value, sizeof(value), "%.1f ns on 2 CPUs", spread.median);
+	bench_spread_of(one, runs, &spread);
+	snprintf(value + strlen(value), sizeof(value) - strlen(value),
+		 ", %.1f ns on 1", spread.median);
+	bench_row("contention, one hot source", "2 CPUs at once vs 1 CPU, "
+		  "ns/packet, scope source, limit 10^12 pps burst 2^32",
+		  value, ratio, "reported, against 1 CPU (issue 11)", "");
+	snprintf(value, sizeof(value), "%llu refused of %llu judged, %llu "
+		 "limit events", (unsigned long long)refused,
+		 (unsigned long long)judged, (unsigned long long)events);
+	bench_row("contention, one hot source", "refusals and events, 1 and 2 "
+		  "CPUs, limit that cannot refuse", value, "",
+		  "0 refused, 0 events (issue 11)",
+		  refused || events ? "**MISSED**" : "met");
+}
+
+struct sample_set {
+	double ns[MAX_THREADS + 1][RUNS];	/* by CPUs at once, run */
+};
+
+/*
+ * Runs of one rule on 1 CPU, then on 2 at once, alternating run by run
+ * so that drift of the machine hits both alike.
+ */
+static int measure_scope(struct xrl_datapath *dp, const struct packet *pkt,
+			 __u32 repeat, int runs, int cpus,
+			 struct sample_set *out)
+{
+	int run, n, ret = 0;
+
+	for (run = 0; !ret && run < runs; run++)
+		for (n = 1; !ret && n <= MAX_THREADS && n <= cpus; n++)
+			ret = run_parallel(dp->prog_fd, pkt, repeat, n,
+					   &out->ns[n][run]);
+	return ret;
+}
+
 int bench_aggregate(int argc, char **argv)
 {
 	static const struct regime regimes[] = {
@@ -113,19 +187,22 @@ int bench_aggregate(int argc, char **argv)
 	static const enum xrl_scope scopes[] = {
 		XRL_SCOPE_SOURCE, XRL_SCOPE_AGGREGATE,
 	};
-	int cpus = libbpf_num_possible_cpus(), n, runs = RUNS, run;
+	int cpus = libbpf_num_possible_cpus(), n, runs = RUNS;
 	__u32 repeat = REPEAT;
 	struct xrl_load_opts opts = { .max_sources = 65536 };
-	double samples[RUNS], ns[2];
-	char name[160], value[32], ratio[32];
+	uint64_t refused0 = 0, events0 = 0, refused1, events1;
+	struct sample_set samples[2];
+	char name[160], value[64], ratio[32];
+	struct bench_spread spreads[2];
 	struct xrl_datapath dp;
 	struct packet pkt;
+	double ns[2];
 	size_t g, s;
 	int ret;
 
 	if (argc > 1 && !strcmp(argv[1], "--quick")) {
 		repeat /= 10;
-		runs = 3;
+		runs = 1;
 	}
 	ret = xrl_datapath_load(&dp, &opts);
 	if (ret) {
@@ -137,18 +214,37 @@ int bench_aggregate(int argc, char **argv)
 		goto close;
 	}
 	for (g = 0; g < sizeof(regimes) / sizeof(*regimes); g++) {
+		for (s = 0; s < 2; s++) {
+			ret = apply(&dp, scopes[s], regimes[g].pps,
+				    regimes[g].burst);
+			if (!ret && g == 0 && s == 0)
+				ret = refusals(&dp, &refused0, &events0);
+			/* a warm-up run: the bucket exists, a spent budget
+			 * is spent */
+			if (!ret)
+				ret = run_parallel(dp.prog_fd, &pkt, repeat, 1,
+						   &ns[0]);
+			if (!ret)
+				ret = measure_scope(&dp, &pkt, repeat, runs,
+						    cpus, &samples[s]);
+			if (!ret && g == 0 && s == 0) {
+				ret = refusals(&dp, &refused1, &events1);
+				if (!ret && cpus >= 2)
+					contention_rows(samples[0].ns[1],
+							samples[0].ns[2], runs,
+							refused1 - refused0,
+							events1 - events0,
+							(uint64_t)repeat *
+							(runs * 3 + 1));
+			}
+			if (ret)
+				goto close;
+		}
 		for (n = 1; n <= MAX_THREADS && n <= cpus; n++) {
 			for (s = 0; s < 2; s++) {
-				ret = apply(&dp, scopes[s], regimes[g].pps,
-					    regimes[g].burst);
-				/* warm: the bucket exists, a spent budget is spent */
-				for (run = 0; !ret && run < runs; run++)
-					ret = run_parallel(dp.prog_fd, &pkt,
-							   repeat, n,
-							   &samples[run]);
-				if (ret)
-					goto close;
-				ns[s] = bench_median(samples, runs);
+				bench_spread_of(samples[s].ns[n], runs,
+						&spreads[s]);
+				ns[s] = spreads[s].median;
 			}
 			for (s = 0; s < 2; s++) {
 				snprintf(name, sizeof(name), "%s, %d CPU%s at "
@@ -157,7 +253,11 @@ int bench_aggregate(int argc, char **argv)
 					     "scope source, one source (one "
 					     "CAS bucket)", n, n > 1 ? "s" : "",
 					 regimes[g].name);
-				snprintf(value, sizeof(value), "%.1f ns", ns[s]);
+				bench_spread_fmt(value, sizeof(value),
+						 &spreads[s], 1);
+				strcat(value, " ns");
+				/* of the medians: the scopes run one
+				 * after the other, not in turn */
 				snprintf(ratio, sizeof(ratio), "%.2f",
 					 ns[s] / ns[0]);
 				bench_row("aggregate vs shared CAS, ns/packet",

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <bpf/bpf.h>
 #include "common.h"
@@ -81,6 +83,43 @@ void bench_row(const char *bench, const char *name, const char *value,
 const char *bench_verdict(double value, double limit)
 {
 	return value <= limit ? "met" : "**MISSED**";
+}
+
+void bench_spread_of(const double *values, int n, struct bench_spread *out)
+{
+	double sorted[n > 0 ? n : 1];
+	int i;
+
+	memcpy(sorted, values, n * sizeof(*values));
+	out->median = n ? bench_median(sorted, n) : 0;
+	out->min = out->max = n ? sorted[0] : 0;
+	for (i = 1; i < n; i++) {
+		if (sorted[i] < out->min)
+			out->min = sorted[i];
+		if (sorted[i] > out->max)
+			out->max = sorted[i];
+	}
+	out->n = n;
+}
+
+void bench_spread_fmt(char *buf, size_t len, const struct bench_spread *s,
+		      int decimals)
+{
+	if (s->n > 1)
+		snprintf(buf, len, "%.*f (%.*f\u2013%.*f)", decimals, s->median,
+			 decimals, s->min, decimals, s->max);
+	else
+		snprintf(buf, len, "%.*f", decimals, s->median);
+}
+
+const char *bench_spread_verdict(const struct bench_spread *s, double limit)
+{
+	bool straddles = s->min <= limit && s->max > limit;
+
+	if (s->median <= limit)
+		return straddles ? "met (spread straddles the goal)" : "met";
+	return straddles ? "**MISSED** (spread straddles the goal)" :
+			   "**MISSED**";
 }
 
 void bench_log(const char *fmt, ...)

@@ -44,6 +44,30 @@ void bench_row(const char *bench, const char *name, const char *value,
 /* "met" or "MISSED" for a figure that must stay at or below @limit. */
 const char *bench_verdict(double value, double limit);
 
+/*
+ * The spread of repeated measurements: their median, least and greatest.
+ * A goal is judged on the median alone; a spread that has values on both
+ * sides of the goal is said to straddle it.
+ */
+struct bench_spread {
+	double median, min, max;
+	int n;
+};
+
+/* The spread of @n values (@values is left as it was). */
+void bench_spread_of(const double *values, int n, struct bench_spread *out);
+
+/* "1.42 (1.38-1.47)" with @decimals decimals, or "1.42" for one value. */
+void bench_spread_fmt(char *buf, size_t len, const struct bench_spread *s,
+		      int decimals);
+
+/*
+ * "met" or "**MISSED**" by the median against @limit (at most), with
+ * "(spread straddles the goal)" when the least value is at or below it
+ * and the greatest above it.
+ */
+const char *bench_spread_verdict(const struct bench_spread *s, double limit);
+
 /* Progress messages, on stderr so that stdout holds only the table. */
 void bench_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -13,6 +13,7 @@
 #include "control.h"
 #include "micro.h"
 #include "scrape.h"
+#include "sync.h"
 #include "veth.h"
 
 struct command {
@@ -30,6 +31,7 @@ static const struct command commands[] = {
 	{ "scrape", bench_scrape, "/metrics: collect and format 1000 rules" },
 	{ "aggregate", bench_aggregate,
 	  "aggregate budget per CPU vs one shared CAS bucket" },
+	{ "sync", bench_sync, "global budgets: one sync against Redis" },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,20 +8,46 @@
 #include "policy_map.h"
 #include "rules.h"
 
+#define BENCH_V4_RULES	65536u	/* odd rules that are IPv4 /32s */
+
 /*
  * A policy of @n_rules limit rules: the default rule, then prefixes made
  * unique by construction, alternately IPv4 /32s inside 198.18.0.0/15 and
- * IPv6 /64s inside fd00::/32 (the benchmark sources' space), so that
- * lookups of either family meet a policy of the size asked; past the
- * 131,072 addresses of the /15 (policies of a million rules) the odd
- * rules are /64s inside fd00:1::/32. The rules are
+ * IPv6 /64s inside fd00::/32 (the benchmark sources' space; past the
+ * /15's 131,072 addresses the rest are IPv6), so that
+ * lookups of either family walk a trie of the size asked. The rules are
  * set directly rather than by xrl_policy_add(), whose duplicate check is
  * a linear scan (quadratic for 100,000 rules).
  */
+/*
+ * The prefix of rule @i, written out and parsed as a policy file's would
+ * be, so that it follows the library's key layout whatever it is.
+ */
+static int rule_prefix(size_t i, struct xrl_rule_spec *rule)
+{
+	__u32 k = i / 2, word;
+	char text[64];
+
+	if (i % 2 && k < BENCH_V4_RULES) {
+		/* k -> k * odd mod 2^17 is one to one. */
+		word = BENCH_V4_BASE | ((k * 40503u) & 0x1ffff);
+		snprintf(text, sizeof(text), "%u.%u.%u.%u/32", word >> 24,
+			 (word >> 16) & 0xff, (word >> 8) & 0xff, word & 0xff);
+	} else {
+		/* past the /15's addresses the odd rules are IPv6 too,
+		 * with numbers that the even rules never take */
+		if (i % 2)
+			k += 0x80000000u;
+		word = k * 2654435761u;	/* one to one mod 2^32 */
+		snprintf(text, sizeof(text), "%x:0:%x:%x::/64",
+			 BENCH_V6_WORD0 >> 16, word >> 16, word & 0xffff);
+	}
+	return xrl_cidr_parse(text, &rule->prefix);
+}
+
 int bench_build_policy(struct xrl_policy *policy, size_t n_rules, bool budget)
 {
 	struct xrl_rule_spec *rule;
-	__u32 k, word;
 	size_t i;
 	int ret;
 
@@ -43,29 +68,9 @@ int bench_build_policy(struct xrl_policy *policy, size_t n_rules, bool budget)
 		*rule = policy->rules[0];
 		rule->id = i;
 		snprintf(rule->name, sizeof(rule->name), "r%zu", i);
-		k = i / 2;
-		if (i % 2 && k >= BENCH_V4_RULES) {
-			/* Past the /15's addresses: more /64s, apart. */
-			word = k * 2654435761u;
-			*(__u32 *)rule->prefix.addr =
-				htobe32(BENCH_V6_WORD0 | 1);
-			rule->prefix.prefixlen = 64;
-			*(__u32 *)(rule->prefix.addr + 4) = htobe32(word);
-			continue;
-		}
-		if (i % 2) {
-			/* k -> k * odd mod 2^17 is one to one. */
-			word = BENCH_V4_BASE | ((k * 40503u) & 0x1ffff);
-			rule->prefix.addr[10] = rule->prefix.addr[11] = 0xff;
-			rule->prefix.prefixlen = 128;
-		} else {
-			word = k * 2654435761u;	/* one to one mod 2^32 */
-			*(__u32 *)rule->prefix.addr = htobe32(BENCH_V6_WORD0);
-			rule->prefix.prefixlen = 64;
-			*(__u32 *)(rule->prefix.addr + 4) = htobe32(word);
-			continue;
-		}
-		*(__u32 *)(rule->prefix.addr + 12) = htobe32(word);
+		ret = rule_prefix(i, rule);
+		if (ret)
+			return ret;
 	}
 	policy->n_rules = n_rules;
 	return 0;

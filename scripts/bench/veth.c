@@ -4,7 +4,9 @@
  * (scripts/bench/veth runs the rest):
  *
  *   attach: puts a program on the receiving veth (native XDP), replacing
- *           the one there so that the veth's NAPI thread lives on;
+ *           the one there so that the veth's NAPI thread lives on: one
+ *           of ours, or one already loaded, by id (xdp-filter's, which
+ *           its own loader put on another device);
  *   gen:    floods the receiving veth from the sending one for a fixed
  *           time with gen.bpf.c run as live frames.
  *
@@ -43,7 +45,8 @@
 struct veth_opts {
 	const char *netns;	/* /run/netns/NAME */
 	const char *dev;
-	const char *prog;	/* attach: drop, pass, ref or limiter */
+	const char *prog;	/* attach: drop, pass, ref, limiter or id */
+	__u32 prog_id;		/* attach id: a loaded program */
 	__u64 pps, burst;	/* attach limiter: its default rule */
 	bool no_budget;		/* attach limiter: new_sources: off */
 	const char *dst_mac;	/* gen: the receiving veth's address */
@@ -150,6 +153,19 @@ static int attach_limiter(const struct veth_opts *o)
 	xrl_policy_free(&policy);
 close_dp:
 	xrl_datapath_close(&dp);
+	return ret;
+}
+
+/* A program loaded by someone else (xdp-filter), moved onto our veth. */
+static int attach_id(const struct veth_opts *o)
+{
+	int fd = bpf_prog_get_fd_by_id(o->prog_id);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = attach_fd(o, fd);
+	close(fd);
 	return ret;
 }
 
@@ -264,6 +280,7 @@ static void usage(void)
 		"usage: xrl-bench attach --netns PATH --dev DEV "
 		"--prog drop|pass|ref|limiter [--pps N --burst N] "
 		"[--no-budget]\n"
+		"       xrl-bench attach --netns PATH --dev DEV --prog-id ID\n"
 		"       xrl-bench gen --netns PATH --dev DEV --dst-mac MAC "
 		"[--sources N] [--seconds S] [--ipv6]\n");
 }
@@ -281,6 +298,7 @@ static int parse_args(struct veth_opts *o, int argc, char **argv)
 		{ "seconds", required_argument, NULL, 't' },
 		{ "ipv6", no_argument, NULL, '6' },
 		{ "no-budget", no_argument, NULL, 'B' },
+		{ "prog-id", required_argument, NULL, 'i' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
@@ -299,6 +317,10 @@ static int parse_args(struct veth_opts *o, int argc, char **argv)
 		case 't': o->seconds = atof(optarg); break;
 		case '6': o->ipv6 = true; break;
 		case 'B': o->no_budget = true; break;
+		case 'i':
+			o->prog = "id";
+			o->prog_id = strtoul(optarg, NULL, 10);
+			break;
 		default:
 			usage();
 			return -EINVAL;
@@ -326,6 +348,8 @@ int bench_attach(int argc, char **argv)
 	}
 	if (!strcmp(o.prog, "limiter"))
 		ret = attach_limiter(&o);
+	else if (!strcmp(o.prog, "id"))
+		ret = attach_id(&o);
 	else if (!strcmp(o.prog, "ref"))
 		ret = attach_ref(&o);
 	else if (!strcmp(o.prog, "drop") || !strcmp(o.prog, "pass"))

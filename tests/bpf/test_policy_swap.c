@@ -77,6 +77,9 @@ static void setup(void)
 	flood = test_flood_bpf__open_and_load();
 	cr_assert_not_null(flood, "loading the flood wrapper");
 	flood->bss->next_source = 1;
+	/* Sources repeat in the program itself, however slow an apply is,
+	 * so the table never evicts a bucket. */
+	flood->bss->source_span = SOURCES_MAX;
 	target = dp.prog_fd;
 	cr_assert_eq(bpf_map_update_elem(bpf_map__fd(flood->maps.flood_target),
 					 &slot, &target, 0), 0);
@@ -153,7 +156,7 @@ Test(policy_swap, every_packet_is_judged_by_one_whole_policy)
 	cr_assert_eq(packet_from(&pkt, "fd00::"), 0);
 	/* Sources repeat, so the table never evicts a bucket, however many
 	 * packets a swap takes (a swap builds the rule maps anew). */
-	flood->bss->source_wrap = SOURCES_MAX;
+	flood->bss->source_span = SOURCES_MAX;
 	apply(&policy_a);
 	cpu_pool_start(&pool, &dp);
 	for (i = 0; i < CPU_POOL_SIZE; i++) {

@@ -137,7 +137,7 @@ Test(health, 503_when_a_policy_is_swapped_in_behind_the_daemon_then_ok_on_reload
 			     "--pin-dir %s attach %s --policy %s >/dev/null",
 			     topo.ns_rx, env.pin_dir, topo.if_rx, other), 0);
 	cr_assert_eq(healthz(), 503, "%s", body);
-	cr_assert(strstr(body, "unhealthy: the policy in force (rules map "),
+	cr_assert(strstr(body, "unhealthy: the policy in force (head map "),
 		  "%s", body);
 	cr_assert(strstr(body, "is not the daemon's"), "%s", body);
 	/* The daemon takes it over by reloading its own file. */

@@ -131,7 +131,7 @@ Test(ops, explain_without_a_bucket_and_outside_every_limit)
 	cr_assert(strstr(out, "rule 0 (default"), "%s", out);
 	cr_assert_neq(topo_cli(&topo, out, sizeof(out), err, sizeof(err),
 			       "explain 198.18.1.0/24"), 0);
-	cr_assert_str_eq(err, "xdp-ratelimit explain: 198.18.1.0/24: not an "
+	cr_assert_str_eq(err, "xdp-ratelimit: explain: 198.18.1.0/24: not an "
 			 "IPv4 or IPv6 address\n");
 }
 
@@ -171,7 +171,7 @@ Test(ops, reset_gives_a_limited_prefix_its_burst_back_and_only_it)
 	cr_assert_str_eq(out, "198.18.3.1: forgot 0 buckets\n");
 	cr_assert_neq(topo_cli(&topo, out, sizeof(out), err, sizeof(err),
 			       "reset 198.18.1.1/24"), 0);
-	cr_assert_str_eq(err, "xdp-ratelimit reset: 198.18.1.1/24: host bits "
+	cr_assert_str_eq(err, "xdp-ratelimit: reset: 198.18.1.1/24: host bits "
 			 "set after the prefix length\n");
 }
 

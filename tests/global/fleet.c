@@ -210,7 +210,7 @@ static void exec_daemon(struct fleet *f, int k)
 		dup2(fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
 	}
-	execl(bin, bin, "-c", config, "-s", sock, "--state", state, "-p",
+	execl(bin, bin, "-c", config, "-S", sock, "--state", state, "-P",
 	      n->pin_dir, "-i", n->if_rx, "--node", n->name, (char *)NULL);
 	_exit(127);
 }

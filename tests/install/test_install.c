@@ -345,7 +345,7 @@ static int wait_daemon(pid_t pid, const char *log, int *status)
 	for (i = 0; i < 1000; i++) {
 		if (waitpid(pid, status, WNOHANG) == pid)
 			return 0;
-		if (run("grep -q '^info: listening on' %s", log) == 0)
+		if (run("grep -q 'info: listening on' %s", log) == 0)
 			return 1;
 		nanosleep(&pause, NULL);
 	}

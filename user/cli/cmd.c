@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cmd.h"
+#include "datapath.h"
+#include "env.h"
 #include "log.h"
 
 /* Options every command takes, and the tool before any command. */
@@ -301,4 +304,24 @@ int xrl_cmd_dispatch(const struct xrl_cmd *const *table, struct xrl_cli *cli,
 	}
 	optind = 0;	/* GNU getopt: start over for the command's options */
 	return cmd->run(cmd, cli, argc, argv);
+}
+
+int xrl_cmd_open_pins(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
+		      struct xrl_datapath *dp)
+{
+	char err[256];
+	int ret;
+
+	if (xrl_check_privileges(false, err, sizeof(err))) {
+		xrl_cmd_error(cli, cmd, "%s", err);
+		return -EPERM;
+	}
+	ret = xrl_datapath_open_pinned(dp, cli->pin_dir);
+	if (ret == -ENOENT)
+		xrl_cmd_error(cli, cmd, "xdp-ratelimit is not loaded (nothing "
+			      "pinned in %s)", cli->pin_dir);
+	else if (ret)
+		xrl_cmd_error(cli, cmd, "opening the pins in %s: %s",
+			      cli->pin_dir, strerror(-ret));
+	return ret;
 }

@@ -63,6 +63,16 @@ const char *xrl_cmd_one_arg(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 void xrl_cmd_help(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		  FILE *out);
 
+struct xrl_datapath;
+
+/*
+ * Opens the data path pinned in the CLI's pin directory for reading
+ * (readers take no lock: every value they read is read atomically).
+ * 0, or -errno with the reason printed as the command's error.
+ */
+int xrl_cmd_open_pins(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
+		      struct xrl_datapath *dp);
+
 /* Prints "PROG: CMD: message" on stderr, one line. */
 void xrl_cmd_error(const struct xrl_cli *cli, const struct xrl_cmd *cmd,
 		   const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -16,27 +16,6 @@
 #include "env.h"
 #include "policy.h"
 
-/* The one argument, after the common options; NULL when there is none. */
-static int open_pins(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
-		     struct xrl_datapath *dp)
-{
-	char err[256];
-	int ret;
-
-	if (xrl_check_privileges(false, err, sizeof(err))) {
-		xrl_cmd_error(cli, cmd, "%s", err);
-		return -EPERM;
-	}
-	ret = xrl_datapath_open_pinned(dp, cli->pin_dir);
-	if (ret == -ENOENT)
-		xrl_cmd_error(cli, cmd, "xdp-ratelimit is not loaded (nothing "
-			      "pinned in %s)", cli->pin_dir);
-	else if (ret)
-		xrl_cmd_error(cli, cmd, "opening the pins in %s: %s",
-			      cli->pin_dir, strerror(-ret));
-	return ret;
-}
-
 /* "pps 9.99756/s burst 5", "bps 8e+06/s burst_bytes 1000" */
 static void describe_limit(const struct xrl_limit *limit, bool bytes,
 			   char *buf, size_t len)
@@ -179,7 +158,7 @@ static int run_explain(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 			      text);
 		return EXIT_FAILURE;
 	}
-	if (open_pins(cmd, cli, &dp))
+	if (xrl_cmd_open_pins(cmd, cli, &dp))
 		return EXIT_FAILURE;
 	ret = explain(cmd, cli, &dp, text, &addr);
 	xrl_datapath_close(&dp);
@@ -206,7 +185,7 @@ static int run_reset(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 			      "not an address or a prefix");
 		return EXIT_FAILURE;
 	}
-	if (open_pins(cmd, cli, &dp))
+	if (xrl_cmd_open_pins(cmd, cli, &dp))
 		return EXIT_FAILURE;
 	ret = xrl_buckets_forget(&dp, &prefix, &n);
 	xrl_datapath_close(&dp);

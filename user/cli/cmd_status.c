@@ -73,27 +73,6 @@ static int parse_json_flag(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 	return -1;
 }
 
-/* Readers take no lock: every value they read is read atomically. */
-static int open_pins(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
-		     struct xrl_datapath *dp)
-{
-	char err[256];
-	int ret;
-
-	if (xrl_check_privileges(false, err, sizeof(err))) {
-		xrl_cmd_error(cli, cmd, "%s", err);
-		return -EPERM;
-	}
-	ret = xrl_datapath_open_pinned(dp, cli->pin_dir);
-	if (ret == -ENOENT)
-		xrl_cmd_error(cli, cmd, "xdp-ratelimit is not loaded (nothing "
-			      "pinned in %s)", cli->pin_dir);
-	else if (ret)
-		xrl_cmd_error(cli, cmd, "opening the pins in %s: %s",
-			      cli->pin_dir, strerror(-ret));
-	return ret;
-}
-
 static int run_status(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		      int argc, char **argv)
 {
@@ -105,7 +84,7 @@ static int run_status(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 	ret = parse_json_flag(cmd, cli, argc, argv, &json, NULL);
 	if (ret >= 0)
 		return ret;
-	if (open_pins(cmd, cli, &dp))
+	if (xrl_cmd_open_pins(cmd, cli, &dp))
 		return EXIT_FAILURE;
 	ret = xrl_status_collect(&dp, &report);
 	xrl_datapath_close(&dp);
@@ -174,7 +153,7 @@ static int run_stats(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 	ret = parse_json_flag(cmd, cli, argc, argv, &json, &watch);
 	if (ret >= 0)
 		return ret;
-	if (open_pins(cmd, cli, &dp))
+	if (xrl_cmd_open_pins(cmd, cli, &dp))
 		return EXIT_FAILURE;
 	if (watch.on) {
 		ret = watch_stats(cmd, cli, &dp, watch.count);

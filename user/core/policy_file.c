@@ -731,58 +731,73 @@ static int parse_keys(struct loader *ld, const char *field, yaml_node_t *value,
 			&config->policy, NULL);
 }
 
-static int parse_malformed(struct loader *ld, const char *field,
-			   yaml_node_t *value, void *target)
+/*
+ * A setting of two words, @words[0] meaning 0 and @words[1] meaning 1 (the
+ * enum values of every such setting); anything else is refused naming
+ * both.
+ */
+static int parse_two_words(struct loader *ld, const char *field,
+			   yaml_node_t *value, const char *const words[2],
+			   unsigned *out)
 {
-	struct xrl_config *config = target;
 	const char *text;
 	int ret = scalar(ld, field, value, &text);
 
 	if (ret)
 		return ret;
-	if (!strcmp(text, "pass"))
-		config->policy.malformed = XRL_MALFORMED_PASS;
-	else if (!strcmp(text, "drop"))
-		config->policy.malformed = XRL_MALFORMED_DROP;
-	else
-		return fail(ld, value, field, value, "must be pass or drop");
-	return 0;
+	if (!strcmp(text, words[0]) || !strcmp(text, words[1])) {
+		*out = !strcmp(text, words[1]);
+		return 0;
+	}
+	return fail(ld, value, field, value, "must be %s or %s", words[0],
+		    words[1]);
+}
+
+static int parse_malformed(struct loader *ld, const char *field,
+			   yaml_node_t *value, void *target)
+{
+	static const char *const words[2] = {
+		[XRL_MALFORMED_PASS] = "pass", [XRL_MALFORMED_DROP] = "drop",
+	};
+	struct xrl_config *config = target;
+	unsigned verdict;
+	int ret = parse_two_words(ld, field, value, words, &verdict);
+
+	if (!ret)
+		config->policy.malformed = verdict;
+	return ret;
 }
 
 static int parse_vlan_overflow(struct loader *ld, const char *field,
 			       yaml_node_t *value, void *target)
 {
+	static const char *const words[2] = {
+		[XRL_VLAN_OVERFLOW_DROP] = "drop",
+		[XRL_VLAN_OVERFLOW_PASS] = "pass",
+	};
 	struct xrl_config *config = target;
-	const char *text;
-	int ret = scalar(ld, field, value, &text);
+	unsigned verdict;
+	int ret = parse_two_words(ld, field, value, words, &verdict);
 
-	if (ret)
-		return ret;
-	if (!strcmp(text, "drop"))
-		config->policy.vlan_overflow = XRL_VLAN_OVERFLOW_DROP;
-	else if (!strcmp(text, "pass"))
-		config->policy.vlan_overflow = XRL_VLAN_OVERFLOW_PASS;
-	else
-		return fail(ld, value, field, value, "must be drop or pass");
-	return 0;
+	if (!ret)
+		config->policy.vlan_overflow = verdict;
+	return ret;
 }
 
 static int parse_ipv4_mapped(struct loader *ld, const char *field,
 			     yaml_node_t *value, void *target)
 {
+	static const char *const words[2] = {
+		[XRL_IPV4_MAPPED_DROP] = "drop",
+		[XRL_IPV4_MAPPED_IPV6] = "ipv6",
+	};
 	struct xrl_config *config = target;
-	const char *text;
-	int ret = scalar(ld, field, value, &text);
+	unsigned verdict;
+	int ret = parse_two_words(ld, field, value, words, &verdict);
 
-	if (ret)
-		return ret;
-	if (!strcmp(text, "drop"))
-		config->policy.ipv4_mapped = XRL_IPV4_MAPPED_DROP;
-	else if (!strcmp(text, "ipv6"))
-		config->policy.ipv4_mapped = XRL_IPV4_MAPPED_IPV6;
-	else
-		return fail(ld, value, field, value, "must be drop or ipv6");
-	return 0;
+	if (!ret)
+		config->policy.ipv4_mapped = verdict;
+	return ret;
 }
 
 /* What the kernel's dev_valid_name() accepts. */

@@ -17,8 +17,7 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 __u32 next_source;	/* set by the test; counts up with every repeat */
-/* When set, sources repeat: n runs 1..source_wrap whatever the count. */
-__u32 source_wrap;
+__u32 source_span;	/* when set, sources 1..span, again and again */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
@@ -36,8 +35,8 @@ int test_flood(struct xdp_md *ctx)
 	struct ipv6hdr *ip6 = (void *)(eth + 1);
 	__u32 n = next_source++;
 
-	if (source_wrap)
-		n = n % source_wrap + 1;
+	if (source_span)
+		n = 1 + n % source_span;
 
 	if ((void *)(ip6 + 1) > end || eth->h_proto != bpf_htons(ETH_P_IPV6))
 		return XDP_ABORTED;
