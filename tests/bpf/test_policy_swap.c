@@ -154,9 +154,6 @@ Test(policy_swap, every_packet_is_judged_by_one_whole_policy)
 	int i, swap;
 
 	cr_assert_eq(packet_from(&pkt, "fd00::"), 0);
-	/* Sources repeat, so the table never evicts a bucket, however many
-	 * packets a swap takes (a swap builds the rule maps anew). */
-	flood->bss->source_span = SOURCES_MAX;
 	apply(&policy_a);
 	cpu_pool_start(&pool, &dp);
 	for (i = 0; i < CPU_POOL_SIZE; i++) {
