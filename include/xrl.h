@@ -353,6 +353,13 @@ struct xrl_policy_meta {
 	__u64 reserved[3];
 };
 
+/* A value of the classifier: a rule, or the meta under XRL_KEY_META
+ * (read and written at the rule's size, whatever the meta's). */
+union xrl_classifier_value {
+	struct xrl_rule rule;
+	struct xrl_policy_meta meta;
+};
+
 /*
  * Key of a source's bucket: the source masked to the configured key
  * length, in its family. One bucket per source key, which remembers the
@@ -564,7 +571,7 @@ _Static_assert(sizeof(struct xrl_lpm_key) == 20, "xrl_lpm_key layout");
 _Static_assert(sizeof(struct xrl_bucket_key) == 20, "bucket key layout");
 _Static_assert(sizeof(struct xrl_bucket) == 72, "xrl_bucket layout");
 _Static_assert(sizeof(struct xrl_rule_key) == 20, "rule key layout");
-_Static_assert(sizeof(struct xrl_policy_meta) == sizeof(struct xrl_rule),
+_Static_assert(sizeof(struct xrl_policy_meta) <= sizeof(struct xrl_rule),
 	       "the meta entry is a classifier value");
 _Static_assert(sizeof(struct xrl_settings) == 128, "xrl_settings layout");
 _Static_assert(sizeof(struct xrl_policy_head) == 136, "policy head layout");

@@ -205,14 +205,14 @@ static int add_known(const struct xrl_lpm_key *prefix,
 static __u32 in_force_gen(const struct xrl_datapath *dp)
 {
 	struct xrl_rule_key key = { .family = XRL_KEY_META };
-	struct xrl_policy_meta meta;
+	union xrl_classifier_value value;
 	int fd = inner_fd(dp, dp->policy_fd);
 	__u32 gen = 0;
 
 	if (fd < 0)
 		return 0;
-	if (!bpf_map_lookup_elem(fd, &key, &meta))
-		gen = meta.gen;
+	if (!bpf_map_lookup_elem(fd, &key, &value))
+		gen = value.meta.gen;
 	close(fd);
 	return gen;
 }
@@ -563,8 +563,9 @@ int xrl_rules_classify(const struct xrl_datapath *dp, const __u8 addr[16],
 {
 	struct xrl_lpm_key host = { .prefixlen = 128 };
 	struct xrl_rule_key meta_key = { .family = XRL_KEY_META };
+	union xrl_classifier_value value;
+	const struct xrl_policy_meta *meta = &value.meta;
 	enum xrl_family family;
-	struct xrl_policy_meta meta;
 	struct xrl_rule_key found;
 	unsigned top, len;
 	__u32 src[4];
@@ -578,13 +579,13 @@ int xrl_rules_classify(const struct xrl_datapath *dp, const __u8 addr[16],
 	fd = inner_fd(dp, dp->policy_fd);
 	if (fd < 0)
 		return fd;
-	if (bpf_map_lookup_elem(fd, &meta_key, &meta)) {
+	if (bpf_map_lookup_elem(fd, &meta_key, &value)) {
 		ret = -errno;
 		goto out;
 	}
 	ret = -ENOENT;
 	for (len = top; len > 0 && ret; len--) {
-		if (!has_length(&meta, family, len))
+		if (!has_length(meta, family, len))
 			continue;
 		ret = lookup_rule(fd, family, len, src, false, rule);
 		if (ret && ret != -ENOENT)
@@ -609,7 +610,7 @@ int xrl_rules_classify(const struct xrl_datapath *dp, const __u8 addr[16],
 	ret = 0;
 	if (len > key_len)
 		*split = true;
-	else if (meta.long_rules & (family == XRL_FAMILY_IPV4 ? 1 : 2))
+	else if (meta->long_rules & (family == XRL_FAMILY_IPV4 ? 1 : 2))
 		*split = !lookup_rule(fd, family, key_len, src, true,
 				      &(struct xrl_rule){ 0 });
 out:
