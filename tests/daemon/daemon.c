@@ -284,7 +284,7 @@ const char *request_fail(struct daemon_env *env, const char *fmt, ...)
 	return error;
 }
 
-#define ENTRY_SIZE (sizeof(struct xrl_lpm_key) + sizeof(struct xrl_rule))
+#define ENTRY_SIZE (sizeof(struct xrl_rule_key) + sizeof(struct xrl_rule))
 
 static int compare_entries(const void *a, const void *b)
 {
@@ -293,7 +293,7 @@ static int compare_entries(const void *a, const void *b)
 
 void dump_policy(struct daemon_env *env, struct policy_dump *dump)
 {
-	struct xrl_lpm_key key, prev_key, *prev = NULL;
+	struct xrl_rule_key key, prev_key, *prev = NULL;
 	struct xrl_settings settings;
 	size_t cap = 1024;
 	int fd;
@@ -306,26 +306,28 @@ void dump_policy(struct daemon_env *env, struct policy_dump *dump)
 	while (!bpf_map_get_next_key(fd, prev, &key)) {
 		unsigned char *entry;
 
-		if (dump->n_rules == cap) {
+		if (dump->n_entries == cap) {
 			cap *= 2;
 			dump->bytes = realloc(dump->bytes,
 					      cap * ENTRY_SIZE + sizeof(settings));
 			cr_assert_not_null(dump->bytes);
 		}
-		entry = dump->bytes + dump->n_rules * ENTRY_SIZE;
+		entry = dump->bytes + dump->n_entries * ENTRY_SIZE;
 		memcpy(entry, &key, sizeof(key));
 		cr_assert_eq(bpf_map_lookup_elem(fd, &key, entry + sizeof(key)),
 			     0, "lookup: %s", strerror(errno));
 		prev_key = key;
 		prev = &prev_key;
-		dump->n_rules++;
+		dump->n_entries++;
+		if (!(key.family & (XRL_KEY_META | XRL_KEY_SPLIT)))
+			dump->n_rules++;
 	}
 	close(fd);
-	qsort(dump->bytes, dump->n_rules, ENTRY_SIZE, compare_entries);
+	qsort(dump->bytes, dump->n_entries, ENTRY_SIZE, compare_entries);
 	cr_assert_eq(xrl_datapath_settings(&env->dp, &settings), 0);
-	memcpy(dump->bytes + dump->n_rules * ENTRY_SIZE, &settings,
+	memcpy(dump->bytes + dump->n_entries * ENTRY_SIZE, &settings,
 	       sizeof(settings));
-	dump->len = dump->n_rules * ENTRY_SIZE + sizeof(settings);
+	dump->len = dump->n_entries * ENTRY_SIZE + sizeof(settings);
 }
 
 bool dump_equal(const struct policy_dump *a, const struct policy_dump *b)

@@ -63,10 +63,13 @@ const char *request_fail(struct daemon_env *env, const char *fmt, ...);
 
 /* The policy in force, as bytes: the rules map's entries sorted by key,
  * then the settings. Compare two with dump_equal. */
+/* The classifier in force, entry by entry (its meta and split markers
+ * too), and the settings: two dumps are equal when nothing changed. */
 struct policy_dump {
 	unsigned char *bytes;
 	size_t len;
-	size_t n_rules;
+	size_t n_entries;
+	size_t n_rules;		/* of the entries, the rules */
 };
 void dump_policy(struct daemon_env *env, struct policy_dump *dump);
 bool dump_equal(const struct policy_dump *a, const struct policy_dump *b);

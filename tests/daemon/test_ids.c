@@ -20,6 +20,7 @@
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 #include "daemon.h"
+#include "rulemaps.h"
 #include "fixture.h"
 #include "topo.h"
 
@@ -127,11 +128,13 @@ Test(ids, add_del_add_with_traffic_between_gives_fresh_counters_and_bucket)
 /* The id of the rule for @cidr in force, read from the pinned map. */
 static uint32_t id_in_force(const char *cidr)
 {
-	struct xrl_lpm_key key;
+	struct xrl_lpm_key prefix;
+	struct xrl_rule_key key;
 	struct xrl_rule rule;
 	int fd;
 
-	cr_assert_eq(xrl_cidr_parse(cidr, &key), 0);
+	cr_assert_eq(xrl_cidr_parse(cidr, &prefix), 0);
+	xrl_rule_key_of(&prefix, &key);
 	fd = xrl_datapath_rules_fd(&env.dp);
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(bpf_map_lookup_elem(fd, &key, &rule), 0, "%s", cidr);
@@ -249,9 +252,10 @@ Test(ids, after_the_ids_wrap_a_reused_id_has_no_counters_and_no_bucket)
 	cr_assert_eq(old.dropped, 40);
 	cr_assert_eq(cli("rule del old"), 0, "%s", out);
 
-	/* Two ids left before the wrap: the third new rule takes the
-	 * lowest free one again, the one "old" had. */
-	set_mark(XRL_MAX_RULES - 2);
+	/* Two ids left before the wrap (ids are below the data path's
+	 * rule capacity): the third new rule takes the lowest free one
+	 * again, the one "old" had. */
+	set_mark(xrl_rules_capacity(&env.dp) - 2);
 	cr_assert_eq(cli("rule add 198.18.170.0/24 --action deny"), 0, "%s",
 		     out);
 	cr_assert_eq(cli("rule add 198.18.171.0/24 --action deny"), 0, "%s",

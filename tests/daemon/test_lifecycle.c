@@ -14,6 +14,7 @@
 #include <criterion/criterion.h>
 #include <bpf/bpf.h>
 #include "daemon.h"
+#include "rulemaps.h"
 #include "fixture.h"
 
 static struct daemon_env env;
@@ -114,13 +115,15 @@ static void shares_free(struct shares *s)
 
 static __u32 id_of(unsigned i)
 {
-	struct xrl_lpm_key key;
+	struct xrl_lpm_key prefix;
+	struct xrl_rule_key key;
 	struct xrl_rule rule;
 	char cidr[32];
 	int fd;
 
 	rule_cidr(i, cidr, sizeof(cidr));
-	cr_assert_eq(xrl_cidr_parse(cidr, &key), 0);
+	cr_assert_eq(xrl_cidr_parse(cidr, &prefix), 0);
+	xrl_rule_key_of(&prefix, &key);
 	fd = xrl_datapath_rules_fd(&env.dp);
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(bpf_map_lookup_elem(fd, &key, &rule), 0, "%s", cidr);
