@@ -465,3 +465,60 @@ Test(bucket_first, two_installers_never_reuse_a_generation)
 	cr_assert_eq(passes("198.18.0.1", 4), 3,
 		     "judged by the other installer's bucket");
 }
+
+/*
+ * The walk tries only the lengths the policy holds, longest first, in
+ * every word of an IPv6 address (bits 1..64, 65..127, and 128): nested
+ * prefixes of alternating verdicts, each source judged by its longest.
+ */
+Test(families, the_longest_of_many_lengths_wins_in_every_word)
+{
+	static const struct {
+		const char *cidr;
+		enum xrl_action action;
+	} nested[] = {
+		{ "fd00::/8", XRL_ACTION_DENY },
+		{ "fd00::/48", XRL_ACTION_ALLOW },
+		{ "fd00::/64", XRL_ACTION_DENY },
+		{ "fd00::/65", XRL_ACTION_ALLOW },
+		{ "fd00::/127", XRL_ACTION_DENY },
+		{ "fd00::1/128", XRL_ACTION_ALLOW },
+		{ "198.18.0.0/15", XRL_ACTION_DENY },
+		{ "198.18.7.0/24", XRL_ACTION_ALLOW },
+		{ "198.18.7.7/32", XRL_ACTION_DENY },
+	};
+	static const struct {
+		const char *src;
+		unsigned rule;	/* index into nested[] */
+	} sources[] = {
+		{ "fd00::1", 5 },		/* the /128 */
+		{ "fd00::", 4 },		/* the /127 */
+		{ "fd00::4000:0:0:0", 3 },	/* bit 65 clear: the /65 */
+		{ "fd00::8000:0:0:0", 2 },	/* bit 65 set: the /64 */
+		{ "fd00:0:0:1::", 1 },		/* the /48 */
+		{ "fd00:1::", 0 },		/* the /8 */
+		{ "198.18.7.7", 8 },
+		{ "198.18.7.8", 7 },
+		{ "198.19.0.1", 6 },
+	};
+	uint32_t ids[sizeof(nested) / sizeof(nested[0])];
+	enum xrl_rule_outcome outcome;
+	unsigned i, rule;
+	bool pass;
+
+	fixture_rule(&policy, NULL, XRL_ACTION_ALLOW, 0, 0, 0, 0);
+	for (i = 0; i < sizeof(nested) / sizeof(nested[0]); i++)
+		ids[i] = fixture_rule(&policy, nested[i].cidr, nested[i].action,
+				      0, 0, 0, 0);
+	fixture_apply(&dp, &policy);
+	for (i = 0; i < sizeof(sources) / sizeof(sources[0]); i++) {
+		rule = sources[i].rule;
+		pass = nested[rule].action == XRL_ACTION_ALLOW;
+		outcome = pass ? XRL_RULE_PASSED : XRL_RULE_DROPPED;
+		cr_assert_eq(passes(sources[i].src, 1), pass, "%s judged by %s",
+			     sources[i].src, nested[rule].cidr);
+		cr_assert_eq(rule_packets(ids[rule], outcome), 1,
+			     "%s counted on %s", sources[i].src,
+			     nested[rule].cidr);
+	}
+}
