@@ -213,14 +213,14 @@ struct take_loop {
 	enum take_result result;
 };
 
-/* One attempt of limit_take() (a bpf_loop() callback): 1 when decided. */
-static long take_attempt(__u32 i, void *data)
+/* One attempt of limit_take(): 1 when decided. A @retry follows a lost
+ * compare-and-swap. */
+static __always_inline long take_attempt(struct take_loop *t, bool retry)
 {
-	struct take_loop *t = data;
 	__u64 old, new;
 
 	old = *(volatile __u64 *)t->word;
-	if (i && limit_addable(old, t->lim, t->now_ns, t->cost)) {
+	if (retry && limit_addable(old, t->lim, t->now_ns, t->cost)) {
 		t->result = limit_add(t->word, t->lim, t->now_ns, t->idle_ns,
 				      t->cost);
 		return 1;
@@ -237,12 +237,19 @@ static long take_attempt(__u32 i, void *data)
 	return 0;
 }
 
+/* A retry of limit_take() (a bpf_loop() callback). */
+static long take_retry(__u32 i, void *data)
+{
+	return take_attempt(data, true);
+}
+
 /*
- * The attempts run under bpf_loop(): the verifier checks one attempt
- * instead of walking all TAKE_ATTEMPTS of them at every place the take
- * is inlined (unrolled, they made the program too complex to load). @t
- * is the caller's, one for both limits of a bucket: the stack of the
- * deepest call chain is short (512 bytes for all frames).
+ * The first attempt is inline: without contention it decides, and the
+ * packet pays no bpf_loop() call. The retries run under bpf_loop(): the
+ * verifier checks one retry instead of walking all TAKE_ATTEMPTS of them
+ * (unrolled, they made the program too complex to load). @t is the
+ * caller's, one for both limits of a bucket: the stack of the deepest
+ * call chain is short (512 bytes for all frames).
  */
 static __always_inline enum take_result limit_take(struct take_loop *t,
 						   __u64 *word,
@@ -256,7 +263,9 @@ static __always_inline enum take_result limit_take(struct take_loop *t,
 	t->idle_ns = idle_ns;
 	t->cost = cost;
 	t->result = TAKE_FREE;	/* every attempt lost to a full word */
-	bpf_loop(TAKE_ATTEMPTS, take_attempt, t, 0);
+	if (take_attempt(t, false))
+		return t->result;
+	bpf_loop(TAKE_ATTEMPTS - 1, take_retry, t, 0);
 	return t->result;
 }
 

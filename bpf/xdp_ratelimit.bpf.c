@@ -278,8 +278,7 @@ __noinline int judge_new_source(const struct xrl_bucket_key *key,
 
 /* A packet of an aggregate rule: judged by this CPU's share of it. */
 __noinline int judge_aggregate(const struct xrl_rule *rule,
-				      __u64 frame_len,
-				      const struct wire_cost *cost)
+			       const struct wire_cost *cost)
 {
 	int admitted;
 
@@ -287,10 +286,10 @@ __noinline int judge_aggregate(const struct xrl_rule *rule,
 		return XDP_ABORTED;	/* never (a global function's check) */
 	admitted = agg_admitted(rule, now_ns(), cost->packets, cost->bytes);
 	if (admitted < 0) {
-		count_verdict(XRL_VERDICT_ALLOW, frame_len);
+		count_verdict(XRL_VERDICT_ALLOW, cost->frame_len);
 		return XDP_PASS;
 	}
-	return judge_outcome(rule, admitted, frame_len);
+	return judge_outcome(rule, admitted, cost->frame_len);
 }
 
 /*
@@ -371,7 +370,7 @@ __noinline int judge_classified(struct source *s,
 		return XDP_DROP;
 	}
 	if (!limited)
-		return judge_aggregate(rule, frame_len, &s->cost);
+		return judge_aggregate(rule, &s->cost);
 
 	bucket = stale;
 	if (split) {

@@ -10,12 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bench.h"
 #include "common.h"
 #include "datapath.h"
 #include "mapwalk.h"
+#include "policy_map.h"
 #include "micro.h"
 #include "packet.h"
 #include "policy.h"
@@ -612,6 +614,8 @@ static int load_variant(const char *path, struct bpf_object **objp,
 	dp->prog_fd = bpf_program__fd(
 		bpf_object__find_program_by_name(obj, "xdp_ratelimit"));
 	dp->policy_fd = bpf_object__find_map_fd_by_name(obj, XRL_MAP_POLICY);
+	dp->rule_table_fd = bpf_object__find_map_fd_by_name(obj,
+							     XRL_MAP_RULE_TABLE);
 	dp->buckets_fd = bpf_object__find_map_fd_by_name(obj, XRL_MAP_BUCKETS);
 	dp->stats_fd = bpf_object__find_map_fd_by_name(obj, XRL_MAP_STATS);
 	dp->rule_stats_fd = bpf_object__find_map_fd_by_name(obj,
@@ -620,6 +624,19 @@ static int load_variant(const char *path, struct bpf_object **objp,
 							      XRL_MAP_TABLE_STATS);
 	dp->settings_fd = bpf_object__find_map_fd_by_name(obj,
 							   XRL_MAP_SETTINGS);
+	dp->agg_shares_fd = bpf_object__find_map_fd_by_name(obj,
+							     XRL_MAP_AGG_SHARES);
+	dp->agg_state_fd = bpf_object__find_map_fd_by_name(obj,
+							    XRL_MAP_AGG_STATE);
+	dp->agg_pool_fd = bpf_object__find_map_fd_by_name(obj,
+							   XRL_MAP_AGG_POOL);
+	dp->events_fd = bpf_object__find_map_fd_by_name(obj, XRL_MAP_EVENTS);
+	dp->event_state_fd = bpf_object__find_map_fd_by_name(obj,
+							      XRL_MAP_EVENT_STATE);
+	/* The variant's own rule id mark, as a loaded data path has. */
+	dp->ids_fd = xrl_id_map_create(NULL);
+	if (dp->ids_fd < 0)
+		return dp->ids_fd;
 	if (!bpf_obj_get_info_by_fd(dp->buckets_fd, &info, &len))
 		dp->btf_id = info.btf_id;
 	return dp->prog_fd < 0 ? -ENOENT : fill_elim_rule(obj);
@@ -690,8 +707,11 @@ static void unload_all(struct micro *m)
 
 	if (m->dp_clockless.prog_fd >= 0)
 		xrl_datapath_close(&m->dp_clockless);
-	for (t = 0; t < m->n_variants; t++)
+	for (t = 0; t < m->n_variants; t++) {
+		if (m->variant_dp[t].ids_fd > 0)
+			close(m->variant_dp[t].ids_fd);
 		bpf_object__close(m->variant[t]);
+	}
 	if (m->dp.prog_fd >= 0)
 		xrl_datapath_close(&m->dp);
 	for (t = 0; t < TRAFFICS; t++)

@@ -76,28 +76,38 @@ def plain_bucket_counters(files):
     edit_bucket_adds(files, plain=True)
 
 
-def no_lpm(files):
-    # The rule comes from a one-slot array the driver fills (inlined
-    # lookup) instead of the LPM trie.
+def no_rule_table(files):
+    # The hot path's rule comes from a one-slot array the driver fills
+    # (inlined like any array lookup) instead of the rule table of the
+    # head's slot (an array of maps, then the table), with no generation
+    # check: the cost of finding a known source's rule.
     t = files[MAIN]
-    old = "\treturn bpf_map_lookup_elem(rules, &key);\n"
+    old = ("\t\trule = table_rule(s.slot, (__u32)word);\n"
+           "\t\tif (rule && rule->gen == (__u32)(word >> 32))\n")
     if old not in t:
-        raise ValueError(old.strip())
-    t = t.replace(old, "\treturn bpf_map_lookup_elem(&xrl_elim_rule, &zero);\n")
+        raise ValueError("the hot path's table_rule()")
+    t = t.replace(old, "\t\t__u32 zero = 0;\n\n"
+                  "\t\trule = bpf_map_lookup_elem(&xrl_elim_rule, &zero);\n"
+                  "\t\tif (rule)\n")
     anchor = "static __always_inline __u64 now_ns(void)"
-    t = t.replace(anchor, ELIM_RULE_MAP + "\n" + anchor)
-    files[MAIN] = t
+    files[MAIN] = t.replace(anchor, ELIM_RULE_MAP + "\n" + anchor)
 
 
-def no_policy(files):
-    # Neither the outer array-of-maps nor the LPM lookup.
-    no_lpm(files)
+def no_head(files):
+    # The settings of the head are read once per packet through an array
+    # of maps: without them (a static head of zeros, /32 and /64 masks
+    # unset) a packet skips those two lookups.
+    no_rule_table(files)
     t = files[MAIN]
-    old = "\trules = bpf_map_lookup_elem(&xrl_policy, &zero);\n\tif (!rules)\n\t\treturn NULL;\n"
+    old = "\thead = policy_head();\n"
     if old not in t:
-        raise ValueError("outer policy lookup")
-    t = t.replace(old, "")
-    files[MAIN] = t.replace("\tvoid *rules;\n", "")
+        raise ValueError("policy_head()")
+    files[MAIN] = t.replace(old, "\thead = &xrl_elim_head;\n").replace(
+        "struct xrl_policy_head xrl_btf_head;\n",
+        "struct xrl_policy_head xrl_btf_head;\n"
+        "static struct xrl_policy_head xrl_elim_head = {\n"
+        "\t.settings = { .v4_mask = 0xffffffff,\n"
+        "\t\t       .v6_mask = { 0xffffffff, 0xffffffff } } };\n")
 
 
 def no_limit_events(files):
@@ -111,7 +121,7 @@ def no_limit_events(files):
 
 def no_vlan(files):
     t = files["parse.h"]
-    old = "#define VLAN_MAX_TAGS\t2"
+    old = "#define VLAN_MAX_TAGS\t8"
     if old not in t:
         raise ValueError(old)
     files["parse.h"] = t.replace(old, "#define VLAN_MAX_TAGS\t0")
@@ -128,8 +138,8 @@ VARIANTS = {
     "no-global-and-rule-counters": no_counters,
     "no-bucket-passed-dropped": no_bucket_counters,
     "plain-bucket-passed-dropped": plain_bucket_counters,
-    "no-lpm-lookup": no_lpm,
-    "no-policy-lookups": no_policy,
+    "no-rule-table": no_rule_table,
+    "no-head-or-rule-table": no_head,
     "no-vlan-parsing": no_vlan,
     "no-limit-events": no_limit_events,
     "no-counters-at-all": no_atomics,
