@@ -332,6 +332,37 @@ Test(window, a_policy_swap_keeps_the_windows)
 		     "the swap emptied the window");
 }
 
+/* A source active under a token bucket whose rule becomes a sliding
+ * window has no window state to go by: it starts with a full window and
+ * waits one, rather than getting a fresh n on top of what it just sent.
+ * A source new to the rule gets its n at once. */
+Test(window, a_source_whose_rule_became_a_window_starts_full)
+{
+	const uint64_t window = NS_PER_S, sub = (window + 14) / 15;
+	struct packet pkt = packet_of("198.18.0.1");
+	struct packet other = packet_of("198.18.0.2");
+	struct xrl_rule_spec *rule;
+	uint64_t t0 = 20 * NS_PER_S, t1 = t0 + NS_PER_MS;
+	char err[128];
+
+	add_rule("198.18.0.0/24", (struct xrl_rule_spec){ .pps = 1000,
+							  .burst = 100 });
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(admitted_at(&pkt, t0, 10), 10);
+	rule = &policy.rules[policy.n_rules - 1];
+	rule->pps = rule->burst = 0;
+	rule->strategy = (struct xrl_strategy_spec){
+		.kind = XRL_STRATEGY_SLIDING_WINDOW, .limit = 5,
+		.window_ns = window,
+	};
+	cr_assert_eq(xrl_rule_check(rule, err, sizeof(err)), 0, "%s", err);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(admitted_at(&pkt, t1, 10), 0);
+	cr_assert_eq(admitted_at(&other, t1, 10), 5);
+	cr_assert_eq(admitted_at(&pkt, leaves_at(t1 / sub, sub) - 1, 1), 0);
+	cr_assert_eq(admitted_at(&pkt, leaves_at(t1 / sub, sub), 10), 5);
+}
+
 /* Two threads pinned to the two CPUs, packets of one source at one
  * frozen instant: exactly the limit passes, however the adds and
  * take-backs interleave, for a new source (both CPUs race to make its
