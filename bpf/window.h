@@ -58,7 +58,11 @@ static __always_inline __u64 epoch_ahead(__u64 epoch, __u64 e)
 /*
  * The admissions the word counts for a window ending in sub-window @e:
  * its own when it holds one of the XRL_WINDOW_SUBS before @e, or a later
- * one (another CPU read the clock after ours); else none (stale).
+ * one; else none (stale). A later one means another CPU read the clock
+ * after ours and moved on to sub-window e + k, reusing the slot of
+ * e - XRL_WINDOW_SUBS - 1 + k: our packet is then judged by the window
+ * ending in e + k (which it is in, and which it is charged to, as e is
+ * in it), never by a window missing a sub-window.
  */
 static __always_inline __u64 slot_count(__u64 word, __u64 e)
 {
@@ -67,26 +71,6 @@ static __always_inline __u64 slot_count(__u64 word, __u64 e)
 	if (ahead < XRL_WINDOW_SUBS + XRL_WINDOW_SLOTS)
 		return word & XRL_WINDOW_COUNT_MASK;
 	return 0;
-}
-
-/*
- * The latest sub-window at or after @e that a slot holds: a packet whose
- * CPU read the clock before another CPU moved on to a new sub-window is
- * judged in that one, as if it came then, so the window it is judged by
- * never misses a sub-window that other CPU already reset.
- */
-static __always_inline __u64 window_now(const struct xrl_window_state *st,
-					__u64 e)
-{
-	__u64 ahead, latest = 0;
-	int i;
-
-	for (i = 0; i < XRL_WINDOW_SLOTS; i++) {
-		ahead = epoch_ahead(window_epoch(READ_ONCE_U64(st->slot[i])), e);
-		if (ahead < XRL_WINDOW_SLOTS && ahead > latest)
-			latest = ahead;
-	}
-	return (e + latest) & EPOCH_MASK;
 }
 
 /* Makes @word count sub-window @e; false when it holds a later one. */
@@ -131,7 +115,7 @@ static __always_inline bool window_take(struct xrl_window_state *st,
 
 	if (!w->sub_ns || cost > w->limit)
 		return false;
-	e = window_now(st, (now_ns / w->sub_ns) & EPOCH_MASK);
+	e = (now_ns / w->sub_ns) & EPOCH_MASK;
 	word = &st->slot[e % XRL_WINDOW_SLOTS];
 	if (!slot_make_current(word, e))
 		return false;
