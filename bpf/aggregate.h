@@ -109,16 +109,6 @@ static __always_inline bool agg_take(struct xrl_agg_state *state,
 	return true;
 }
 
-static __always_inline struct xrl_bucket *agg_pool(__u32 rule_id)
-{
-	struct xrl_bucket fresh = {}, *pool;
-
-	pool = bpf_map_lookup_elem(&xrl_agg_pool, &rule_id);
-	if (pool)
-		return pool;
-	bpf_map_update_elem(&xrl_agg_pool, &rule_id, &fresh, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&xrl_agg_pool, &rule_id);
-}
 
 /* The debt bound on the shared word: one attempt, as losing the race
  * means another CPU just wrote a TAT of the limit in force. */
@@ -139,18 +129,52 @@ static __always_inline void pool_bound_debt(__u64 *word,
  * admits, so its cache line moves at most at the pool's rate whatever
  * the flood.
  */
+/*
+ * A fresh pool bucket: off the stack, as the deepest call chain
+ * (pool_take(), bucket_take(), its loop) has little room.
+ */
+struct agg_scratch {
+	struct xrl_bucket fresh;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct agg_scratch);
+} xrl_agg_scratch SEC(".maps");
+
+static __always_inline struct xrl_bucket *agg_pool(__u32 rule_id,
+						   struct agg_scratch *scratch)
+{
+	struct xrl_bucket *pool;
+
+	pool = bpf_map_lookup_elem(&xrl_agg_pool, &rule_id);
+	if (pool)
+		return pool;
+	__builtin_memset(&scratch->fresh, 0, sizeof(scratch->fresh));
+	bpf_map_update_elem(&xrl_agg_pool, &rule_id, &scratch->fresh,
+			    BPF_NOEXIST);
+	return bpf_map_lookup_elem(&xrl_agg_pool, &rule_id);
+}
+
 static __noinline bool pool_take(__u32 rule_id,
 				 const struct xrl_agg_share *share,
 				 __u64 now_ns, __u64 packets, __u64 bytes)
 {
+	struct agg_scratch *scratch;
 	struct xrl_bucket *pool;
+	__u32 zero = 0;
 	__s64 idle_ns;
 	int k;
 
 	if (!share->pool[XRL_LIMIT_PACKETS].interval &&
 	    !share->pool[XRL_LIMIT_BYTES].interval)
 		return false;	/* the daemon gave it all to the CPUs */
-	pool = agg_pool(rule_id);
+	scratch = bpf_map_lookup_elem(&xrl_agg_scratch, &zero);
+	if (!scratch)
+		return false;
+	pool = agg_pool(rule_id, scratch);
 	if (!pool)
 		return false;
 	idle_ns = now_ns - pool->last_seen_ns;

@@ -12,6 +12,7 @@
 #include "floods.h"
 #include "aggregate.h"
 #include "events.h"
+#include "window.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -184,6 +185,39 @@ static __always_inline int judge_outcome(const struct xrl_rule *rule,
 }
 
 /*
+ * A packet of a sliding-window rule (include/xrl.h, "Strategies"): the
+ * bucket keeps the binding, counts and events, the window its own state.
+ * Fails open, counted, only when the kernel cannot make the state.
+ */
+static __noinline int judge_window(const struct xrl_bucket_key *key,
+				   const struct xrl_settings *settings,
+				   const struct xrl_rule *rule,
+				   struct xrl_bucket *bucket,
+				   const struct wire_cost *cost)
+{
+	__u64 frame_len = cost->frame_len;	/* five arguments at most */
+	struct xrl_window_state *st;
+	__u64 now = now_ns();
+	bool admitted;
+
+	st = window_state(key, rule, bucket, now);
+	if (!st) {
+		count_table(XRL_TABLE_INSERT_FAILED);
+		count_verdict(XRL_VERDICT_ALLOW, frame_len);
+		return XDP_PASS;
+	}
+	admitted = window_take(st, &rule->window, now, cost->packets);
+	if (admitted) {
+		__sync_fetch_and_add(&bucket->passed, 1);
+		bucket->last_seen_ns = now;
+	} else {
+		__sync_fetch_and_add(&bucket->dropped, 1);
+		report_limited(key, bucket, rule, settings, now);
+	}
+	return judge_outcome(rule, admitted, frame_len);
+}
+
+/*
  * Judges a packet of a limit or monitor rule; returns the XDP verdict.
  * Only a drop looks at limit events. A subprogram: the bucket-first path,
  * the classified path and a new source all judge here, so the take
@@ -200,6 +234,8 @@ __noinline int judge_limited(const struct xrl_bucket_key *key,
 
 	if (!key || !settings || !rule || !bucket || !cost)
 		return XDP_ABORTED;	/* never (a global function's check) */
+	if (rule->window.limit)
+		return judge_window(key, settings, rule, bucket, cost);
 	now = now_ns();
 	admitted = bucket_take(bucket, &rule->limits, now, cost->packets,
 			       cost->bytes);

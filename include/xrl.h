@@ -28,6 +28,7 @@
 #define XRL_MAP_EVENTS		"xrl_events"
 #define XRL_MAP_EVENT_STATE	"xrl_event_state"
 #define XRL_MAP_RULE_TABLE	"xrl_rule_table"
+#define XRL_MAP_WINDOWS		"xrl_windows"
 /* Not maps of the program: the inner maps in force, pinned for bpftool. */
 #define XRL_PIN_RULES		"xrl_rules"
 #define XRL_PIN_TABLE		"xrl_table"
@@ -218,6 +219,77 @@ enum xrl_scope {
 };
 
 /*
+ * Strategies (docs/POLICY.md "strategy"). A token bucket and a leaky
+ * bucket are one GCRA limit (struct xrl_limit): a leaky bucket is a pace
+ * with a burst of 1 unless set, compiled into the same limit a token
+ * bucket of the same rate and burst gets, so both admit the same packets.
+ * A sliding window admits a packet at t only when fewer than @limit
+ * packets were admitted in the window before it; refusals are not
+ * counted.
+ *
+ * The window is kept as XRL_WINDOW_SLOTS counters of sub-windows of
+ * sub_ns = ceil(window / XRL_WINDOW_SUBS) each (struct xrl_window_state),
+ * the one holding t and the XRL_WINDOW_SUBS before it, all counted whole:
+ * a packet at t is admitted when fewer than @limit were admitted in
+ *
+ *     [(floor(t / sub_ns) - XRL_WINDOW_SUBS) * sub_ns, t]
+ *
+ * which holds the exact window (t - window, t] and at most one sub-window
+ * more. So it never admits more than @limit in any window, and refuses
+ * early only for admissions of the oldest sub-window already out of the
+ * window: after a full window, the source is admitted again at the start
+ * of the sub-window after the one of the first admitted packet's sub-
+ * window plus XRL_WINDOW_SUBS, at most window / XRL_WINDOW_SUBS (+1 ns of
+ * rounding each) after the exact window's instant.
+ *
+ * In the data path, a rule with window.limit != 0 is a sliding window;
+ * its limit[XRL_LIMIT_PACKETS] is the pace limit / window, burst 1, for
+ * the unknown_sources prefix fallback only (packets spaced by window /
+ * limit: never more than limit in a window either).
+ */
+enum xrl_strategy {
+	XRL_STRATEGY_TOKEN_BUCKET = 0,
+	XRL_STRATEGY_LEAKY_BUCKET,
+	XRL_STRATEGY_SLIDING_WINDOW,
+	XRL_STRATEGY_COUNT,
+};
+
+#define XRL_WINDOW_SLOTS	16
+#define XRL_WINDOW_SUBS		(XRL_WINDOW_SLOTS - 1)
+#define XRL_WINDOW_LIMIT_MAX	1000000		/* packets in one window */
+#define XRL_WINDOW_SOURCES	65536		/* window table, at most */
+
+struct xrl_rule_window {
+	__u32 strategy;		/* enum xrl_strategy, for display */
+	__u32 limit;		/* sliding window: n; else 0 */
+	__u64 sub_ns;		/* sliding window: sub-window width */
+	__u64 window_ns;	/* sliding window: the window, for display */
+};
+
+/*
+ * Window state of one source key (xrl_windows, an LRU hash keyed as the
+ * buckets are). A slot is one word, so a CPU admits with one atomic add:
+ *
+ *   bits 63..24  sub-window number (floor(t / sub_ns)), modulo 2^40
+ *   bits 23..0   packets admitted in it (limit + CPUs in flight < 2^24)
+ *
+ * Sub-window e lives in slot e % XRL_WINDOW_SLOTS; a slot holding an
+ * older sub-window than the window reaches is empty, and is reset to the
+ * current one by compare-and-swap. sub_ns, rule_id and since say what the
+ * epochs were counted for: state of another rule or width starts empty.
+ */
+#define XRL_WINDOW_COUNT_BITS	24
+#define XRL_WINDOW_COUNT_MASK	((1ULL << XRL_WINDOW_COUNT_BITS) - 1)
+#define XRL_WINDOW_EPOCH_BITS	(64 - XRL_WINDOW_COUNT_BITS)
+
+struct xrl_window_state {
+	__u64 slot[XRL_WINDOW_SLOTS];
+	__u64 sub_ns;
+	__u32 rule_id;
+	__u32 since;
+};
+
+/*
  * A compiled rule: the value of the rule table (by id) and of the
  * classifier (by prefix), both of one policy generation.
  *
@@ -237,6 +309,7 @@ struct xrl_rule {
 	};
 	__u32 gen;	/* policy generation, from 1 */
 	__u32 since;	/* generation this id got this prefix */
+	struct xrl_rule_window window;	/* strategy */
 };
 
 /*
@@ -577,7 +650,11 @@ struct xrl_event_state {
 _Static_assert(sizeof(struct xrl_counter) == 16, "xrl_counter layout");
 _Static_assert(sizeof(struct xrl_rule_counters) == 32, "rule counters layout");
 _Static_assert(sizeof(struct xrl_limit) == 24, "xrl_limit layout");
-_Static_assert(sizeof(struct xrl_rule) == 64, "xrl_rule layout");
+_Static_assert(sizeof(struct xrl_rule) == 88, "xrl_rule layout");
+_Static_assert(sizeof(struct xrl_rule_window) == 24, "rule window layout");
+_Static_assert(sizeof(struct xrl_window_state) == 144, "window state layout");
+_Static_assert(XRL_WINDOW_LIMIT_MAX + 4096 < (1ULL << XRL_WINDOW_COUNT_BITS),
+	       "a window's count never carries into its epoch");
 _Static_assert(sizeof(struct xrl_agg_share) == 96, "agg share layout");
 _Static_assert(sizeof(struct xrl_agg_state) == 40, "agg state layout");
 _Static_assert(sizeof(struct xrl_lpm_key) == 20, "xrl_lpm_key layout");

@@ -31,6 +31,10 @@ enum {
 	OPT_SCOPE,
 	OPT_REPLACE,
 	OPT_GLOBAL,
+	OPT_STRATEGY,
+	OPT_INTERVAL,
+	OPT_LIMIT,
+	OPT_WINDOW,
 };
 
 #define JSON_OPT { "json", OPT_JSON, NULL, "the daemon's JSON response" }
@@ -48,6 +52,12 @@ static const struct xrl_opt rule_opts[] = {
 	  "Redis" },
 	{ "replace", OPT_REPLACE, NULL, "change the rule of that CIDR (keeps "
 	  "its id)" },
+	{ "strategy", OPT_STRATEGY, "S", "token_bucket (default), leaky_bucket "
+	  "or sliding_window" },
+	{ "interval", OPT_INTERVAL, "D", "leaky_bucket: one packet every D "
+	  "(100ms, 500us)" },
+	{ "limit", OPT_LIMIT, "N", "sliding_window: at most N packets ..." },
+	{ "window", OPT_WINDOW, "D", "... in any window of D (1s, 1m)" },
 	JSON_OPT,
 	{}
 };
@@ -95,6 +105,8 @@ static void word_error(const struct control_args *args, const char *err,
 		{ "pps:", "--pps:" }, { "burst:", "--burst:" },
 		{ "bps:", "--bps:" }, { "scope:", "--scope:" },
 		{ "global:", "--global:" }, { "n:", "--count:" },
+		{ "strategy:", "--strategy:" }, { "interval:", "--interval:" },
+		{ "limit:", "--limit:" }, { "window:", "--window:" },
 	};
 	const char *cmd = json_string_value(json_object_get(args->request,
 							    "cmd"));
@@ -140,6 +152,20 @@ static json_t *call_daemon(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 	return response;
 }
 
+static const char *strategy_field(int opt)
+{
+	switch (opt) {
+	case OPT_STRATEGY:
+		return "strategy";
+	case OPT_INTERVAL:
+		return "interval";
+	case OPT_LIMIT:
+		return "limit";
+	default:
+		return "window";
+	}
+}
+
 /* Options of every control command, and the rule fields of "rule add". */
 static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		      int argc, char **argv, struct control_args *args)
@@ -174,6 +200,14 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		case OPT_GLOBAL:
 			json_object_set_new(args->request, "global",
 					    json_true());
+			break;
+		case OPT_STRATEGY:
+		case OPT_INTERVAL:
+		case OPT_LIMIT:
+		case OPT_WINDOW:
+			json_object_set_new(args->request,
+					    strategy_field(opt),
+					    json_string(optarg));
 			break;
 		case OPT_TOP_N:
 			n = strtol(optarg, &end, 10);
@@ -220,6 +254,21 @@ static void print_limit(const char *what, json_t *rule, const char *rate,
 		       int_of(rule, burst));
 }
 
+/* " sliding_window limit 50 window 1s", " leaky_bucket interval 1ms". */
+static void print_strategy(json_t *rule)
+{
+	const char *strategy = str_of(rule, "strategy");
+
+	if (!strategy || !strcmp(strategy, "token_bucket"))
+		return;
+	printf(" %s", strategy);
+	if (str_of(rule, "interval"))
+		printf(" interval %s", str_of(rule, "interval"));
+	if (json_object_get(rule, "limit"))
+		printf(" limit %lld window %s", int_of(rule, "limit"),
+		       str_of(rule, "window") ?: "?");
+}
+
 static void print_rule(json_t *rule)
 {
 	json_t *passed = json_object_get(rule, "passed");
@@ -228,6 +277,7 @@ static void print_rule(json_t *rule)
 	printf("%5lld  %-20s %-22s %-8s %-7s", int_of(rule, "id"),
 	       str_of(rule, "name"), str_of(rule, "cidr"),
 	       str_of(rule, "action"), str_of(rule, "source") ?: "");
+	print_strategy(rule);
 	print_limit("pps", rule, "pps", "burst");
 	print_limit("bps", rule, "bps", "burst_bytes");
 	if (str_of(rule, "scope") && strcmp(str_of(rule, "scope"), "source"))

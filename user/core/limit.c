@@ -122,6 +122,14 @@ int xrl_limit_compile_bps_weighted(uint64_t bps, uint64_t burst_bytes,
 			     XRL_AGG_FLOOR_BYTES, limit);
 }
 
+int xrl_limit_compile_pace(uint64_t ns, uint64_t packets, uint64_t burst,
+			   struct xrl_limit *limit)
+{
+	if (!ns)
+		return -EINVAL;
+	return compile(ns, packets, burst, limit);
+}
+
 int xrl_limit_compile_bps(uint64_t bps, uint64_t burst_bytes,
 			  struct xrl_limit *limit)
 {

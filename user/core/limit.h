@@ -37,6 +37,11 @@ int xrl_limit_compile_pps_weighted(uint64_t pps, uint64_t burst,
 				   uint32_t weight, struct xrl_limit *limit);
 int xrl_limit_compile_bps_weighted(uint64_t bps, uint64_t burst_bytes,
 				   uint32_t weight, struct xrl_limit *limit);
+/* A pace: @packets packets every @ns nanoseconds (rate packets / ns),
+ * with a burst in packets: the limit pps = 1e9 * packets / ns would get
+ * when that is whole (same rounding), for leaky buckets and windows. */
+int xrl_limit_compile_pace(uint64_t ns, uint64_t packets, uint64_t burst,
+			   struct xrl_limit *limit);
 int xrl_limit_compile_bps(uint64_t bps, uint64_t burst_bytes,
 			  struct xrl_limit *limit);
 

@@ -462,8 +462,12 @@ int xrl_rule_check(const struct xrl_rule_spec *rule, char *err, size_t len)
 		snprintf(err, len, "global: needs scope: aggregate");
 		return -EINVAL;
 	}
+	if (xrl_strategy_check(rule, limited, err, len))
+		return -EINVAL;
 	if (!limited)
 		return 0;
+	if (rule->strategy.kind != XRL_STRATEGY_TOKEN_BUCKET)
+		return xrl_rule_compile(rule, &compiled);
 	if (!rule->pps && !rule->bps) {
 		snprintf(err, len, "pps: a %s rule needs pps or bps",
 			 xrl_action_name(rule->action));
@@ -489,8 +493,11 @@ int xrl_rule_compile(const struct xrl_rule_spec *rule, struct xrl_rule *out)
 	out->id = rule->id;
 	out->action = rule->action;
 	out->scope = rule->scope;
+	out->window.strategy = rule->strategy.kind;
 	if (rule->action != XRL_ACTION_LIMIT && rule->action != XRL_ACTION_MONITOR)
 		return 0;
+	if (rule->strategy.kind != XRL_STRATEGY_TOKEN_BUCKET)
+		return xrl_strategy_compile(rule, out);
 	if (rule->pps)
 		err = xrl_limit_compile_pps(rule->pps, rule->burst,
 					    &out->limit[XRL_LIMIT_PACKETS]);

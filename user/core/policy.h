@@ -15,6 +15,19 @@
 #define XRL_RULE_NAME_MAX	64
 #define XRL_DEFAULT_RULE_NAME	"default"
 
+/*
+ * How a rule's limit is meant (docs/POLICY.md "strategy"; strategy.c).
+ * A token bucket uses pps/burst and bps/burst_bytes; a leaky bucket a
+ * pace, interval_ns or pps, with burst 1 unless set; a sliding window
+ * limit packets in any window_ns.
+ */
+struct xrl_strategy_spec {
+	enum xrl_strategy kind;
+	uint64_t interval_ns;		/* leaky_bucket: "interval:", or 0 */
+	uint64_t limit;			/* sliding_window: packets ... */
+	uint64_t window_ns;		/* ... in any window this long */
+};
+
 struct xrl_rule_spec {
 	char name[XRL_RULE_NAME_MAX];
 	struct xrl_lpm_key prefix;	/* IPv4-mapped; prefixlen 0: default */
@@ -27,6 +40,7 @@ struct xrl_rule_spec {
 	int line;			/* line in the policy file, or 0 */
 	int global_line;		/* line of its "global:", or 0 */
 	bool runtime;			/* added through the control socket */
+	struct xrl_strategy_spec strategy;
 };
 
 struct xrl_policy {
@@ -131,6 +145,38 @@ const char *xrl_action_name(enum xrl_action action);
 const char *xrl_scope_name(enum xrl_scope scope);
 int xrl_scope_parse(const char *text, enum xrl_scope *scope);
 int xrl_action_parse(const char *text, enum xrl_action *action);
+
+/*
+ * Strategies (strategy.c). Names: "token_bucket", "leaky_bucket",
+ * "sliding_window"; parse returns -EINVAL for other text.
+ */
+const char *xrl_strategy_name(enum xrl_strategy strategy);
+int xrl_strategy_parse(const char *text, enum xrl_strategy *strategy);
+
+/* Bounds of the strategy's values. */
+#define XRL_INTERVAL_MAX_NS	(3600ULL * 1000000000ULL)	/* 1h */
+#define XRL_WINDOW_MIN_NS	1000000ULL			/* 1ms */
+#define XRL_WINDOW_MAX_NS	XRL_INTERVAL_MAX_NS		/* 1h */
+
+/*
+ * A duration: a whole number and its unit, ns, us, ms, s, m or h ("100ms",
+ * "2s"). 0, -EINVAL for other text or -ERANGE past 2^64 ns. Format
+ * writes the shortest exact text, which parses back to @ns.
+ */
+int xrl_duration_ns_parse(const char *text, uint64_t *ns);
+void xrl_duration_ns_format(uint64_t ns, char *buf, size_t len);
+
+/*
+ * The strategy's checks of xrl_rule_check(): keys that do not fit the
+ * strategy, missing ones (for limit and monitor rules, @limited) and
+ * ranges. -EINVAL with "field: what is wrong" in @err.
+ */
+int xrl_strategy_check(const struct xrl_rule_spec *rule, bool limited,
+		       char *err, size_t len);
+/* The strategy's part of xrl_rule_compile(): the packet limit of a
+ * leaky bucket or of a sliding window's fallback, and out->window. */
+int xrl_strategy_compile(const struct xrl_rule_spec *rule,
+			 struct xrl_rule *out);
 
 /*
  * Changing the running policy (policy_running.c).

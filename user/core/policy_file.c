@@ -489,6 +489,70 @@ static int parse_global(struct loader *ld, const char *field,
 	return 0;
 }
 
+/* ---- strategies (strategy.c) ---------------------------------------- */
+
+static int parse_strategy(struct loader *ld, const char *field,
+			  yaml_node_t *value, void *target)
+{
+	struct rule_draft *draft = target;
+	const char *text;
+	int ret = scalar(ld, field, value, &text);
+
+	if (ret)
+		return ret;
+	if (xrl_strategy_parse(text, &draft->spec.strategy.kind))
+		return fail(ld, value, field, value, "unknown strategy, "
+			    "expected token_bucket, leaky_bucket or "
+			    "sliding_window");
+	return 0;
+}
+
+static int parse_duration(struct loader *ld, const char *field,
+			  yaml_node_t *value, uint64_t min, uint64_t max,
+			  const char *bounds, uint64_t *out)
+{
+	const char *text;
+	int ret = scalar(ld, field, value, &text);
+
+	if (ret)
+		return ret;
+	ret = xrl_duration_ns_parse(text, out);
+	if (ret == -EINVAL)
+		return fail(ld, value, field, value, "not a duration such as "
+			    "100ms, 2s, 1m or 500us");
+	if (ret || *out < min || *out > max)
+		return fail(ld, value, field, value, "must be %s", bounds);
+	return 0;
+}
+
+static int parse_interval(struct loader *ld, const char *field,
+			  yaml_node_t *value, void *target)
+{
+	struct rule_draft *draft = target;
+
+	return parse_duration(ld, field, value, 1, XRL_INTERVAL_MAX_NS,
+			      "1ns to 1h", &draft->spec.strategy.interval_ns);
+}
+
+static int parse_window(struct loader *ld, const char *field,
+			yaml_node_t *value, void *target)
+{
+	struct rule_draft *draft = target;
+
+	return parse_duration(ld, field, value, XRL_WINDOW_MIN_NS,
+			      XRL_WINDOW_MAX_NS, "1ms to 1h",
+			      &draft->spec.strategy.window_ns);
+}
+
+static int parse_limit(struct loader *ld, const char *field,
+		       yaml_node_t *value, void *target)
+{
+	struct rule_draft *draft = target;
+
+	return parse_amount(ld, field, value, XRL_WINDOW_LIMIT_MAX,
+			    &draft->spec.strategy.limit);
+}
+
 #define LIMIT_FIELDS					\
 	{ "action", parse_action },			\
 	{ "pps", parse_pps },				\
@@ -496,7 +560,11 @@ static int parse_global(struct loader *ld, const char *field,
 	{ "bps", parse_bps },				\
 	{ "burst_bytes", parse_burst_bytes },		\
 	{ "scope", parse_scope },			\
-	{ "global", parse_global }
+	{ "global", parse_global },			\
+	{ "strategy", parse_strategy },			\
+	{ "interval", parse_interval },			\
+	{ "limit", parse_limit },			\
+	{ "window", parse_window }
 
 static const struct field rule_fields[] = {
 	{ "name", parse_name },
@@ -1323,12 +1391,40 @@ static int emit_map_end(yaml_emitter_t *emitter)
 	return emit(emitter, &event, yaml_mapping_end_event_initialize(&event));
 }
 
+static int emit_duration(yaml_emitter_t *emitter, const char *key,
+			 uint64_t ns)
+{
+	char text[32];
+
+	if (!ns)
+		return 0;
+	xrl_duration_ns_format(ns, text, sizeof(text));
+	return emit_pair(emitter, key, text);
+}
+
+/* Only when not the default, so that a file without it stays so. */
+static int emit_strategy(yaml_emitter_t *emitter,
+			 const struct xrl_strategy_spec *s)
+{
+	int ret = 0;
+
+	if (s->kind != XRL_STRATEGY_TOKEN_BUCKET)
+		ret = emit_pair(emitter, "strategy", xrl_strategy_name(s->kind));
+	if (!ret)
+		ret = emit_duration(emitter, "interval", s->interval_ns);
+	if (!ret)
+		ret = emit_quantity(emitter, "limit", s->limit);
+	return ret ? ret : emit_duration(emitter, "window", s->window_ns);
+}
+
 /* The fields of a rule, inside its map. */
 static int emit_rule_body(yaml_emitter_t *emitter,
 			  const struct xrl_rule_spec *rule)
 {
 	int ret = emit_pair(emitter, "action", xrl_action_name(rule->action));
 
+	if (!ret)
+		ret = emit_strategy(emitter, &rule->strategy);
 	if (!ret)
 		ret = emit_quantity(emitter, "pps", rule->pps);
 	if (!ret)

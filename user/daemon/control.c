@@ -535,6 +535,7 @@ json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
 	}
 	json_object_set_new(obj, "scope",
 			    json_string(xrl_scope_name(rule->scope)));
+	xrl_control_strategy_json(obj, rule);
 	json_object_set_new(obj, "source",
 			    json_string(rule->runtime ? "runtime" : "file"));
 	if (rule->global) {
@@ -600,6 +601,73 @@ static int parse_scope(json_t *req, struct xrl_rule_spec *rule, char *err,
 	return 0;
 }
 
+/* "interval": "100ms", "window": "1s": durations as text. */
+static int parse_duration(json_t *req, const char *field, uint64_t *ns,
+			  char *err, size_t len)
+{
+	const char *text;
+	int ret;
+
+	*ns = 0;
+	ret = xrl_control_string(req, field, false, &text, err, len);
+	if (ret || !text)
+		return ret;
+	ret = xrl_duration_ns_parse(text, ns);
+	if (ret == -EINVAL)
+		snprintf(err, len, "%s: \"%.32s\" is not a duration (like "
+			 "100ms, 2s, 1m, 500us)", field, text);
+	else if (ret || !*ns)
+		snprintf(err, len, "%s: \"%.32s\" is out of range", field,
+			 text);
+	return ret || !*ns ? -EINVAL : 0;
+}
+
+/* "strategy" and its values (docs/PROTOCOL.md); xrl_rule_check() judges
+ * what fits together. */
+static int parse_strategy(json_t *req, struct xrl_rule_spec *rule, char *err,
+			  size_t len)
+{
+	struct xrl_strategy_spec *s = &rule->strategy;
+	const char *name;
+	int ret;
+
+	ret = xrl_control_string(req, "strategy", false, &name, err, len);
+	if (ret)
+		return ret;
+	if (name && xrl_strategy_parse(name, &s->kind)) {
+		snprintf(err, len, "strategy: unknown strategy \"%.32s\" "
+			 "(token_bucket, leaky_bucket, sliding_window)", name);
+		return -EINVAL;
+	}
+	ret = parse_duration(req, "interval", &s->interval_ns, err, len);
+	if (!ret)
+		ret = parse_duration(req, "window", &s->window_ns, err, len);
+	if (!ret)
+		ret = xrl_control_quantity(req, "limit", &s->limit, err, len);
+	return ret;
+}
+
+/* The strategy's fields of a rule's JSON (rule list, the overlay, which
+ * xrl_control_parse_rule() reads back). */
+void xrl_control_strategy_json(json_t *obj, const struct xrl_rule_spec *rule)
+{
+	const struct xrl_strategy_spec *s = &rule->strategy;
+	char text[32];
+
+	json_object_set_new(obj, "strategy",
+			    json_string(xrl_strategy_name(s->kind)));
+	if (s->interval_ns) {
+		xrl_duration_ns_format(s->interval_ns, text, sizeof(text));
+		json_object_set_new(obj, "interval", json_string(text));
+	}
+	if (s->limit)
+		json_object_set_new(obj, "limit", json_integer(s->limit));
+	if (s->window_ns) {
+		xrl_duration_ns_format(s->window_ns, text, sizeof(text));
+		json_object_set_new(obj, "window", json_string(text));
+	}
+}
+
 int xrl_control_parse_rule(json_t *req, struct xrl_rule_spec *rule, char *err,
 			   size_t len)
 {
@@ -644,6 +712,8 @@ int xrl_control_parse_rule(json_t *req, struct xrl_rule_spec *rule, char *err,
 					   &rule->burst_bytes, err, len);
 	if (!ret)
 		ret = parse_scope(req, rule, err, len);
+	if (!ret)
+		ret = parse_strategy(req, rule, err, len);
 	if (!ret)
 		ret = xrl_rule_check(rule, err, len);
 	return ret;
@@ -884,7 +954,8 @@ static int cmd_version(struct xrl_request *req)
 
 static const char *const rule_add_fields[] = {
 	"cidr", "name", "action", "pps", "burst", "bps", "burst_bytes",
-	"scope", "global", "replace", NULL,
+	"scope", "global", "replace", "strategy", "interval", "limit",
+	"window", NULL,
 };
 static const char *const rule_del_fields[] = { "rule", NULL };
 static const char *const reload_fields[] = { "path", NULL };

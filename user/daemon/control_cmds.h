@@ -34,6 +34,10 @@ int xrl_control_top(struct xrl_request *req);
 /* events: the recent limit events and the event counters. */
 int xrl_control_events(struct xrl_request *req);
 
+/* Adds the strategy's fields of @rule to @obj ("strategy", and
+ * "interval", "limit", "window" when set). */
+void xrl_control_strategy_json(json_t *obj, const struct xrl_rule_spec *rule);
+
 /* Field readers: absent optional fields read as 0 / NULL. */
 int xrl_control_quantity(json_t *req, const char *field, uint64_t *value,
 			 char *err, size_t len);

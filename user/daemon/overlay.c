@@ -146,6 +146,8 @@ static json_t *rule_json(const struct xrl_rule_spec *rule)
 	}
 	if (obj && rule->global)
 		json_object_set_new(obj, "global", json_true());
+	if (obj && rule->strategy.kind != XRL_STRATEGY_TOKEN_BUCKET)
+		xrl_control_strategy_json(obj, rule);
 	return obj;
 }
 

@@ -83,6 +83,13 @@ int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 	if (!ret)
 		ret = bpf_map__set_max_entries(skel->maps.xrl_rule_stats,
 					       max_rules);
+	/* Sliding windows' state: as many sources, up to a bound, as its
+	 * entries are twice a bucket's (bpf/window.h). */
+	if (!ret)
+		ret = bpf_map__set_max_entries(skel->maps.xrl_windows,
+			opts && opts->max_sources &&
+			opts->max_sources < XRL_WINDOW_SOURCES ?
+			opts->max_sources : XRL_WINDOW_SOURCES);
 	/* The rule table's template: every table is that long. */
 	if (!ret) {
 		table_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xrl_table_tmpl",

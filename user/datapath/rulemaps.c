@@ -365,7 +365,11 @@ static bool same_numbers(const struct xrl_rule_spec *a,
 {
 	return a->action == b->action && a->scope == b->scope &&
 	       a->pps == b->pps && a->burst == b->burst &&
-	       a->bps == b->bps && a->burst_bytes == b->burst_bytes;
+	       a->bps == b->bps && a->burst_bytes == b->burst_bytes &&
+	       a->strategy.kind == b->strategy.kind &&
+	       a->strategy.interval_ns == b->strategy.interval_ns &&
+	       a->strategy.limit == b->strategy.limit &&
+	       a->strategy.window_ns == b->strategy.window_ns;
 }
 
 static int compile_policy(const struct xrl_policy *policy,
