@@ -12,6 +12,7 @@
 #include "floods.h"
 #include "aggregate.h"
 #include "events.h"
+#include "bans.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -184,6 +185,18 @@ static __always_inline int judge_outcome(const struct xrl_rule *rule,
 	return XDP_DROP;
 }
 
+/* A banned source's packet: dropped, counted as banned (bpf/bans.h). */
+static __always_inline int judge_banned(const struct xrl_rule *rule,
+					struct xrl_bucket *bucket,
+					__u64 frame_len)
+{
+	if (bucket)
+		__sync_fetch_and_add(&bucket->dropped, 1);
+	count_rule(rule->id, XRL_RULE_BANNED, frame_len);
+	count_verdict(XRL_VERDICT_BANNED, frame_len);
+	return XDP_DROP;
+}
+
 /*
  * Judges a packet of a limit or monitor rule; returns the XDP verdict.
  * Only a drop looks at limit events. A subprogram: the bucket-first path,
@@ -198,12 +211,19 @@ static __noinline int judge_limited(const struct xrl_bucket_key *key,
 {
 	__u64 frame_len = cost->frame_len;	/* five arguments at most */
 	__u64 now = now_ns();
-	bool admitted = bucket_take(bucket, rule, now, cost->packets,
-				    cost->bytes);
+	bool admitted;
 
+	/* 0 unless the source was banned: one predictable branch. */
+	if (bucket->ban_until_ns && rule->ban.duration_ns &&
+	    ban_active(bucket->ban_until_ns, now))
+		return judge_banned(rule, bucket, frame_len);
+	admitted = bucket_take(bucket, rule, now, cost->packets, cost->bytes);
 	__sync_fetch_and_add(admitted ? &bucket->passed : &bucket->dropped, 1);
-	if (!admitted)
+	if (!admitted) {
 		report_limited(key, bucket, rule, settings, now);
+		if (rule->ban.duration_ns)
+			ban_offence(key, bucket, rule, settings, now);
+	}
 	return judge_outcome(rule, admitted, frame_len);
 }
 
@@ -221,6 +241,8 @@ static __noinline void insert_source(const struct xrl_bucket_key *key,
 	fresh.mark_ns = now & ~XRL_MARK_EVENT;
 	fresh.rule_id = rule->id;
 	fresh.gen = rule->gen;
+	if (rule->ban.duration_ns)	/* its old bucket may have been banned */
+		fresh.ban_until_ns = ban_recorded(key, rule, now);
 	if (!bpf_map_update_elem(&xrl_buckets, key, &fresh, BPF_NOEXIST))
 		count_table(XRL_TABLE_INSERT);
 }
@@ -254,6 +276,8 @@ static __noinline int judge_new_source(const struct xrl_bucket_key *key,
 		return XDP_PASS;
 	}
 	count_table(XRL_TABLE_REFUSED);
+	if (rule->ban.duration_ns && ban_recorded(key, rule, now))
+		return judge_banned(rule, NULL, frame_len);
 	switch (settings->unknown_verdict) {
 	case XRL_UNKNOWN_PASS:
 		admitted = true;
@@ -308,6 +332,7 @@ static __always_inline void rebind(struct xrl_bucket *b,
 		b->mark_ns = now_ns() & ~XRL_MARK_EVENT;
 		b->mark_passed = 0;
 		b->mark_dropped = 0;
+		b->ban_until_ns = 0;
 	}
 	*(volatile __u64 *)&b->rule_id = binding_of(rule->id, rule->gen);
 }

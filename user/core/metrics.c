@@ -124,6 +124,7 @@ static void write_rules(FILE *out, const struct xrl_metrics *m)
 	static const char *const outcomes[XRL_RULE_OUTCOMES] = {
 		[XRL_RULE_PASSED] = "pass",
 		[XRL_RULE_DROPPED] = "drop",
+		[XRL_RULE_BANNED] = "banned",
 	};
 	const char *labels[5] = { "rule", NULL, "verdict", NULL, NULL };
 	const struct xrl_counter *c;

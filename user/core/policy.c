@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ban.h"
 #include "limit.h"
 #include "policy.h"
 
@@ -462,6 +463,8 @@ int xrl_rule_check(const struct xrl_rule_spec *rule, char *err, size_t len)
 		snprintf(err, len, "global: needs scope: aggregate");
 		return -EINVAL;
 	}
+	if (xrl_rule_ban_check(rule, err, len))
+		return -EINVAL;
 	if (!limited)
 		return 0;
 	if (!rule->pps && !rule->bps) {
@@ -497,6 +500,7 @@ int xrl_rule_compile(const struct xrl_rule_spec *rule, struct xrl_rule *out)
 	if (!err && rule->bps)
 		err = xrl_limit_compile_bps(rule->bps, rule->burst_bytes,
 					    &out->limit[XRL_LIMIT_BYTES]);
+	xrl_rule_ban_compile(rule, &out->ban);
 	return err;
 }
 

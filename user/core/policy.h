@@ -27,7 +27,16 @@ struct xrl_rule_spec {
 	int line;			/* line in the policy file, or 0 */
 	int global_line;		/* line of its "global:", or 0 */
 	bool runtime;			/* added through the control socket */
+	struct xrl_rule_spec_ban {	/* ban:, ban_after:, ban_max: */
+		uint64_t ns;		/* 0: no bans */
+		uint64_t after_ns;
+		uint64_t max_ns;	/* 0: XRL_BAN_MAX_FACTOR * ns */
+	} ban;
 };
+
+/* Bans: the longest a ban may be, and ban_max unless set (ban * 8). */
+#define XRL_BAN_LIMIT_NS	(30ULL * 86400 * 1000000000ULL)
+#define XRL_BAN_MAX_FACTOR	8
 
 struct xrl_policy {
 	uint32_t v4_prefix;		/* source key prefix for IPv4: 1..32 */
@@ -107,6 +116,18 @@ int xrl_rule_name_check(const char *name, const struct xrl_lpm_key *prefix,
  * writes "field: what is wrong" into @err.
  */
 int xrl_rule_check(const struct xrl_rule_spec *rule, char *err, size_t len);
+
+/* The ban_max of a rule: its own, or ban * XRL_BAN_MAX_FACTOR (at most
+ * XRL_BAN_LIMIT_NS). */
+uint64_t xrl_rule_ban_max(const struct xrl_rule_spec *rule);
+
+/*
+ * Durations: "10s", "500ms", "2m", "1h", "7d" (a whole number and its
+ * unit) into ns; -EINVAL for other text, -ERANGE past @max_ns. Formatted
+ * back in the largest unit that divides it exactly.
+ */
+int xrl_duration_ns_parse(const char *text, uint64_t max_ns, uint64_t *ns);
+void xrl_duration_ns_format(uint64_t ns, char *buf, size_t len);
 
 /* Compiles a checked rule into the map value. */
 int xrl_rule_compile(const struct xrl_rule_spec *rule, struct xrl_rule *out);
