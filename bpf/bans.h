@@ -43,6 +43,10 @@ struct {
 	__type(value, struct xrl_ban_counters);
 } xrl_ban_stats SEC(".maps");
 
+/* The record a source's first offence starts from: not on the stack,
+ * whose every byte the deepest call chain needs (512 for all frames). */
+static const struct xrl_ban ban_fresh;
+
 /* True while a ban ending at @until holds at @now (the clock may wrap). */
 static __always_inline bool ban_active(__u64 until, __u64 now)
 {
@@ -152,27 +156,26 @@ static __always_inline void ban_start(const struct xrl_bucket_key *key,
 
 /*
  * A drop under a rule with a ban: the source's offence goes on (or
- * starts), and bans it once it has lasted the rule's after_ns. A global
- * function of five arguments (checked once by the verifier, on its own):
- * its pointers may be NULL as far as the verifier knows.
+ * starts), and bans it once it has lasted the rule's after_ns. A static
+ * subprogram, not a global one: the settings are in a map the program
+ * may not write, which a global function's argument must allow.
  */
-__noinline int ban_offence(const struct xrl_bucket_key *key,
-			   struct xrl_bucket *bucket,
-			   const struct xrl_rule *rule,
-			   const struct xrl_settings *settings, __u64 now)
+static __noinline void ban_offence(const struct xrl_bucket_key *key,
+				   struct xrl_bucket *bucket,
+				   const struct xrl_rule *rule,
+				   const struct xrl_settings *settings,
+				   __u64 now)
 {
-	struct xrl_ban fresh = {}, *ban;
+	struct xrl_ban *ban;
 	__u64 last;
 
-	if (!key || !bucket || !rule || !settings)
-		return 0;
 	ban = bpf_map_lookup_elem(&xrl_bans, key);
 	if (!ban) {
-		fresh.rule_id = rule->id;
-		bpf_map_update_elem(&xrl_bans, key, &fresh, BPF_NOEXIST);
+		/* Its rule id is set below, as for another rule's record. */
+		bpf_map_update_elem(&xrl_bans, key, &ban_fresh, BPF_NOEXIST);
 		ban = bpf_map_lookup_elem(&xrl_bans, key);
 		if (!ban)
-			return 0;
+			return;
 	}
 	if (ban->rule_id != rule->id) {
 		/* Another rule's record: its offences are not this one's. */
@@ -187,7 +190,6 @@ __noinline int ban_offence(const struct xrl_bucket_key *key,
 	ban->last_drop_ns = now | 1;	/* never 0 while an offence is open */
 	if (now - ban->over_since_ns >= rule->ban.after_ns)
 		ban_start(key, bucket, ban, rule, settings, now);
-	return 0;
 }
 
 #endif /* XRL_BANS_H */

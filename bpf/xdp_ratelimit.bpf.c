@@ -241,8 +241,6 @@ static __noinline void insert_source(const struct xrl_bucket_key *key,
 	fresh.mark_ns = now & ~XRL_MARK_EVENT;
 	fresh.rule_id = rule->id;
 	fresh.gen = rule->gen;
-	if (rule->ban.duration_ns)	/* its old bucket may have been banned */
-		fresh.ban_until_ns = ban_recorded(key, rule, now);
 	if (!bpf_map_update_elem(&xrl_buckets, key, &fresh, BPF_NOEXIST))
 		count_table(XRL_TABLE_INSERT);
 }
@@ -265,6 +263,11 @@ static __noinline int judge_new_source(const struct xrl_bucket_key *key,
 	__u64 now = now_ns();	/* read once: the clock is most of a miss */
 	bool admitted;
 
+	/* Its bucket may have been evicted while it was banned: dropped
+	 * until the ban ends, and given a bucket (from the budget) only
+	 * then. */
+	if (rule->ban.duration_ns && ban_recorded(key, rule, now))
+		return judge_banned(rule, NULL, frame_len);
 	if (new_source_admitted(settings, now)) {
 		insert_source(key, rule, now);
 		bucket = bpf_map_lookup_elem(&xrl_buckets, key);
@@ -276,8 +279,6 @@ static __noinline int judge_new_source(const struct xrl_bucket_key *key,
 		return XDP_PASS;
 	}
 	count_table(XRL_TABLE_REFUSED);
-	if (rule->ban.duration_ns && ban_recorded(key, rule, now))
-		return judge_banned(rule, NULL, frame_len);
 	switch (settings->unknown_verdict) {
 	case XRL_UNKNOWN_PASS:
 		admitted = true;
