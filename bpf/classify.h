@@ -81,41 +81,117 @@ static __always_inline const struct xrl_rule *table_rule(__u32 slot, __u32 id)
 	return bpf_map_lookup_elem(table, &id);
 }
 
-static __always_inline __u32 mask_word(__u32 bits)
+/*
+ * xrl_masks[n]: the mask of an IPv6-layout address of n leading bits,
+ * word by word in network order (an IPv4 /n is the layout's /96 + n:
+ * the ::ffff: words stay whole). A table rather than arithmetic: masking
+ * by one bounded index has no branch for the verifier to follow, in the
+ * walk's callback it would otherwise explore once per length and word.
+ */
+#define MASK_CLAMP(b)	((b) >= 32 ? 32 : (b) <= 0 ? 0 : (b))
+#define MASK_BITS(b)	((__u32)(0xffffffff00000000ULL >> MASK_CLAMP(b)))
+#define MASK_ROW(n)	{ __bpf_constant_htonl(MASK_BITS(n)),		\
+			  __bpf_constant_htonl(MASK_BITS((n) - 32)),	\
+			  __bpf_constant_htonl(MASK_BITS((n) - 64)),	\
+			  __bpf_constant_htonl(MASK_BITS((n) - 96)) }
+#define MASK_ROWS4(n)	MASK_ROW(n), MASK_ROW((n) + 1), MASK_ROW((n) + 2), \
+			MASK_ROW((n) + 3)
+#define MASK_ROWS16(n)	MASK_ROWS4(n), MASK_ROWS4((n) + 4),		\
+			MASK_ROWS4((n) + 8), MASK_ROWS4((n) + 12)
+#define MASK_ROWS64(n)	MASK_ROWS16(n), MASK_ROWS16((n) + 16),		\
+			MASK_ROWS16((n) + 32), MASK_ROWS16((n) + 48)
+
+static const __u32 xrl_masks[129][4] = {
+	MASK_ROWS64(0), MASK_ROWS64(64), MASK_ROW(128)
+};
+
+/* @src masked to @len bits of its family (@offset: 96 for IPv4, whose
+ * address is the last word, else 0) into @dst. */
+static __always_inline void mask_source(__u32 dst[4], const __u32 src[4],
+					__u32 len, __u32 offset)
 {
-	return bits >= 32 ? 0xffffffffU :
-	       bits == 0 ? 0 : bpf_htonl(~0U << (32 - bits));
+	const __u32 *mask;
+	__u32 n = len + offset;
+
+	if (n > 128)
+		n = 128;
+	mask = xrl_masks[n];
+	dst[0] = src[0] & mask[0];
+	dst[1] = src[1] & mask[1];
+	dst[2] = src[2] & mask[2];
+	dst[3] = src[3] & mask[3];
 }
 
 struct classify_ctx {
 	void *rules;
 	struct xrl_rule_key key;
 	const __u32 *src;
-	__u64 lengths[4];	/* bitmap of the family's prefix lengths */
+	__u64 lengths[3];	/* the family's prefix lengths not yet tried */
 	const struct xrl_rule *rule;
-	__u32 first_word;	/* IPv4: 3, the only word; IPv6: 0 */
-	__u32 top;		/* the family's longest length */
+	__u32 offset;		/* IPv4: 96 (the last word); IPv6: 0 */
 	__u32 found_len;
 };
 
-/* One length of the walk (bpf_loop callback): i counts down from top. */
+/* The index of the highest bit set in @x (not 0): no such instruction. */
+static __always_inline __u32 highest_bit(__u64 x)
+{
+	__u32 n = 0;
+
+	if (x >> 32) {
+		x >>= 32;
+		n += 32;
+	}
+	if (x >> 16) {
+		x >>= 16;
+		n += 16;
+	}
+	if (x >> 8) {
+		x >>= 8;
+		n += 8;
+	}
+	if (x >> 4) {
+		x >>= 4;
+		n += 4;
+	}
+	if (x >> 2) {
+		x >>= 2;
+		n += 2;
+	}
+	return n + (x >> 1);
+}
+
+/*
+ * The longest length left in @lengths, taken out of it; 0 when none is
+ * left. A policy holds a few lengths (a blocklist of /32s and /24s: two),
+ * so the walk costs one step per length it holds, not one per length
+ * there could be (129 for IPv6).
+ */
+static __always_inline __u32 take_longest(__u64 lengths[3])
+{
+	__u32 bit;
+	int w;
+
+#pragma unroll
+	for (w = 2; w >= 0; w--) {
+		if (!lengths[w])
+			continue;
+		bit = highest_bit(lengths[w]);
+		lengths[w] &= ~(1ULL << bit);
+		return w * 64 + bit;
+	}
+	return 0;
+}
+
+/* One length of the walk (bpf_loop callback), longest first. */
 static long classify_step(__u32 i, void *data)
 {
 	struct classify_ctx *c = data;
-	__u32 len = c->top - i, w, bits, word;
+	__u32 len = take_longest(c->lengths);
 
 	if (len == 0)
 		return 1;
-	if (!(c->lengths[(len / 64) & 3] & (1ULL << (len % 64))))
-		return 0;
 	c->key.prefixlen = len;
-#pragma unroll
-	for (w = 0; w < 4; w++) {
-		word = w < c->first_word ? 0 : w - c->first_word;
-		bits = len > 32 * word ? len - 32 * word : 0;
-		c->key.addr[w] = w < c->first_word ? c->src[w] :
-				 c->src[w] & mask_word(bits);
-	}
+	mask_source(c->key.addr, c->src, len, c->offset);
 	c->rule = bpf_map_lookup_elem(c->rules, &c->key);
 	if (!c->rule)
 		return 0;
@@ -135,7 +211,6 @@ classify(__u32 slot, const __u32 src[4], __u32 family, __u32 key_len,
 {
 	struct classify_ctx c = { .src = src };
 	const struct xrl_policy_meta *meta;
-	__u32 w, bits, word;
 	bool ipv4 = family == XRL_FAMILY_IPV4;
 
 	*split = false;
@@ -148,17 +223,16 @@ classify(__u32 slot, const __u32 src[4], __u32 family, __u32 key_len,
 		return NULL;
 	if (ipv4) {
 		c.lengths[0] = meta->v4_lengths;
-		c.first_word = 3;
-		c.top = 32;
+		c.offset = 96;
 	} else {
 		c.lengths[0] = meta->v6_lengths[0];
 		c.lengths[1] = meta->v6_lengths[1];
 		c.lengths[2] = meta->v6_lengths[2];
-		c.first_word = 0;
-		c.top = 128;
+		c.offset = 0;
 	}
 	c.key.family = family;
-	bpf_loop(c.top + 1, classify_step, &c, 0);
+	/* One step per length held, and one that finds none left. */
+	bpf_loop(ipv4 ? 33 : 129, classify_step, &c, 0);
 	if (!c.rule) {
 		__builtin_memset(&c.key, 0, sizeof(c.key));
 		c.rule = bpf_map_lookup_elem(c.rules, &c.key);
@@ -171,13 +245,7 @@ classify(__u32 slot, const __u32 src[4], __u32 family, __u32 key_len,
 		/* A shorter rule matched: is a longer one in the subnet? */
 		c.key.family = XRL_KEY_SPLIT | family;
 		c.key.prefixlen = key_len;
-#pragma unroll
-		for (w = 0; w < 4; w++) {
-			word = w < c.first_word ? 0 : w - c.first_word;
-			bits = key_len > 32 * word ? key_len - 32 * word : 0;
-			c.key.addr[w] = w < c.first_word ? src[w] :
-					src[w] & mask_word(bits);
-		}
+		mask_source(c.key.addr, src, key_len, c.offset);
 		*split = bpf_map_lookup_elem(c.rules, &c.key) != NULL;
 	}
 	return c.rule;

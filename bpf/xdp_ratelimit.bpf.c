@@ -52,7 +52,6 @@ struct {
 struct xrl_head_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
-	__uint(map_flags, BPF_F_RDONLY_PROG);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, sizeof(struct xrl_policy_head));
 };
@@ -203,28 +202,31 @@ static __always_inline int judge_banned(const struct xrl_rule *rule,
  * the classified path and a new source all judge here, so the take
  * (bpf/gcra.h) is one body, not one inlined copy per path.
  */
-static __noinline int judge_limited(const struct xrl_bucket_key *key,
+__noinline int judge_limited(const struct xrl_bucket_key *key,
 				    const struct xrl_settings *settings,
 				    const struct xrl_rule *rule,
 				    struct xrl_bucket *bucket,
 				    const struct wire_cost *cost)
 {
-	__u64 frame_len = cost->frame_len;	/* five arguments at most */
-	__u64 now = now_ns();
 	bool admitted;
+	__u64 now;
 
+	if (!key || !settings || !rule || !bucket || !cost)
+		return XDP_ABORTED;	/* never (a global function's check) */
+	now = now_ns();
 	/* 0 unless the source was banned: one predictable branch. */
 	if (bucket->ban_until_ns && rule->ban.duration_ns &&
 	    ban_active(bucket->ban_until_ns, now))
-		return judge_banned(rule, bucket, frame_len);
-	admitted = bucket_take(bucket, rule, now, cost->packets, cost->bytes);
+		return judge_banned(rule, bucket, cost->frame_len);
+	admitted = bucket_take(bucket, &rule->limits, now, cost->packets,
+			       cost->bytes);
 	__sync_fetch_and_add(admitted ? &bucket->passed : &bucket->dropped, 1);
 	if (!admitted) {
 		report_limited(key, bucket, rule, settings, now);
 		if (rule->ban.duration_ns)
 			ban_offence(key, bucket, rule, settings, now);
 	}
-	return judge_outcome(rule, admitted, frame_len);
+	return judge_outcome(rule, admitted, cost->frame_len);
 }
 
 /*
@@ -248,20 +250,28 @@ static __noinline void insert_source(const struct xrl_bucket_key *key,
 /*
  * A source without a bucket. Given one when the new-source budget has an
  * insert left (two CPUs racing on the source share the entry one of them
- * made); else judged by the unknown_sources fallback, which inserts
- * nothing, so a flood of new sources evicts no more live buckets than
- * the budget allows.
+ * made): returns JUDGE_BUCKET, for the caller to judge it as any other
+ * (not from here: a call less in the deepest chain keeps the stacks of
+ * all frames under the verifier's 512 bytes). Else judged here by the
+ * unknown_sources fallback, which inserts nothing, so a flood of new
+ * sources evicts no more live buckets than the budget allows.
  */
-static __noinline int judge_new_source(const struct xrl_bucket_key *key,
+#define JUDGE_BUCKET	(-1)
+
+__noinline int judge_new_source(const struct xrl_bucket_key *key,
 				       bool ipv4,
 				       const struct xrl_settings *settings,
 				       const struct xrl_rule *rule,
 				       const struct wire_cost *cost)
 {
-	__u64 frame_len = cost->frame_len;	/* five arguments at most */
 	struct xrl_bucket *bucket;
-	__u64 now = now_ns();	/* read once: the clock is most of a miss */
+	__u64 frame_len, now;
 	bool admitted;
+
+	if (!key || !settings || !rule || !cost)
+		return XDP_ABORTED;	/* never (a global function's check) */
+	frame_len = cost->frame_len;
+	now = now_ns();	/* read once: the clock is most of a miss */
 
 	/* Its bucket may have been evicted while it was banned: dropped
 	 * until the ban ends, and given a bucket (from the budget) only
@@ -270,13 +280,7 @@ static __noinline int judge_new_source(const struct xrl_bucket_key *key,
 		return judge_banned(rule, NULL, frame_len);
 	if (new_source_admitted(settings, now)) {
 		insert_source(key, rule, now);
-		bucket = bpf_map_lookup_elem(&xrl_buckets, key);
-		if (bucket)
-			return judge_limited(key, settings, rule, bucket, cost);
-		/* Only when the kernel cannot allocate: fail open, counted. */
-		count_table(XRL_TABLE_INSERT_FAILED);
-		count_verdict(XRL_VERDICT_ALLOW, frame_len);
-		return XDP_PASS;
+		return JUDGE_BUCKET;
 	}
 	count_table(XRL_TABLE_REFUSED);
 	switch (settings->unknown_verdict) {
@@ -288,7 +292,7 @@ static __noinline int judge_new_source(const struct xrl_bucket_key *key,
 		break;
 	default:
 		bucket = prefix_bucket(key, ipv4, rule->id);
-		admitted = bucket && bucket_take(bucket, rule, now,
+		admitted = bucket && bucket_take(bucket, &rule->limits, now,
 						 cost->packets, cost->bytes);
 		break;
 	}
@@ -298,13 +302,15 @@ static __noinline int judge_new_source(const struct xrl_bucket_key *key,
 }
 
 /* A packet of an aggregate rule: judged by this CPU's share of it. */
-static __noinline int judge_aggregate(const struct xrl_rule *rule,
+__noinline int judge_aggregate(const struct xrl_rule *rule,
 				      __u64 frame_len,
 				      const struct wire_cost *cost)
 {
-	int admitted = agg_admitted(rule, now_ns(), cost->packets,
-				    cost->bytes);
+	int admitted;
 
+	if (!rule || !cost)
+		return XDP_ABORTED;	/* never (a global function's check) */
+	admitted = agg_admitted(rule, now_ns(), cost->packets, cost->bytes);
 	if (admitted < 0) {
 		count_verdict(XRL_VERDICT_ALLOW, frame_len);
 		return XDP_PASS;
@@ -355,17 +361,22 @@ struct source {
  * key (the rule is not a per-source limit, or the key subnet is now
  * split) is deleted, so it does not send every packet of its key here.
  */
-static __noinline int judge_classified(struct source *s,
+__noinline int judge_classified(struct source *s,
 				       const struct xrl_settings *settings,
 				       struct xrl_bucket *stale)
 {
-	__u64 frame_len = s->cost.frame_len;
-	struct xrl_bucket_key *key = &s->key;
-	bool ipv4 = s->family == XRL_FAMILY_IPV4;
+	struct xrl_bucket_key *key;
 	const struct xrl_rule *rule;
 	struct xrl_bucket *bucket;
-	bool split, limited;
+	bool split, limited, ipv4;
+	__u64 frame_len;
+	int verdict;
 
+	if (!s || !settings)
+		return XDP_ABORTED;	/* never (a global function's check) */
+	frame_len = s->cost.frame_len;
+	key = &s->key;
+	ipv4 = s->family == XRL_FAMILY_IPV4;
 	rule = classify(s->slot, s->addr, s->family,
 			ipv4 ? settings->v4_prefix : settings->v6_prefix,
 			&split);
@@ -393,8 +404,19 @@ static __noinline int judge_classified(struct source *s,
 		key->tag = XRL_BUCKET_TAG(s->family, rule->id + 1);
 		bucket = bpf_map_lookup_elem(&xrl_buckets, key);
 	}
-	if (!bucket)
-		return judge_new_source(key, ipv4, settings, rule, &s->cost);
+	if (!bucket) {
+		verdict = judge_new_source(key, ipv4, settings, rule, &s->cost);
+		if (verdict != JUDGE_BUCKET)
+			return verdict;
+		bucket = bpf_map_lookup_elem(&xrl_buckets, key);
+		if (!bucket) {
+			/* Only when the kernel cannot allocate: fail open,
+			 * counted. */
+			count_table(XRL_TABLE_INSERT_FAILED);
+			count_verdict(XRL_VERDICT_ALLOW, frame_len);
+			return XDP_PASS;
+		}
+	}
 	rebind(bucket, rule);
 	return judge_limited(key, settings, rule, bucket, &s->cost);
 }

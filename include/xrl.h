@@ -204,6 +204,13 @@ struct xrl_limit {
 	__u32 reserved;
 };
 
+/* Both limits of a rule or a share, as one object: what bpf/gcra.h's
+ * bucket_take() is given (a global function's pointer argument covers
+ * the size of its type only). */
+struct xrl_limits {
+	struct xrl_limit kind[XRL_LIMIT_KINDS];
+};
+
 /*
  * What one budget covers: each source (a bucket per source key, shared by
  * every CPU) or everything the rule matches (one budget, split per CPU).
@@ -240,7 +247,10 @@ struct xrl_rule {
 	__u32 id;	/* index into xrl_rule_stats, < XRL_MAX_RULES */
 	__u16 action;	/* enum xrl_action */
 	__u16 scope;	/* enum xrl_scope */
-	struct xrl_limit limit[XRL_LIMIT_KINDS];
+	union {
+		struct xrl_limit limit[XRL_LIMIT_KINDS];
+		struct xrl_limits limits;
+	};
 	__u32 gen;	/* policy generation, from 1 */
 	__u32 since;	/* generation this id got this prefix */
 	struct xrl_rule_ban ban;
@@ -295,7 +305,10 @@ struct xrl_rule {
 
 struct xrl_agg_share {
 	struct xrl_limit limit[XRL_LIMIT_KINDS];	/* this CPU's */
-	struct xrl_limit pool[XRL_LIMIT_KINDS];	/* the pool's (all CPUs) */
+	union {				/* the pool's (all CPUs) */
+		struct xrl_limit pool[XRL_LIMIT_KINDS];
+		struct xrl_limits pool_limits;
+	};
 };
 
 struct xrl_agg_state {

@@ -138,6 +138,9 @@ Test(bans, a_ban_ends_exactly_on_time_with_a_full_bucket)
 
 Test(bans, other_sources_of_the_rule_are_unaffected)
 {
+	struct xrl_bucket_key key;
+	struct packet other;
+	struct xrl_ban ban;
 	int i;
 
 	ban_rule(10 * S, 0, 0);
@@ -148,8 +151,13 @@ Test(bans, other_sources_of_the_rule_are_unaffected)
 	/* ...which bans the neighbour too, on its own offence only. */
 	cr_assert_eq(ban_counters().started, 2);
 	cr_assert_eq(record_of("198.18.1.6").until_ns, 11 * S + MS);
-	/* Sources of other rules are never looked at. */
-	cr_assert_eq(at(&(struct packet){ 0 }, S), XDP_PASS);
+	/* A source of another rule (the default: allow) is not judged by
+	 * the ban, nor given a record. */
+	cr_assert_eq(packet_from(&other, "198.18.2.1"), 0);
+	for (i = 0; i < 10; i++)
+		cr_assert_eq(at(&other, S), XDP_PASS);
+	key = key_of("198.18.2.1");
+	cr_assert_neq(bpf_map_lookup_elem(dp.bans_fd, &key, &ban), 0);
 }
 
 Test(bans, ban_after_waits_until_the_source_has_been_over_that_long)
@@ -264,11 +272,15 @@ Test(bans, a_ban_outlives_its_bucket)
 	/* As the table's LRU would: the bucket goes, the record stays. */
 	cr_assert_eq(bpf_map_delete_elem(dp.buckets_fd, &key), 0);
 	cr_assert_eq(at(&offender, 2 * S), XDP_DROP);
-	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_BANNED), 1);
+	cr_assert_eq(at(&offender, 11 * S - 1), XDP_DROP);
+	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_BANNED), 2);
+	/* Banned, it took nothing from the new-source budget. */
+	cr_assert_neq(fixture_bucket(&dp, "198.18.1.5", policy.rules[1].id,
+				     &bucket), 0);
+	cr_assert_eq(at(&offender, 11 * S), XDP_PASS);
 	cr_assert_eq(fixture_bucket(&dp, "198.18.1.5", policy.rules[1].id,
 				    &bucket), 0);
-	cr_assert_eq(bucket.ban_until_ns, 11 * S);
-	cr_assert_eq(at(&offender, 11 * S), XDP_PASS);
+	cr_assert_eq(bucket.ban_until_ns, 0);
 }
 
 Test(bans, a_ban_holds_across_a_reload_and_ends_with_the_rules_ban)

@@ -79,24 +79,33 @@ static bool id_is_used(const uint64_t *used, uint32_t id)
 	return used[id / 64] & (1ULL << (id % 64));
 }
 
-/*
- * The next id from *@from on that is free, wrapping to 1 (and setting
- * *@wrapped) past the last one: new ids are taken above every id handed
- * out before, so a rule removed a change ago never hands its counters
- * and buckets to a new one while fresh ids remain.
- */
-static uint32_t take_free_id(uint64_t *used, uint32_t *from, bool *wrapped)
+/* The ids a rule may have: below the data path's rule capacity. */
+static uint32_t id_limit(const struct xrl_id_mark *mark)
 {
-	uint32_t id, n;
+	if (!mark->limit || mark->limit > XRL_MAX_RULES)
+		return XRL_MAX_RULES;
+	return mark->limit;
+}
 
-	for (n = 0, id = *from; n < XRL_MAX_RULES; n++, id++) {
-		if (id >= XRL_MAX_RULES || id == 0) {
+/*
+ * The next id from the mark on that is free, wrapping to 1 (and setting
+ * the mark's wrapped) past the last one the data path holds: new ids are
+ * taken above every id handed out before, so a rule removed a change ago
+ * never hands its counters and buckets to a new one while fresh ids
+ * remain. XRL_MAX_RULES when every id is taken.
+ */
+static uint32_t take_free_id(uint64_t *used, struct xrl_id_mark *mark)
+{
+	uint32_t id, n, limit = id_limit(mark);
+
+	for (n = 0, id = mark->next_id; n < limit; n++, id++) {
+		if (id >= limit || id == 0) {
 			id = 1;
-			*wrapped = true;
+			mark->wrapped = true;
 		}
 		if (!id_is_used(used, id)) {
 			mark_id(used, id);
-			*from = id + 1;
+			mark->next_id = id + 1;
 			return id;
 		}
 	}
@@ -141,8 +150,7 @@ int xrl_policy_assign_ids(struct xrl_policy *next,
 			fresh[i] = !carried[i];
 		if (carried[i])
 			continue;
-		next->rules[i].id = take_free_id(used, &mark->next_id,
-						 &mark->wrapped);
+		next->rules[i].id = take_free_id(used, mark);
 		if (next->rules[i].id >= XRL_MAX_RULES) {
 			ret = -ENOSPC;
 			goto free_all;

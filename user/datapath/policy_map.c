@@ -21,14 +21,16 @@
 /*
  * A new head map holding @head, frozen: once it may be in force nothing
  * writes it in place, so a policy's settings change only with its swap
- * (and bpftool shows it frozen). The program may not write it either
- * (BPF_F_RDONLY_PROG, as the program's template of the inner map says).
+ * (and bpftool shows it frozen). The program never writes it, but the
+ * map is not BPF_F_RDONLY_PROG: the program's judging subprograms are
+ * global (verified once, not once per call site), and a global function
+ * may only be given memory it could write.
  * Typed with the program's BTF, so that bpftool names its fields.
  */
 static int create_head_map(const struct xrl_datapath *dp,
 			   const struct xrl_policy_head *head)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_RDONLY_PROG);
+	LIBBPF_OPTS(bpf_map_create_opts, opts);
 	struct btf *btf = NULL;
 	int btf_fd = -1, fd, key_id, value_id;
 	__u32 zero = 0;
@@ -418,6 +420,7 @@ static int read_mark(const struct xrl_datapath *dp, struct xrl_id_mark *mark)
 	if (bpf_map_lookup_elem(dp->ids_fd, &zero, &value))
 		return -errno;
 	mark->next_id = value.next_id ? value.next_id : 1;
+	mark->limit = xrl_rules_capacity(dp);
 	mark->wrapped = value.wrapped;
 	return 0;
 }
