@@ -193,3 +193,25 @@ Test(bans_config, durations_format_in_the_largest_exact_unit)
 	cr_assert_eq(xrl_duration_ns_parse("s", UINT64_MAX, &ns), -EINVAL);
 	cr_assert_eq(xrl_duration_ns_parse("5 s", UINT64_MAX, &ns), -EINVAL);
 }
+
+/* The example of docs/POLICY.md, "Bans". */
+Test(bans_config, the_documented_example_loads)
+{
+	struct xrl_config config;
+	struct xrl_rule rule;
+
+	loaded("rules:\n"
+	       "  - name: login\n"
+	       "    cidr: 198.18.0.0/15\n"
+	       "    pps: 20\n"
+	       "    burst: 40\n"
+	       "    ban: 1m          # banned for a minute...\n"
+	       "    ban_after: 5s    # ...once over 20 pps for 5 s\n"
+	       "    ban_max: 1h      # 1m, 2m, 4m, ... up to an hour\n",
+	       &config);
+	cr_assert_eq(xrl_rule_compile(&config.policy.rules[1], &rule), 0);
+	cr_assert_eq(rule.ban.duration_ns, 60 * S);
+	cr_assert_eq(rule.ban.after_ns, 5 * S);
+	cr_assert_eq(rule.ban.max_ns, 3600 * S);
+	xrl_config_free(&config);
+}
