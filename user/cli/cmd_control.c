@@ -29,6 +29,9 @@ enum {
 	OPT_BPS,
 	OPT_BURST_BYTES,
 	OPT_SCOPE,
+	OPT_BAN,
+	OPT_BAN_AFTER,
+	OPT_BAN_MAX,
 	OPT_REPLACE,
 	OPT_GLOBAL,
 };
@@ -46,6 +49,12 @@ static const struct xrl_opt rule_opts[] = {
 	  "aggregate (one for all)" },
 	{ "global", OPT_GLOBAL, NULL, "an aggregate budget shared through "
 	  "Redis" },
+	{ "ban", OPT_BAN, "D", "ban a source over the limit this long (30s, "
+	  "10m, 1h, 7d)" },
+	{ "ban-after", OPT_BAN_AFTER, "D", "once it has been over the limit "
+	  "this long (default: at its first drop)" },
+	{ "ban-max", OPT_BAN_MAX, "D", "a repeat offence doubles the ban up "
+	  "to this (default: 8 bans)" },
 	{ "replace", OPT_REPLACE, NULL, "change the rule of that CIDR (keeps "
 	  "its id)" },
 	JSON_OPT,
@@ -95,6 +104,8 @@ static void word_error(const struct control_args *args, const char *err,
 		{ "pps:", "--pps:" }, { "burst:", "--burst:" },
 		{ "bps:", "--bps:" }, { "scope:", "--scope:" },
 		{ "global:", "--global:" }, { "n:", "--count:" },
+		{ "ban_after:", "--ban-after:" }, { "ban_max:", "--ban-max:" },
+		{ "ban:", "--ban:" },
 	};
 	const char *cmd = json_string_value(json_object_get(args->request,
 							    "cmd"));
@@ -152,6 +163,9 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		[OPT_BPS - OPT_NAME] = "bps",
 		[OPT_BURST_BYTES - OPT_NAME] = "burst_bytes",
 		[OPT_SCOPE - OPT_NAME] = "scope",
+		[OPT_BAN - OPT_NAME] = "ban",
+		[OPT_BAN_AFTER - OPT_NAME] = "ban_after",
+		[OPT_BAN_MAX - OPT_NAME] = "ban_max",
 	};
 	int opt, exit_code = -1;
 	char *end;
@@ -186,7 +200,7 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 					    json_integer(n));
 			break;
 		default:
-			if (opt < OPT_NAME || opt > OPT_SCOPE)
+			if (opt < OPT_NAME || opt > OPT_BAN_MAX)
 				break;
 			/* Quantities go as text: the daemon parses "10k". */
 			json_object_set_new(args->request,
@@ -235,9 +249,20 @@ static void print_rule(json_t *rule)
 	if (json_is_true(json_object_get(rule, "global")))
 		printf(" global%s", json_is_true(json_object_get(rule,
 				    "degraded")) ? " (DEGRADED)" : "");
+	if (str_of(rule, "ban"))
+		printf(" ban %s", str_of(rule, "ban"));
+	if (str_of(rule, "ban_after"))
+		printf(" after %s", str_of(rule, "ban_after"));
+	if (str_of(rule, "ban_max"))
+		printf(" max %s", str_of(rule, "ban_max"));
 	if (passed && dropped)
-		printf("  (passed %lld, dropped %lld)",
+		printf("  (passed %lld, dropped %lld",
 		       int_of(passed, "packets"), int_of(dropped, "packets"));
+	if (passed && dropped && json_object_get(rule, "banned"))
+		printf(", banned %lld", int_of(json_object_get(rule, "banned"),
+					       "packets"));
+	if (passed && dropped)
+		printf(")");
 	printf("\n");
 }
 

@@ -537,6 +537,7 @@ json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
 			    json_string(xrl_scope_name(rule->scope)));
 	json_object_set_new(obj, "source",
 			    json_string(rule->runtime ? "runtime" : "file"));
+	xrl_control_ban_json(obj, rule);
 	if (rule->global) {
 		json_object_set_new(obj, "global", json_true());
 		json_object_set_new(obj, "degraded", json_boolean(
@@ -547,6 +548,9 @@ json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
 			&counters.outcome[XRL_RULE_PASSED]));
 		json_object_set_new(obj, "dropped", counter_json(
 			&counters.outcome[XRL_RULE_DROPPED]));
+		if (rule->ban.ns)
+			json_object_set_new(obj, "banned", counter_json(
+				&counters.outcome[XRL_RULE_BANNED]));
 	}
 	return obj;
 }
@@ -644,6 +648,8 @@ int xrl_control_parse_rule(json_t *req, struct xrl_rule_spec *rule, char *err,
 					   &rule->burst_bytes, err, len);
 	if (!ret)
 		ret = parse_scope(req, rule, err, len);
+	if (!ret)
+		ret = xrl_control_parse_ban(req, rule, err, len);
 	if (!ret)
 		ret = xrl_rule_check(rule, err, len);
 	return ret;
@@ -884,7 +890,7 @@ static int cmd_version(struct xrl_request *req)
 
 static const char *const rule_add_fields[] = {
 	"cidr", "name", "action", "pps", "burst", "bps", "burst_bytes",
-	"scope", "global", "replace", NULL,
+	"scope", "global", "replace", "ban", "ban_after", "ban_max", NULL,
 };
 static const char *const rule_del_fields[] = { "rule", NULL };
 static const char *const reload_fields[] = { "path", NULL };

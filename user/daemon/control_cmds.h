@@ -46,5 +46,10 @@ int xrl_control_parse_rule(json_t *req, struct xrl_rule_spec *rule, char *err,
 			   size_t len);
 json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
 			      const struct xrl_rule_spec *rule);
+/* "ban", "ban_after", "ban_max" of a rule (control_ban.c): read into
+ * @rule (checked with the rule), and added to @obj when set. */
+int xrl_control_parse_ban(json_t *req, struct xrl_rule_spec *rule, char *err,
+			  size_t len);
+void xrl_control_ban_json(json_t *obj, const struct xrl_rule_spec *rule);
 
 #endif

@@ -146,6 +146,7 @@ static json_t *rule_json(const struct xrl_rule_spec *rule)
 	}
 	if (obj && rule->global)
 		json_object_set_new(obj, "global", json_true());
+	xrl_control_ban_json(obj, rule);
 	return obj;
 }
 
