@@ -494,10 +494,15 @@ static void print_top(json_t *response)
 
 	printf("%-28s %-20s %12s %12s\n", "source", "rule", "dropped",
 	       "passed");
-	json_array_foreach(json_object_get(response, "top"), i, entry)
-		printf("%-28s %-20s %12lld %12lld\n", str_of(entry, "source"),
+	json_array_foreach(json_object_get(response, "top"), i, entry) {
+		printf("%-28s %-20s %12lld %12lld", str_of(entry, "source"),
 		       str_of(entry, "rule") ? str_of(entry, "rule") : "?",
 		       int_of(entry, "dropped"), int_of(entry, "passed"));
+		if (json_is_true(json_object_get(entry, "banned")))
+			printf("  banned %.0fs more", json_real_value(
+				json_object_get(entry, "ban_left_s")));
+		printf("\n");
+	}
 }
 
 /* ---- top, live ------------------------------------------------------ */

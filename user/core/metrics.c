@@ -212,6 +212,22 @@ static void write_events(FILE *out, const struct xrl_metrics *m)
 	}
 }
 
+static void write_bans(FILE *out, const struct xrl_metrics *m)
+{
+	xrl_metrics_family(out, "xdp_ratelimit_bans_started_total", "counter",
+			   "Bans of sources started by rules with ban:.");
+	xrl_metrics_sample_u64(out, "xdp_ratelimit_bans_started_total", NULL,
+			       m->bans.started);
+	xrl_metrics_family(out, "xdp_ratelimit_ban_repeats_total", "counter",
+			   "Of those, repeat offences (a doubled ban).");
+	xrl_metrics_sample_u64(out, "xdp_ratelimit_ban_repeats_total", NULL,
+			       m->bans.repeats);
+	xrl_metrics_family(out, "xdp_ratelimit_active_bans", "gauge",
+			   "Sources banned now.");
+	xrl_metrics_sample_u64(out, "xdp_ratelimit_active_bans", NULL,
+			       m->active_bans);
+}
+
 static void write_gauges(FILE *out, const struct xrl_metrics *m)
 {
 	if (m->tracked_sources >= 0) {
@@ -254,6 +270,7 @@ int xrl_metrics_write(FILE *out, const struct xrl_metrics *m)
 	write_rules(out, m);
 	write_table(out, m);
 	write_events(out, m);
+	write_bans(out, m);
 	write_gauges(out, m);
 	if (m->extra)
 		m->extra(out, m->extra_ctx);
