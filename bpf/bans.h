@@ -43,15 +43,51 @@ struct {
 	__type(value, struct xrl_ban_counters);
 } xrl_ban_stats SEC(".maps");
 
-/* The record a source's first offence starts from: not on the stack,
- * whose every byte the deepest call chain needs (512 for all frames). */
-static const struct xrl_ban ban_fresh;
-
 /* True while a ban ending at @until holds at @now (the clock may wrap). */
 static __always_inline bool ban_active(__u64 until, __u64 now)
 {
 	return until && (__s64)(until - now) > 0;
 }
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, XRL_MANUAL_BANS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct xrl_manual_ban_key);
+	__type(value, struct xrl_manual_ban);
+} xrl_manual_bans SEC(".maps");
+
+/*
+ * True when a manual ban (include/xrl.h) covers the source @addr (the
+ * parser's layout) at @now: its packet is then dropped, counted by the
+ * ban.
+ */
+static __always_inline bool manual_banned(const __u32 *addr, __u32 family,
+					  __u64 now)
+{
+	struct xrl_manual_ban_key key = { .family = (__u8)family };
+	struct xrl_manual_ban *ban;
+	__u32 *words = (__u32 *)key.addr;
+
+	if (!addr)
+		return false;
+	if (family == XRL_FAMILY_IPV4) {
+		key.prefixlen = XRL_MANUAL_BAN_HDR_BITS + 32;
+		__builtin_memcpy(words, &addr[3], 4);
+	} else {
+		key.prefixlen = XRL_MANUAL_BAN_HDR_BITS + 128;
+		__builtin_memcpy(words, addr, 16);
+	}
+	ban = bpf_map_lookup_elem(&xrl_manual_bans, &key);
+	if (!ban || (ban->until_ns && !ban_active(ban->until_ns, now)))
+		return false;
+	__sync_fetch_and_add(&ban->packets, 1);
+	return true;
+}
+
+/* The record a source's first offence starts from: not on the stack,
+ * whose every byte the deepest call chain needs (512 for all frames). */
+static const struct xrl_ban ban_fresh;
 
 /*
  * The end of the ban the record of @key holds for @rule, or 0: for a

@@ -422,6 +422,20 @@ __noinline int judge_classified(struct source *s,
 }
 
 /*
+ * A source a manual ban covers (bpf/bans.h): counted as banned. A
+ * subprogram beside the judging chain, taking the source whole, so that
+ * neither its key nor a spilled value lands on the main frame, which is
+ * in the deepest chain.
+ */
+static __noinline bool source_banned(const struct source *s)
+{
+	if (!manual_banned(s->addr, s->family, now_ns()))
+		return false;
+	count_verdict(XRL_VERDICT_BANNED, s->cost.frame_len);
+	return true;
+}
+
+/*
  * Bucket first: a source whose bucket names a rule of the table in force
  * under the generation it was classified in is judged without walking
  * any rule. Everything else is classified.
@@ -469,6 +483,9 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	}
 
 	s.family = parsed == PARSE_IPV4 ? XRL_FAMILY_IPV4 : XRL_FAMILY_IPV6;
+	/* Only while the daemon holds manual bans: before any rule. */
+	if (settings->manual_bans && source_banned(&s))
+		return XDP_DROP;
 	bucket_key(&s.key, s.addr, s.family, settings);
 	bucket = bpf_map_lookup_elem(&xrl_buckets, &s.key);
 	if (bucket) {

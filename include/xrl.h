@@ -30,6 +30,7 @@
 #define XRL_MAP_RULE_TABLE	"xrl_rule_table"
 #define XRL_MAP_BANS		"xrl_bans"
 #define XRL_MAP_BAN_STATS	"xrl_ban_stats"
+#define XRL_MAP_MANUAL_BANS	"xrl_manual_bans"
 /* Not maps of the program: the inner maps in force, pinned for bpftool. */
 #define XRL_PIN_RULES		"xrl_rules"
 #define XRL_PIN_TABLE		"xrl_table"
@@ -510,6 +511,9 @@ struct xrl_settings {
 	__u64 events_per_second;	/* the whole cap, for display */
 	__u32 vlan_overflow_verdict;	/* enum xrl_vlan_overflow_verdict */
 	__u32 ipv4_mapped_verdict;	/* enum xrl_ipv4_mapped_verdict */
+	/* 1: xrl_manual_bans may hold bans, looked at before any rule. */
+	__u32 manual_bans;
+	__u32 reserved_bans;
 };
 
 /*
@@ -622,6 +626,35 @@ struct xrl_ban {
 	__u32 bans;		/* bans started */
 };
 
+/*
+ * Manual bans (xdp-ratelimit ban ADDR[/LEN] [--for D]; the daemon's
+ * control_bans.c): an LPM trie of banned prefixes, keyed by family then
+ * address (IPv4 in the first four bytes), so that one lookup says
+ * whether any ban covers a source and families never mix. Looked at
+ * only while the head's settings say manual_bans, before the bucket, so
+ * a ban wins over every rule, allow rules of longer prefixes too.
+ *
+ * Why a map of its own rather than rules: a ban must beat the longest
+ * prefix match that rules are judged by, and be added or lifted without
+ * rebuilding the rules or touching a bucket; the head only says whether
+ * bans exist, so a policy without them pays one predictable branch.
+ */
+#define XRL_MANUAL_BANS		16384
+
+#define XRL_MANUAL_BAN_HDR_BITS	32	/* family and padding, matched whole */
+
+struct xrl_manual_ban_key {
+	__u32 prefixlen;	/* XRL_MANUAL_BAN_HDR_BITS + address bits */
+	__u8 family;		/* enum xrl_family */
+	__u8 zero[3];
+	__u8 addr[16];		/* IPv4: the first 4 bytes */
+};
+
+struct xrl_manual_ban {
+	__u64 until_ns;		/* program's clock; 0: until lifted */
+	__u64 packets;		/* dropped by this ban */
+};
+
 /* Per CPU (xrl_ban_stats, one entry). */
 struct xrl_ban_counters {
 	__u64 started;		/* bans started */
@@ -642,8 +675,10 @@ _Static_assert(sizeof(struct xrl_bucket) == 80, "xrl_bucket layout");
 _Static_assert(sizeof(struct xrl_rule_key) == 20, "rule key layout");
 _Static_assert(sizeof(struct xrl_policy_meta) <= sizeof(struct xrl_rule),
 	       "the meta entry is a classifier value");
-_Static_assert(sizeof(struct xrl_settings) == 128, "xrl_settings layout");
-_Static_assert(sizeof(struct xrl_policy_head) == 136, "policy head layout");
+_Static_assert(sizeof(struct xrl_settings) == 136, "xrl_settings layout");
+_Static_assert(sizeof(struct xrl_policy_head) == 144, "policy head layout");
+_Static_assert(sizeof(struct xrl_manual_ban_key) == 24, "manual ban key");
+_Static_assert(sizeof(struct xrl_manual_ban) == 16, "manual ban layout");
 _Static_assert(sizeof(struct xrl_limit_event) == 56, "limit event layout");
 _Static_assert(sizeof(struct xrl_event_state) == 40, "event state layout");
 _Static_assert(sizeof(struct xrl_table_counters) == 40, "table counters layout");

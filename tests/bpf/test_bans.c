@@ -314,3 +314,49 @@ Test(bans, a_rule_without_ban_keeps_no_ban_state)
 	cr_assert_eq(bpf_map_lookup_elem(dp.buckets_fd, &key, &bucket), 0);
 	cr_assert_eq(bucket.ban_until_ns, 0);
 }
+
+/* A manual ban as the daemon writes it (include/xrl.h). */
+static void manual_ban(int family, const char *addr, int bits, __u64 until)
+{
+	struct xrl_manual_ban_key key = {
+		.prefixlen = XRL_MANUAL_BAN_HDR_BITS + bits,
+		.family = family,
+	};
+	struct xrl_manual_ban ban = { .until_ns = until };
+
+	cr_assert_eq(inet_pton(family == 4 ? AF_INET : AF_INET6, addr,
+			       key.addr), 1);
+	cr_assert_eq(bpf_map_update_elem(dp.manual_bans_fd, &key, &ban, 0), 0);
+}
+
+Test(bans, a_manual_ban_wins_over_a_longer_allow_rule_and_ends_on_time)
+{
+	struct packet v6, other;
+
+	fixture_rule(&policy, "198.18.1.5", XRL_ACTION_ALLOW, 0, 0, 0, 0);
+	ban_rule(0, 0, 0);
+	policy.manual_bans = true;
+	fixture_apply(&dp, &policy);
+	manual_ban(4, "198.18.1.0", 24, 5 * S);
+	manual_ban(6, "fd00::", 64, 0);
+
+	cr_assert_eq(at(&offender, S), XDP_DROP);	/* allowed by a /32 */
+	cr_assert_eq(at(&offender, 5 * S - 1), XDP_DROP);
+	cr_assert_eq(at(&neighbour, 2 * S), XDP_DROP);
+	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_BANNED), 3);
+	cr_assert_eq(at(&offender, 5 * S), XDP_PASS);	/* over on time */
+	/* fd00::/64 is banned until lifted; the next /64 is not. */
+	cr_assert_eq(packet_from(&v6, "fd00::1234"), 0);
+	cr_assert_eq(at(&v6, 100 * S), XDP_DROP);
+	cr_assert_eq(packet_from(&other, "fd00:0:0:1::1"), 0);
+	cr_assert_eq(at(&other, 100 * S), XDP_PASS);
+	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_BANNED), 4);
+}
+
+Test(bans, manual_bans_are_not_looked_at_unless_the_head_says_so)
+{
+	ban_rule(0, 0, 0);
+	manual_ban(4, "198.18.1.0", 24, 0);
+	cr_assert_eq(at(&offender, S), XDP_PASS);
+	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_BANNED), 0);
+}

@@ -567,6 +567,7 @@ void xrl_policy_settings(const struct xrl_policy *policy, __u32 max_sources,
 	out->v4_prefix = policy->v4_prefix;
 	out->v6_prefix = policy->v6_prefix;
 	out->unknown_verdict = policy->unknown;
+	out->manual_bans = policy->manual_bans;
 	out->new_sources_set = policy->new_sources_off || policy->new_pps;
 	xrl_new_sources_budget(policy, max_sources, &pps, &burst);
 	/* Checked by the parsers; a failure leaves the budget off. */

@@ -53,6 +53,7 @@ struct xrl_policy {
 	 * events at all). */
 	uint64_t event_quiet_ns;
 	uint64_t events_per_second;
+	bool manual_bans;	/* the daemon's: xrl_manual_bans in use */
 	struct xrl_rule_spec *rules;	/* rules[0] is the default rule */
 	size_t n_rules;
 	size_t cap_rules;
