@@ -22,6 +22,7 @@
 #include "budget.h"
 #include "control.h"
 #include "control_cmds.h"
+#include "manual_bans.h"
 #include "datapath.h"
 #include "log.h"
 #include "notify.h"
@@ -125,6 +126,9 @@ static int commit(struct xrl_daemon_state *state, struct xrl_policy *next,
 		snprintf(err, len, "no free rule id: %s", strerror(-ret));
 	if (ret)
 		goto unlock;
+	/* Bans by hand hold through every change (control_bans.c). */
+	if (state->bans && state->bans->n)
+		next->manual_bans = true;
 	if (state->apply)
 		ret = state->apply(state, next, err, len);
 	else if (state->dp)
@@ -897,11 +901,16 @@ static const char *const reload_fields[] = { "path", NULL };
 static const char *const top_fields[] = { "n", NULL };
 static const char *const events_fields[] = { "n", "since", NULL };
 static const char *const no_fields[] = { NULL };
+static const char *const ban_fields[] = { "cidr", "for", NULL };
+static const char *const unban_fields[] = { "cidr", NULL };
 
 static const struct xrl_control_command commands[] = {
 	{ "rule.add", rule_add_fields, cmd_rule_add, true },
 	{ "rule.del", rule_del_fields, cmd_rule_del, true },
 	{ "rule.list", no_fields, cmd_rule_list, false },
+	{ "ban", ban_fields, xrl_control_ban, true },
+	{ "unban", unban_fields, xrl_control_unban, true },
+	{ "bans", no_fields, xrl_control_bans, false },
 	{ "reload", reload_fields, cmd_reload, true },
 	{ "stats", no_fields, xrl_control_stats, false },
 	{ "status", no_fields, xrl_control_status, false },

@@ -31,6 +31,10 @@ struct xrl_control_command {
 int xrl_control_stats(struct xrl_request *req);
 int xrl_control_status(struct xrl_request *req);
 int xrl_control_top(struct xrl_request *req);
+/* ban, unban, bans: bans by hand (control_bans.c). */
+int xrl_control_ban(struct xrl_request *req);
+int xrl_control_unban(struct xrl_request *req);
+int xrl_control_bans(struct xrl_request *req);
 /* events: the recent limit events and the event counters. */
 int xrl_control_events(struct xrl_request *req);
 
