@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <criterion/criterion.h>
@@ -25,6 +27,7 @@ static __u64 clock_ns;
 static char out[1 << 16];
 static char listen_at[64];
 static char samples[1 << 18];
+static char ro_dir[PATH_MAX];
 
 static void setup(void)
 {
@@ -41,6 +44,11 @@ static void setup(void)
 
 static void teardown(void)
 {
+	if (ro_dir[0]) {
+		umount2(ro_dir, MNT_DETACH);
+		rmdir(ro_dir);
+		ro_dir[0] = '\0';
+	}
 	env_teardown(&env);
 }
 
@@ -223,4 +231,118 @@ Test(bans_daemon, bad_ban_input_is_one_line_and_nothing_is_applied)
 	cr_assert_eq(cli("rule list"), 0, "%s", out);
 	cr_assert_null(strstr(out, "198.18.51.0/24"), "%s", out);
 	cr_assert_eq(send_from("198.18.51.1", 10), XDP_PASS);
+}
+
+/* ---- bans by hand ---------------------------------------------------- */
+
+static const char manual_policy[] =
+	"default:\n  action: allow\nrules:\n"
+	"  - name: trusted\n    cidr: 198.18.60.5\n    action: allow\n"
+	"  - name: net\n    cidr: 198.18.60.0/24\n    pps: 1k\n    burst: 1k\n";
+
+static void manual_bans_hold(const char *when)
+{
+	cr_assert_eq(send_from("198.18.60.5", 1), XDP_DROP, "%s", when);
+	cr_assert_eq(send_from("198.18.60.77", 1), XDP_DROP, "%s", when);
+	cr_assert_eq(send_from("fd00:60::1", 1), XDP_DROP, "%s", when);
+	cr_assert_eq(send_from("198.18.61.1", 1), XDP_PASS, "%s", when);
+	cr_assert_eq(cli("bans"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "198.18.60.0/24"), "%s: %s", when, out);
+	cr_assert_not_null(line_with("fd00:60::/48"), "%s: %s", when, out);
+	cr_assert(strstr(line_with("fd00:60::/48"), "until unban"), "%s", out);
+}
+
+Test(bans_daemon, a_manual_ban_wins_survives_reload_and_restart_and_expires)
+{
+	const char *line;
+
+	env_write(&env, NULL, manual_policy);
+	daemon_start(&env, NULL);
+	cr_assert_eq(send_from("198.18.60.5", 1), XDP_PASS);
+	cr_assert_eq(cli("ban 198.18.60.0/24 --for 1h"), 0, "%s", out);
+	cr_assert(strstr(out, "banned: 198.18.60.0/24") &&
+		  strstr(out, "3600 s left"), "%s", out);
+	cr_assert_eq(cli("ban fd00:60::/48"), 0, "%s", out);
+	/* The /32 allow rule is longer, and loses to the ban. */
+	manual_bans_hold("after the bans");
+	cr_assert_eq(cli("bans"), 0, "%s", out);
+	line = line_with("198.18.60.0/24");
+	cr_assert(line && strstr(line, "(dropped 2)"), "%s", out);
+	cr_assert_eq(fixture_count(&env.dp, XRL_VERDICT_BANNED), 3);
+
+	cr_assert_eq(cli("reload"), 0, "%s", out);
+	manual_bans_hold("after reload");
+	daemon_stop(&env, SIGTERM);
+	daemon_start(&env, NULL);
+	manual_bans_hold("after a restart");
+	cr_assert(log_contains(&env, "2 bans from"), "%s", daemon_log(&env));
+	daemon_stop(&env, SIGKILL);
+	daemon_start(&env, NULL);
+	manual_bans_hold("after a kill and a start");
+
+	/* An hour on, by the program's clock, the first ban is over. */
+	xrl_datapath_set_time(&env.dp, xrl_datapath_now_ns() + 3601 * NS_PER_S);
+	cr_assert_eq(send_from("198.18.60.5", 1), XDP_PASS);
+	cr_assert_eq(send_from("fd00:60::1", 1), XDP_DROP);
+
+	cr_assert_eq(cli("unban fd00:60::/48"), 0, "%s", out);
+	cr_assert_eq(send_from("fd00:60::1", 1), XDP_PASS);
+	cr_assert_eq(cli("unban fd00:60::/48"), 1, "%s", out);
+	cr_assert(strstr(out, "fd00:60::/48 is not banned"), "%s", out);
+}
+
+Test(bans_daemon, bad_manual_bans_are_one_line_and_nothing_is_applied)
+{
+	static const struct {
+		const char *args, *said;
+	} bad[] = {
+		{ "ban 198.18.60.1/24", "has host bits set" },
+		{ "ban 198.18.300.0/24", "is not an IPv4 or IPv6 address" },
+		{ "ban 0.0.0.0/0", "would ban every source of its family" },
+		{ "ban ::/0", "would ban every source of its family" },
+		{ "ban 198.18.60.0/24 --for 10", "--for: \"10\" is not a "
+		  "duration" },
+		{ "ban 198.18.60.0/24 --for 31d", "--for: \"31d\" is not a "
+		  "duration" },
+		{ "ban", "expected one ADDR[/LEN]" },
+		{ "unban 198.18.60.0/24", "198.18.60.0/24 is not banned" },
+	};
+	const char *nl;
+	size_t i;
+
+	env_write(&env, NULL, manual_policy);
+	daemon_start(&env, NULL);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_eq(cli(bad[i].args), 1, "%s: %s", bad[i].args, out);
+		cr_assert(strstr(out, bad[i].said), "%s: %s", bad[i].args,
+			  out);
+		nl = strchr(out, '\n');
+		cr_assert(nl && !nl[1], "one line: %s", out);
+	}
+	cr_assert_eq(cli("bans"), 0, "%s", out);
+	cr_assert_str_eq(out, "");
+	cr_assert_eq(send_from("198.18.60.77", 1), XDP_PASS);
+}
+
+Test(bans_daemon, a_ban_that_cannot_be_saved_is_refused_and_not_applied)
+{
+	char state[PATH_MAX + 32];
+	const char *nl;
+
+	snprintf(ro_dir, sizeof(ro_dir), "%s/ro", env.dir);
+	cr_assert_eq(mkdir(ro_dir, 0700), 0);
+	cr_assert_eq(mount("xrl-test-ro", ro_dir, "tmpfs", MS_RDONLY,
+			   "size=64k"), 0, "mount: %m");
+	snprintf(state, sizeof(state), "%s/policy.applied.yaml", ro_dir);
+	env_write(&env, NULL, manual_policy);
+	daemon_start(&env, "--state", state, NULL);
+
+	cr_assert_eq(cli("ban 198.18.60.0/24 --for 1h"), 1, "%s", out);
+	cr_assert(strstr(out, "policy.bans.json: Read-only file system; "
+			 "nothing changed"), "%s", out);
+	nl = strchr(out, '\n');
+	cr_assert(nl && !nl[1], "one line: %s", out);
+	cr_assert_eq(send_from("198.18.60.77", 1), XDP_PASS);
+	cr_assert_eq(cli("bans"), 0, "%s", out);
+	cr_assert_str_eq(out, "");
 }

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -34,6 +35,7 @@ enum {
 	OPT_BAN_MAX,
 	OPT_REPLACE,
 	OPT_GLOBAL,
+	OPT_FOR,
 };
 
 #define JSON_OPT { "json", OPT_JSON, NULL, "the daemon's JSON response" }
@@ -57,6 +59,13 @@ static const struct xrl_opt rule_opts[] = {
 	  "to this (default: 8 bans)" },
 	{ "replace", OPT_REPLACE, NULL, "change the rule of that CIDR (keeps "
 	  "its id)" },
+	JSON_OPT,
+	{}
+};
+
+static const struct xrl_opt ban_opts[] = {
+	{ "for", OPT_FOR, "D", "how long (30s, 10m, 1h, 7d; at most 30d); "
+	  "default: until unban" },
 	JSON_OPT,
 	{}
 };
@@ -104,6 +113,7 @@ static void word_error(const struct control_args *args, const char *err,
 		{ "pps:", "--pps:" }, { "burst:", "--burst:" },
 		{ "bps:", "--bps:" }, { "scope:", "--scope:" },
 		{ "global:", "--global:" }, { "n:", "--count:" },
+		{ "for:", "--for:" },
 		{ "ban_after:", "--ban-after:" }, { "ban_max:", "--ban-max:" },
 		{ "ban:", "--ban:" },
 	};
@@ -188,6 +198,10 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		case OPT_GLOBAL:
 			json_object_set_new(args->request, "global",
 					    json_true());
+			break;
+		case OPT_FOR:
+			json_object_set_new(args->request, "for",
+					    json_string(optarg));
 			break;
 		case OPT_TOP_N:
 			n = strtol(optarg, &end, 10);
@@ -747,6 +761,130 @@ put_request:
 	json_decref(args.request);
 	return ret;
 }
+
+/* ---- ban, unban, bans ---------------------------------------------- */
+
+static void print_ban(json_t *ban, uint64_t now_ms)
+{
+	json_t *until = json_object_get(ban, "until_ms");
+	long long left;
+
+	printf("%-28s", str_of(ban, "cidr"));
+	if (until) {
+		left = (json_integer_value(until) - (long long)now_ms + 999) /
+		       1000;
+		printf(" %lld s left", left > 0 ? left : 0);
+	} else {
+		printf(" until unban");
+	}
+	if (json_object_get(ban, "packets"))
+		printf(" (dropped %lld)", int_of(ban, "packets"));
+	printf("\n");
+}
+
+static uint64_t now_wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+}
+
+static void print_banned(json_t *response)
+{
+	printf("banned: ");
+	print_ban(json_object_get(response, "ban"), now_wall_ms());
+}
+
+static void print_unbanned(json_t *response)
+{
+	(void)response;
+	printf("unbanned\n");
+}
+
+static void print_bans(json_t *response)
+{
+	uint64_t now = json_integer_value(json_object_get(response, "now_ms"));
+	json_t *ban;
+	size_t i;
+
+	json_array_foreach(json_object_get(response, "bans"), i, ban)
+		print_ban(ban, now);
+}
+
+/* ban ADDR[/LEN] [--for D], unban ADDR[/LEN], bans: one request each. */
+static int run_ban_cmd(const struct xrl_cmd *cmd, struct xrl_cli *cli,
+		       int argc, char **argv, const char *verb,
+		       void (*print_text)(json_t *response))
+{
+	bool bans = !strcmp(verb, "bans");
+	struct control_args args = {};
+	json_t *response;
+	int ret;
+
+	ret = parse_args(cmd, cli, argc, argv, &args);
+	if (ret >= 0)
+		goto put_request;
+	ret = EXIT_FAILURE;
+	if (args.n_args != (bans ? 0 : 1)) {
+		xrl_cmd_error(cli, cmd, bans ? "expected no argument" :
+			      "expected one ADDR[/LEN]");
+		goto put_request;
+	}
+	if (!bans)
+		json_object_set_new(args.request, "cidr",
+				    json_string(args.args[0]));
+	json_object_set_new(args.request, "cmd", json_string(verb));
+	response = call_daemon(cmd, cli, &args);
+	if (response)
+		ret = print_response(&args, response, print_text);
+put_request:
+	json_decref(args.request);
+	return ret;
+}
+
+static int run_ban(const struct xrl_cmd *cmd, struct xrl_cli *cli, int argc,
+		   char **argv)
+{
+	return run_ban_cmd(cmd, cli, argc, argv, "ban", print_banned);
+}
+
+static int run_unban(const struct xrl_cmd *cmd, struct xrl_cli *cli,
+		     int argc, char **argv)
+{
+	return run_ban_cmd(cmd, cli, argc, argv, "unban", print_unbanned);
+}
+
+static int run_bans(const struct xrl_cmd *cmd, struct xrl_cli *cli, int argc,
+		    char **argv)
+{
+	return run_ban_cmd(cmd, cli, argc, argv, "bans", print_bans);
+}
+
+const struct xrl_cmd xrl_cmd_ban = {
+	.name = "ban",
+	.synopsis = "ADDR[/LEN] [--for D] [--json]",
+	.summary = "Drop every packet of a prefix, before any rule, for D or "
+		   "until unban (through the daemon, kept across restarts).",
+	.opts = ban_opts,
+	.run = run_ban,
+};
+
+const struct xrl_cmd xrl_cmd_unban = {
+	.name = "unban",
+	.synopsis = "ADDR[/LEN] [--json]",
+	.summary = "Lift a ban.",
+	.opts = reload_opts,
+	.run = run_unban,
+};
+
+const struct xrl_cmd xrl_cmd_bans = {
+	.name = "bans",
+	.synopsis = "[--json]",
+	.summary = "The bans in force, with what each dropped.",
+	.opts = reload_opts,
+	.run = run_bans,
+};
 
 const struct xrl_cmd xrl_cmd_rule = {
 	.name = "rule",
