@@ -254,6 +254,7 @@ static void manual_bans_hold(const char *when)
 
 Test(bans_daemon, a_manual_ban_wins_survives_reload_and_restart_and_expires)
 {
+	struct xrl_settings settings;
 	const char *line;
 
 	env_write(&env, NULL, manual_policy);
@@ -289,6 +290,15 @@ Test(bans_daemon, a_manual_ban_wins_survives_reload_and_restart_and_expires)
 	cr_assert_eq(send_from("fd00:60::1", 1), XDP_PASS);
 	cr_assert_eq(cli("unban fd00:60::/48"), 1, "%s", out);
 	cr_assert(strstr(out, "fd00:60::/48 is not banned"), "%s", out);
+
+	/* Lifting the last ban turns the program's lookup off. */
+	cr_assert_eq(xrl_datapath_settings(&env.dp, &settings), 0);
+	cr_assert_eq(settings.manual_bans, 1);
+	cr_assert_eq(cli("unban 198.18.60.0/24"), 0, "%s", out);
+	cr_assert_eq(xrl_datapath_settings(&env.dp, &settings), 0);
+	cr_assert_eq(settings.manual_bans, 0);
+	cr_assert_eq(cli("bans"), 0, "%s", out);
+	cr_assert_str_eq(out, "");
 }
 
 Test(bans_daemon, bad_manual_bans_are_one_line_and_nothing_is_applied)

@@ -270,6 +270,7 @@ static int change_bans(struct xrl_request *req, struct xrl_manual_ban_entry *v,
 	struct xrl_manual_ban_key key;
 	struct xrl_manual_ban old;
 	bool had = false;
+	size_t old_n;
 	int ret, fd;
 
 	if (!state->dp || !b) {
@@ -298,7 +299,12 @@ static int change_bans(struct xrl_request *req, struct xrl_manual_ban_entry *v,
 			 strerror(-ret));
 		goto undo_file;
 	}
+	/* commit() keeps the lookup on while the list has bans: the count
+	 * it reads is the new one (put back if the swap fails). */
+	old_n = b->n;
+	b->n = n;
 	ret = set_lookup(state, n > 0, req->err, sizeof(req->err));
+	b->n = old_n;
 	if (ret)
 		goto undo_map;
 	if (b->path) {
