@@ -91,6 +91,7 @@ static __noinline void report_limited(const struct xrl_bucket_key *key,
 	event->packets = passed + dropped - bucket->mark_passed -
 			 bucket->mark_dropped;
 	event->window_ns = now_ns - (mark & ~XRL_MARK_EVENT);
+	event->ban_ns = 0;
 	bpf_ringbuf_submit(event, 0);
 	state->count[XRL_EVENT_SENT]++;
 move_mark:

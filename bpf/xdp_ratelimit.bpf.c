@@ -13,6 +13,7 @@
 #include "aggregate.h"
 #include "events.h"
 #include "window.h"
+#include "bans.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -184,6 +185,18 @@ static __always_inline int judge_outcome(const struct xrl_rule *rule,
 	return XDP_DROP;
 }
 
+/* A banned source's packet: dropped, counted as banned (bpf/bans.h). */
+static __always_inline int judge_banned(const struct xrl_rule *rule,
+					struct xrl_bucket *bucket,
+					__u64 frame_len)
+{
+	if (bucket)
+		__sync_fetch_and_add(&bucket->dropped, 1);
+	count_rule(rule->id, XRL_RULE_BANNED, frame_len);
+	count_verdict(XRL_VERDICT_BANNED, frame_len);
+	return XDP_DROP;
+}
+
 /*
  * A packet of a sliding-window rule (include/xrl.h, "Strategies"): the
  * bucket keeps the binding, counts and events, the window its own state.
@@ -237,11 +250,18 @@ __noinline int judge_limited(const struct xrl_bucket_key *key,
 	if (rule->window.limit)
 		return judge_window(key, settings, rule, bucket, cost);
 	now = now_ns();
+	/* 0 unless the source was banned: one predictable branch. */
+	if (bucket->ban_until_ns && rule->ban.duration_ns &&
+	    ban_active(bucket->ban_until_ns, now))
+		return judge_banned(rule, bucket, cost->frame_len);
 	admitted = bucket_take(bucket, &rule->limits, now, cost->packets,
 			       cost->bytes);
 	__sync_fetch_and_add(admitted ? &bucket->passed : &bucket->dropped, 1);
-	if (!admitted)
+	if (!admitted) {
 		report_limited(key, bucket, rule, settings, now);
+		if (rule->ban.duration_ns)
+			ban_offence(key, bucket, rule, settings, now);
+	}
 	return judge_outcome(rule, admitted, cost->frame_len);
 }
 
@@ -289,6 +309,11 @@ __noinline int judge_new_source(const struct xrl_bucket_key *key,
 	frame_len = cost->frame_len;
 	now = now_ns();	/* read once: the clock is most of a miss */
 
+	/* Its bucket may have been evicted while it was banned: dropped
+	 * until the ban ends, and given a bucket (from the budget) only
+	 * then. */
+	if (rule->ban.duration_ns && ban_recorded(key, rule, now))
+		return judge_banned(rule, NULL, frame_len);
 	if (new_source_admitted(settings, now)) {
 		insert_source(key, rule, now);
 		return JUDGE_BUCKET;
@@ -349,6 +374,7 @@ static __always_inline void rebind(struct xrl_bucket *b,
 		b->mark_ns = now_ns() & ~XRL_MARK_EVENT;
 		b->mark_passed = 0;
 		b->mark_dropped = 0;
+		b->ban_until_ns = 0;
 	}
 	*(volatile __u64 *)&b->rule_id = binding_of(rule->id, rule->gen);
 }
@@ -431,6 +457,20 @@ __noinline int judge_classified(struct source *s,
 }
 
 /*
+ * A source a manual ban covers (bpf/bans.h): counted as banned. A
+ * subprogram beside the judging chain, taking the source whole, so that
+ * neither its key nor a spilled value lands on the main frame, which is
+ * in the deepest chain.
+ */
+static __noinline bool source_banned(const struct source *s)
+{
+	if (!manual_banned(s->addr, s->family, now_ns()))
+		return false;
+	count_verdict(XRL_VERDICT_BANNED, s->cost.frame_len);
+	return true;
+}
+
+/*
  * Bucket first: a source whose bucket names a rule of the table in force
  * under the generation it was classified in is judged without walking
  * any rule. Everything else is classified.
@@ -478,6 +518,9 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	}
 
 	s.family = parsed == PARSE_IPV4 ? XRL_FAMILY_IPV4 : XRL_FAMILY_IPV6;
+	/* Only while the daemon holds manual bans: before any rule. */
+	if (settings->manual_bans && source_banned(&s))
+		return XDP_DROP;
 	bucket_key(&s.key, s.addr, s.family, settings);
 	bucket = bpf_map_lookup_elem(&xrl_buckets, &s.key);
 	if (bucket) {

@@ -29,6 +29,9 @@
 #define XRL_MAP_EVENT_STATE	"xrl_event_state"
 #define XRL_MAP_RULE_TABLE	"xrl_rule_table"
 #define XRL_MAP_WINDOWS		"xrl_windows"
+#define XRL_MAP_BANS		"xrl_bans"
+#define XRL_MAP_BAN_STATS	"xrl_ban_stats"
+#define XRL_MAP_MANUAL_BANS	"xrl_manual_bans"
 /* Not maps of the program: the inner maps in force, pinned for bpftool. */
 #define XRL_PIN_RULES		"xrl_rules"
 #define XRL_PIN_TABLE		"xrl_table"
@@ -46,9 +49,9 @@
 /*
  * Rule ids are below XRL_MAX_RULES (a policy holds at most that many
  * rules, the default one included). The per-rule counters are sized at
- * load time (struct xrl_load_opts, max_rules): per CPU, 32 bytes a rule,
- * so the default capacity keeps 4 MiB per CPU and a million rules take
- * 32 MiB per CPU only where asked for.
+ * load time (struct xrl_load_opts, max_rules): per CPU, 48 bytes a rule,
+ * so the default capacity keeps 6 MiB per CPU and a million rules take
+ * 48 MiB per CPU only where asked for.
  */
 #define XRL_MAX_RULES		1048576
 #define XRL_DEFAULT_RULES	131072	/* rule capacity unless told */
@@ -100,6 +103,7 @@ enum xrl_verdict {
 	XRL_VERDICT_NONIP,	/* neither IPv4 nor IPv6: passed untouched */
 	XRL_VERDICT_VLAN_OVERFLOW,	/* more VLAN tags than followed */
 	XRL_VERDICT_IPV4_MAPPED,	/* IPv6 source naming an IPv4 one */
+	XRL_VERDICT_BANNED,	/* a banned source's (struct xrl_ban) */
 	XRL_VERDICT_COUNT,
 };
 
@@ -151,6 +155,7 @@ struct xrl_counter {
 enum xrl_rule_outcome {
 	XRL_RULE_PASSED = 0,
 	XRL_RULE_DROPPED,
+	XRL_RULE_BANNED,	/* dropped because the source was banned */
 	XRL_RULE_OUTCOMES,
 };
 
@@ -299,6 +304,18 @@ struct xrl_window_state {
  * older than @since belongs to another rule that held the id before (a
  * deleted rule whose id was reused) and never judges this one.
  */
+/*
+ * Bans of a rule (bpf/bans.h, docs/POLICY.md "Bans"): a source over the
+ * rule's limit for after_ns (0: at its first drop) is banned for
+ * duration_ns, each repeat offence for twice the previous ban, at most
+ * max_ns. duration_ns == 0: the rule bans no one (and costs no more).
+ */
+struct xrl_rule_ban {
+	__u64 duration_ns;
+	__u64 after_ns;
+	__u64 max_ns;
+};
+
 struct xrl_rule {
 	__u32 id;	/* index into xrl_rule_stats, < XRL_MAX_RULES */
 	__u16 action;	/* enum xrl_action */
@@ -310,6 +327,7 @@ struct xrl_rule {
 	__u32 gen;	/* policy generation, from 1 */
 	__u32 since;	/* generation this id got this prefix */
 	struct xrl_rule_window window;	/* strategy */
+	struct xrl_rule_ban ban;
 };
 
 /*
@@ -514,6 +532,10 @@ struct xrl_bucket {
 	__u64 mark_ns;
 	__u64 mark_passed;
 	__u64 mark_dropped;
+	/* Bans (bpf/bans.h): the source is dropped unjudged while now is
+	 * before this, if its rule still bans; 0 for every source never
+	 * banned, so the check costs one predictable branch. */
+	__u64 ban_until_ns;
 };
 
 #define XRL_MARK_EVENT		1ULL
@@ -562,6 +584,9 @@ struct xrl_settings {
 	__u64 events_per_second;	/* the whole cap, for display */
 	__u32 vlan_overflow_verdict;	/* enum xrl_vlan_overflow_verdict */
 	__u32 ipv4_mapped_verdict;	/* enum xrl_ipv4_mapped_verdict */
+	/* 1: xrl_manual_bans may hold bans, looked at before any rule. */
+	__u32 manual_bans;
+	__u32 reserved_bans;
 };
 
 /*
@@ -631,6 +656,7 @@ struct xrl_limit_event {
 	__u64 time_ns;		/* the program's clock (CLOCK_MONOTONIC) */
 	__u64 packets;		/* since the mark */
 	__u64 window_ns;	/* since the mark */
+	__u64 ban_ns;		/* 0, or: a ban of this long started now */
 };
 
 enum xrl_event_outcome {
@@ -647,25 +673,90 @@ struct xrl_event_state {
 	__u64 count[XRL_EVENT_OUTCOMES];
 };
 
+/*
+ * Ban record of a source (xrl_bans, an LRU hash keyed as xrl_buckets),
+ * made at the first drop under a rule with a ban and read only on drops
+ * of such rules and when such a source gets a bucket (bpf/bans.h). The
+ * ban itself is enforced from the bucket (struct xrl_bucket,
+ * ban_until_ns), so a banned packet costs no lookup beyond its bucket.
+ *
+ * An offence is a run of drops none more than XRL_BAN_RUN_GAP_NS after
+ * the one before; it bans once it has lasted the rule's after_ns. A ban
+ * that starts before max_ns have passed since the previous one ended is
+ * a repeat: twice the previous one, at most max_ns. An entry the LRU
+ * evicts (XRL_BAN_SOURCES more recently used ones) is forgotten: the
+ * source's next ban is a first one again.
+ */
+#define XRL_BAN_SOURCES		65536
+#define XRL_BAN_RUN_GAP_NS	1000000000ULL
+
+struct xrl_ban {
+	__u64 until_ns;		/* banned while now < until_ns, 0: never */
+	__u64 duration_ns;	/* of the last ban, 0: none yet */
+	__u64 over_since_ns;	/* first drop of the current offence */
+	__u64 last_drop_ns;	/* latest drop of it, 0: no offence open */
+	__u32 rule_id;		/* the rule whose offences these are */
+	__u32 bans;		/* bans started */
+};
+
+/*
+ * Manual bans (xdp-ratelimit ban ADDR[/LEN] [--for D]; the daemon's
+ * control_bans.c): an LPM trie of banned prefixes, keyed by family then
+ * address (IPv4 in the first four bytes), so that one lookup says
+ * whether any ban covers a source and families never mix. Looked at
+ * only while the head's settings say manual_bans, before the bucket, so
+ * a ban wins over every rule, allow rules of longer prefixes too.
+ *
+ * Why a map of its own rather than rules: a ban must beat the longest
+ * prefix match that rules are judged by, and be added or lifted without
+ * rebuilding the rules or touching a bucket; the head only says whether
+ * bans exist, so a policy without them pays one predictable branch.
+ */
+#define XRL_MANUAL_BANS		16384
+
+#define XRL_MANUAL_BAN_HDR_BITS	32	/* family and padding, matched whole */
+
+struct xrl_manual_ban_key {
+	__u32 prefixlen;	/* XRL_MANUAL_BAN_HDR_BITS + address bits */
+	__u8 family;		/* enum xrl_family */
+	__u8 zero[3];
+	__u8 addr[16];		/* IPv4: the first 4 bytes */
+};
+
+struct xrl_manual_ban {
+	__u64 until_ns;		/* program's clock; 0: until lifted */
+	__u64 packets;		/* dropped by this ban */
+};
+
+/* Per CPU (xrl_ban_stats, one entry). */
+struct xrl_ban_counters {
+	__u64 started;		/* bans started */
+	__u64 repeats;		/* of which repeat offences (doubled) */
+};
+
 _Static_assert(sizeof(struct xrl_counter) == 16, "xrl_counter layout");
-_Static_assert(sizeof(struct xrl_rule_counters) == 32, "rule counters layout");
+_Static_assert(sizeof(struct xrl_rule_counters) == 48, "rule counters layout");
 _Static_assert(sizeof(struct xrl_limit) == 24, "xrl_limit layout");
-_Static_assert(sizeof(struct xrl_rule) == 88, "xrl_rule layout");
+_Static_assert(sizeof(struct xrl_rule) == 112, "xrl_rule layout");
 _Static_assert(sizeof(struct xrl_rule_window) == 24, "rule window layout");
 _Static_assert(sizeof(struct xrl_window_state) == 144, "window state layout");
 _Static_assert(XRL_WINDOW_LIMIT_MAX + 4096 < (1ULL << XRL_WINDOW_COUNT_BITS),
 	       "a window's count never carries into its epoch");
+_Static_assert(sizeof(struct xrl_ban) == 40, "ban layout");
+_Static_assert(sizeof(struct xrl_ban_counters) == 16, "ban counters layout");
 _Static_assert(sizeof(struct xrl_agg_share) == 96, "agg share layout");
 _Static_assert(sizeof(struct xrl_agg_state) == 40, "agg state layout");
 _Static_assert(sizeof(struct xrl_lpm_key) == 20, "xrl_lpm_key layout");
 _Static_assert(sizeof(struct xrl_bucket_key) == 20, "bucket key layout");
-_Static_assert(sizeof(struct xrl_bucket) == 72, "xrl_bucket layout");
+_Static_assert(sizeof(struct xrl_bucket) == 80, "xrl_bucket layout");
 _Static_assert(sizeof(struct xrl_rule_key) == 20, "rule key layout");
 _Static_assert(sizeof(struct xrl_policy_meta) <= sizeof(struct xrl_rule),
 	       "the meta entry is a classifier value");
-_Static_assert(sizeof(struct xrl_settings) == 128, "xrl_settings layout");
-_Static_assert(sizeof(struct xrl_policy_head) == 136, "policy head layout");
-_Static_assert(sizeof(struct xrl_limit_event) == 48, "limit event layout");
+_Static_assert(sizeof(struct xrl_settings) == 136, "xrl_settings layout");
+_Static_assert(sizeof(struct xrl_policy_head) == 144, "policy head layout");
+_Static_assert(sizeof(struct xrl_manual_ban_key) == 24, "manual ban key");
+_Static_assert(sizeof(struct xrl_manual_ban) == 16, "manual ban layout");
+_Static_assert(sizeof(struct xrl_limit_event) == 56, "limit event layout");
 _Static_assert(sizeof(struct xrl_event_state) == 40, "event state layout");
 _Static_assert(sizeof(struct xrl_table_counters) == 40, "table counters layout");
 _Static_assert(sizeof(struct xrl_new_source_budget) == 16, "budget layout");

@@ -80,6 +80,7 @@ struct micro {
 	const char *only;		/* --only: some of hot,rotate,new */
 	size_t rules;			/* --rules: only this many */
 	bool window;			/* --window: only the window rows */
+	bool bans_only;			/* --bans: only the bans rows */
 };
 
 struct side {
@@ -544,10 +545,65 @@ static int measure_clocks(struct micro *m)
 	return 0;
 }
 
+/*
+ * Issue 14, bans: a banned source should be the cheapest drop there is.
+ * One hot source under a default rule of 1 pps, burst 1, so that every
+ * packet but the first is dropped: by the limit on one data path, and
+ * on another, where the rule has ban: 30d, unjudged (banned at its first
+ * drop). Both load the same program; only the policy differs.
+ */
+static int apply_over_limit(struct xrl_datapath *dp, bool ban)
+{
+	struct xrl_policy policy;
+	char err[256] = "";
+	int ret = bench_build_policy(&policy, 1, false);
+
+	if (!ret) {
+		policy.rules[0].pps = 1;
+		policy.rules[0].burst = 1;
+		policy.rules[0].ban.ns = ban ? 30 * 86400 * NS_PER_S : 0;
+		ret = xrl_policy_apply(dp, &policy, err, sizeof(err));
+	}
+	if (ret)
+		bench_log("bans: %s %s", strerror(-ret), err);
+	xrl_policy_free(&policy);
+	return ret;
+}
+
+static int measure_bans(struct micro *m)
+{
+	struct xrl_datapath banning;
+	struct side sides[3] = {
+		{ .prog_fd = bpf_program__fd(m->verdict->progs.bench_drop) },
+		{ .prog_fd = m->dp.prog_fd },
+	};
+	int ret;
+
+	ret = xrl_datapath_load(&banning, NULL);
+	if (ret)
+		return ret;
+	sides[2].prog_fd = banning.prog_fd;
+	bench_log("micro: a banned source");
+	ret = apply_over_limit(&m->dp, false);
+	if (!ret)
+		ret = apply_over_limit(&banning, true);
+	if (!ret)
+		ret = side_by_side(m, TRAFFIC_HOT, sides, 3);
+	if (!ret) {
+		row_ns("banned source (ban: 30d) vs the same source dropped "
+		       "by its limit, one hot source", &sides[2], &sides[1],
+		       "< 1.00 (the cheapest drop)", 1.0);
+		row_ns("banned source vs wrapper + XDP_DROP (the floor)",
+		       &sides[2], &sides[0], "", 0);
+	}
+	xrl_datapath_close(&banning);
+	return ret;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: xrl-bench micro [--runs N] [--quick] "
-		"[--only hot,rotate,new] [--rules N] [--window] "
+		"[--only hot,rotate,new] [--rules N] [--window] [--bans] "
 		"[--variant FILE]...\n");
 }
 
@@ -560,6 +616,7 @@ static int parse_args(struct micro *m, int argc, char **argv)
 		{ "only", required_argument, NULL, 't' },
 		{ "rules", required_argument, NULL, 'n' },
 		{ "window", no_argument, NULL, 'w' },
+		{ "bans", no_argument, NULL, 'b' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
@@ -594,6 +651,9 @@ static int parse_args(struct micro *m, int argc, char **argv)
 		case 'w':
 			m->window = true;
 			m->only = "hot";
+			break;
+		case 'b':
+			m->bans_only = true;
 			break;
 		case 'n':
 			m->rules = strtoul(optarg, NULL, 10);
@@ -794,6 +854,10 @@ int bench_micro(int argc, char **argv)
 		ret = measure_rules(&m, m.rules);
 		goto unload;
 	}
+	if (m.bans_only) {
+		ret = measure_bans(&m);
+		goto unload;
+	}
 	ret = measure_floor(&m);
 	for (i = 0; !ret && i < sizeof(rule_counts) / sizeof(*rule_counts); i++)
 		ret = measure_rules(&m, rule_counts[i]);
@@ -807,6 +871,8 @@ int bench_micro(int argc, char **argv)
 		ret = measure_window(&m);
 	if (!ret)
 		ret = measure_clocks(&m);
+	if (!ret)
+		ret = measure_bans(&m);
 unload:
 	if (ret)
 		bench_log("micro: %s", strerror(-ret));

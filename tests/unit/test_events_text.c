@@ -112,3 +112,35 @@ Test(events_text, the_log_line_names_source_rule_rate_and_limit)
 			 "(monitor) by rule id-77: 4,211 pps over its limit");
 	xrl_policy_free(&policy);
 }
+
+Test(events_text, a_ban_event_names_source_rule_and_length)
+{
+	struct xrl_limit_event raw = {
+		.addr = { [10] = 0xff, [11] = 0xff, 198, 51, 100, 7 },
+		.ban_ns = 120000000000ULL,
+	};
+	struct xrl_rule_spec rule = {
+		.name = "login", .pps = 20, .burst = 40,
+		.ban = { .ns = 60000000000ULL },
+	};
+	struct xrl_event_record rec;
+	struct xrl_policy policy;
+	char line[256];
+	json_t *json;
+
+	cr_assert_eq(xrl_policy_init(&policy), 0);
+	cr_assert_eq(xrl_cidr_parse("198.51.100.0/24", &rule.prefix), 0);
+	cr_assert_eq(xrl_policy_add(&policy, &rule), 0);
+	raw.rule_id = policy.rules[1].id;
+	xrl_event_describe(&raw, &policy, 0, &rec);
+	xrl_event_format(&rec, line, sizeof(line));
+	/* A repeat offence: twice the rule's ban. */
+	cr_assert_str_eq(line, "source 198.51.100.7 banned by rule login for "
+			 "2m");
+	json = xrl_event_json(&rec);
+	cr_assert_not_null(json);
+	cr_assert_float_eq(json_real_value(json_object_get(json, "ban_s")),
+			   120.0, 1e-9);
+	json_decref(json);
+	xrl_policy_free(&policy);
+}

@@ -70,7 +70,7 @@ Test(policy_file_keys, unknown_key_in_rule)
 	refused("rules:\n  - cidr: 198.18.0.0/24\n    ppss: 10\n",
 		"p.yaml:3: rules[0].ppss: unknown key, expected one of: name, "
 		"cidr, action, pps, burst, bps, burst_bytes, scope, global, "
-		"strategy, interval, limit, window");
+		"strategy, interval, limit, window, ban, ban_after, ban_max");
 }
 
 Test(policy_file_keys, unknown_key_in_default)
@@ -78,7 +78,7 @@ Test(policy_file_keys, unknown_key_in_default)
 	refused("default:\n  action: allow\n  cidr: 198.18.0.0/24\n",
 		"p.yaml:3: default.cidr: unknown key, expected one of: action, "
 		"pps, burst, bps, burst_bytes, scope, global, strategy, "
-		"interval, limit, window");
+		"interval, limit, window, ban, ban_after, ban_max");
 }
 
 Test(policy_file_keys, unknown_key_with_control_bytes_stays_one_line)

@@ -301,11 +301,11 @@ Test(strategy_file, durations_format_to_the_shortest_exact_text)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		xrl_duration_ns_format(cases[i].ns, buf, sizeof(buf));
 		cr_assert_str_eq(buf, cases[i].text);
-		cr_assert_eq(xrl_duration_ns_parse(buf, &ns), 0);
+		cr_assert_eq(xrl_duration_ns_parse(buf, UINT64_MAX, &ns), 0);
 		cr_assert_eq(ns, cases[i].ns);
 	}
-	cr_assert_eq(xrl_duration_ns_parse("5", &ns), -EINVAL);
-	cr_assert_eq(xrl_duration_ns_parse("5 s", &ns), -EINVAL);
-	cr_assert_eq(xrl_duration_ns_parse("s", &ns), -EINVAL);
-	cr_assert_eq(xrl_duration_ns_parse("18446744073710s", &ns), -ERANGE);
+	cr_assert_eq(xrl_duration_ns_parse("5", UINT64_MAX, &ns), -EINVAL);
+	cr_assert_eq(xrl_duration_ns_parse("5 s", UINT64_MAX, &ns), -EINVAL);
+	cr_assert_eq(xrl_duration_ns_parse("s", UINT64_MAX, &ns), -EINVAL);
+	cr_assert_eq(xrl_duration_ns_parse("18446744073710s", UINT64_MAX, &ns), -ERANGE);
 }

@@ -110,5 +110,8 @@ extern const struct xrl_cmd xrl_cmd_check;
 extern const struct xrl_cmd xrl_cmd_explain;
 extern const struct xrl_cmd xrl_cmd_reset;
 extern const struct xrl_cmd xrl_cmd_daemon;
+extern const struct xrl_cmd xrl_cmd_ban;
+extern const struct xrl_cmd xrl_cmd_unban;
+extern const struct xrl_cmd xrl_cmd_bans;
 
 #endif

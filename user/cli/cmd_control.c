@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -29,12 +30,16 @@ enum {
 	OPT_BPS,
 	OPT_BURST_BYTES,
 	OPT_SCOPE,
+	OPT_BAN,
+	OPT_BAN_AFTER,
+	OPT_BAN_MAX,
 	OPT_REPLACE,
 	OPT_GLOBAL,
 	OPT_STRATEGY,
 	OPT_INTERVAL,
 	OPT_LIMIT,
 	OPT_WINDOW,
+	OPT_FOR,
 };
 
 #define JSON_OPT { "json", OPT_JSON, NULL, "the daemon's JSON response" }
@@ -50,6 +55,12 @@ static const struct xrl_opt rule_opts[] = {
 	  "aggregate (one for all)" },
 	{ "global", OPT_GLOBAL, NULL, "an aggregate budget shared through "
 	  "Redis" },
+	{ "ban", OPT_BAN, "D", "ban a source over the limit this long (30s, "
+	  "10m, 1h, 7d)" },
+	{ "ban-after", OPT_BAN_AFTER, "D", "once it has been over the limit "
+	  "this long (default: at its first drop)" },
+	{ "ban-max", OPT_BAN_MAX, "D", "a repeat offence doubles the ban up "
+	  "to this (default: 8 bans)" },
 	{ "replace", OPT_REPLACE, NULL, "change the rule of that CIDR (keeps "
 	  "its id)" },
 	{ "strategy", OPT_STRATEGY, "S", "token_bucket (default), leaky_bucket "
@@ -58,6 +69,13 @@ static const struct xrl_opt rule_opts[] = {
 	  "(100ms, 500us)" },
 	{ "limit", OPT_LIMIT, "N", "sliding_window: at most N packets ..." },
 	{ "window", OPT_WINDOW, "D", "... in any window of D (1s, 1m)" },
+	JSON_OPT,
+	{}
+};
+
+static const struct xrl_opt ban_opts[] = {
+	{ "for", OPT_FOR, "D", "how long (30s, 10m, 1h, 7d; at most 30d); "
+	  "default: until unban" },
 	JSON_OPT,
 	{}
 };
@@ -107,6 +125,9 @@ static void word_error(const struct control_args *args, const char *err,
 		{ "global:", "--global:" }, { "n:", "--count:" },
 		{ "strategy:", "--strategy:" }, { "interval:", "--interval:" },
 		{ "limit:", "--limit:" }, { "window:", "--window:" },
+		{ "for:", "--for:" },
+		{ "ban_after:", "--ban-after:" }, { "ban_max:", "--ban-max:" },
+		{ "ban:", "--ban:" },
 	};
 	const char *cmd = json_string_value(json_object_get(args->request,
 							    "cmd"));
@@ -178,6 +199,9 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		[OPT_BPS - OPT_NAME] = "bps",
 		[OPT_BURST_BYTES - OPT_NAME] = "burst_bytes",
 		[OPT_SCOPE - OPT_NAME] = "scope",
+		[OPT_BAN - OPT_NAME] = "ban",
+		[OPT_BAN_AFTER - OPT_NAME] = "ban_after",
+		[OPT_BAN_MAX - OPT_NAME] = "ban_max",
 	};
 	int opt, exit_code = -1;
 	char *end;
@@ -209,6 +233,10 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 					    strategy_field(opt),
 					    json_string(optarg));
 			break;
+		case OPT_FOR:
+			json_object_set_new(args->request, "for",
+					    json_string(optarg));
+			break;
 		case OPT_TOP_N:
 			n = strtol(optarg, &end, 10);
 			if (*end || n < 1 || n > 100000) {
@@ -220,7 +248,7 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 					    json_integer(n));
 			break;
 		default:
-			if (opt < OPT_NAME || opt > OPT_SCOPE)
+			if (opt < OPT_NAME || opt > OPT_BAN_MAX)
 				break;
 			/* Quantities go as text: the daemon parses "10k". */
 			json_object_set_new(args->request,
@@ -285,9 +313,20 @@ static void print_rule(json_t *rule)
 	if (json_is_true(json_object_get(rule, "global")))
 		printf(" global%s", json_is_true(json_object_get(rule,
 				    "degraded")) ? " (DEGRADED)" : "");
+	if (str_of(rule, "ban"))
+		printf(" ban %s", str_of(rule, "ban"));
+	if (str_of(rule, "ban_after"))
+		printf(" after %s", str_of(rule, "ban_after"));
+	if (str_of(rule, "ban_max"))
+		printf(" max %s", str_of(rule, "ban_max"));
 	if (passed && dropped)
-		printf("  (passed %lld, dropped %lld)",
+		printf("  (passed %lld, dropped %lld",
 		       int_of(passed, "packets"), int_of(dropped, "packets"));
+	if (passed && dropped && json_object_get(rule, "banned"))
+		printf(", banned %lld", int_of(json_object_get(rule, "banned"),
+					       "packets"));
+	if (passed && dropped)
+		printf(")");
 	printf("\n");
 }
 
@@ -519,10 +558,15 @@ static void print_top(json_t *response)
 
 	printf("%-28s %-20s %12s %12s\n", "source", "rule", "dropped",
 	       "passed");
-	json_array_foreach(json_object_get(response, "top"), i, entry)
-		printf("%-28s %-20s %12lld %12lld\n", str_of(entry, "source"),
+	json_array_foreach(json_object_get(response, "top"), i, entry) {
+		printf("%-28s %-20s %12lld %12lld", str_of(entry, "source"),
 		       str_of(entry, "rule") ? str_of(entry, "rule") : "?",
 		       int_of(entry, "dropped"), int_of(entry, "passed"));
+		if (json_is_true(json_object_get(entry, "banned")))
+			printf("  banned %.0fs more", json_real_value(
+				json_object_get(entry, "ban_left_s")));
+		printf("\n");
+	}
 }
 
 /* ---- top, live ------------------------------------------------------ */
@@ -767,6 +811,130 @@ put_request:
 	json_decref(args.request);
 	return ret;
 }
+
+/* ---- ban, unban, bans ---------------------------------------------- */
+
+static void print_ban(json_t *ban, uint64_t now_ms)
+{
+	json_t *until = json_object_get(ban, "until_ms");
+	long long left;
+
+	printf("%-28s", str_of(ban, "cidr"));
+	if (until) {
+		left = (json_integer_value(until) - (long long)now_ms + 999) /
+		       1000;
+		printf(" %lld s left", left > 0 ? left : 0);
+	} else {
+		printf(" until unban");
+	}
+	if (json_object_get(ban, "packets"))
+		printf(" (dropped %lld)", int_of(ban, "packets"));
+	printf("\n");
+}
+
+static uint64_t now_wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+}
+
+static void print_banned(json_t *response)
+{
+	printf("banned: ");
+	print_ban(json_object_get(response, "ban"), now_wall_ms());
+}
+
+static void print_unbanned(json_t *response)
+{
+	(void)response;
+	printf("unbanned\n");
+}
+
+static void print_bans(json_t *response)
+{
+	uint64_t now = json_integer_value(json_object_get(response, "now_ms"));
+	json_t *ban;
+	size_t i;
+
+	json_array_foreach(json_object_get(response, "bans"), i, ban)
+		print_ban(ban, now);
+}
+
+/* ban ADDR[/LEN] [--for D], unban ADDR[/LEN], bans: one request each. */
+static int run_ban_cmd(const struct xrl_cmd *cmd, struct xrl_cli *cli,
+		       int argc, char **argv, const char *verb,
+		       void (*print_text)(json_t *response))
+{
+	bool bans = !strcmp(verb, "bans");
+	struct control_args args = {};
+	json_t *response;
+	int ret;
+
+	ret = parse_args(cmd, cli, argc, argv, &args);
+	if (ret >= 0)
+		goto put_request;
+	ret = EXIT_FAILURE;
+	if (args.n_args != (bans ? 0 : 1)) {
+		xrl_cmd_error(cli, cmd, bans ? "expected no argument" :
+			      "expected one ADDR[/LEN]");
+		goto put_request;
+	}
+	if (!bans)
+		json_object_set_new(args.request, "cidr",
+				    json_string(args.args[0]));
+	json_object_set_new(args.request, "cmd", json_string(verb));
+	response = call_daemon(cmd, cli, &args);
+	if (response)
+		ret = print_response(&args, response, print_text);
+put_request:
+	json_decref(args.request);
+	return ret;
+}
+
+static int run_ban(const struct xrl_cmd *cmd, struct xrl_cli *cli, int argc,
+		   char **argv)
+{
+	return run_ban_cmd(cmd, cli, argc, argv, "ban", print_banned);
+}
+
+static int run_unban(const struct xrl_cmd *cmd, struct xrl_cli *cli,
+		     int argc, char **argv)
+{
+	return run_ban_cmd(cmd, cli, argc, argv, "unban", print_unbanned);
+}
+
+static int run_bans(const struct xrl_cmd *cmd, struct xrl_cli *cli, int argc,
+		    char **argv)
+{
+	return run_ban_cmd(cmd, cli, argc, argv, "bans", print_bans);
+}
+
+const struct xrl_cmd xrl_cmd_ban = {
+	.name = "ban",
+	.synopsis = "ADDR[/LEN] [--for D] [--json]",
+	.summary = "Drop every packet of a prefix, before any rule, for D or "
+		   "until unban (through the daemon, kept across restarts).",
+	.opts = ban_opts,
+	.run = run_ban,
+};
+
+const struct xrl_cmd xrl_cmd_unban = {
+	.name = "unban",
+	.synopsis = "ADDR[/LEN] [--json]",
+	.summary = "Lift a ban.",
+	.opts = reload_opts,
+	.run = run_unban,
+};
+
+const struct xrl_cmd xrl_cmd_bans = {
+	.name = "bans",
+	.synopsis = "[--json]",
+	.summary = "The bans in force, with what each dropped.",
+	.opts = reload_opts,
+	.run = run_bans,
+};
 
 const struct xrl_cmd xrl_cmd_rule = {
 	.name = "rule",

@@ -23,6 +23,9 @@ static const struct xrl_cmd *const commands[] = {
 	&xrl_cmd_explain,
 	&xrl_cmd_reset,
 	&xrl_cmd_daemon,
+	&xrl_cmd_ban,
+	&xrl_cmd_unban,
+	&xrl_cmd_bans,
 	NULL
 };
 

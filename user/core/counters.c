@@ -15,6 +15,7 @@ static const char *const verdict_names[XRL_VERDICT_COUNT] = {
 	[XRL_VERDICT_NONIP] = "nonip",
 	[XRL_VERDICT_VLAN_OVERFLOW] = "vlan_overflow",
 	[XRL_VERDICT_IPV4_MAPPED] = "ipv4_mapped",
+	[XRL_VERDICT_BANNED] = "banned",
 };
 
 const char *xrl_verdict_name(enum xrl_verdict verdict)

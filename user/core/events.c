@@ -84,6 +84,12 @@ void xrl_event_format(const struct xrl_event_record *rec, char *buf,
 	const char *verb = rec->action == XRL_ACTION_MONITOR ?
 			   "would be limited (monitor)" : "limited";
 
+	if (rec->raw.ban_ns) {
+		xrl_duration_ns_format(rec->raw.ban_ns, rate, sizeof(rate));
+		snprintf(buf, len, "source %s banned by rule %s for %s",
+			 rec->source, rec->rule, rate);
+		return;
+	}
 	if (rec->pps >= 0)
 		snprintf(observed, sizeof(observed), "%s pps ",
 			 grouped((uint64_t)(rec->pps + 0.5), rate,
@@ -107,7 +113,7 @@ json_t *xrl_event_json(const struct xrl_event_record *rec)
 
 	xrl_event_format(rec, message, sizeof(message));
 	return json_pack("{s:I, s:f, s:s, s:s, s:I, s:s, s:o, s:I, s:f, "
-			 "s:I, s:I, s:s}",
+			 "s:I, s:I, s:s, s:f}",
 			 "seq", (json_int_t)rec->seq,
 			 "time", rec->wall_time,
 			 "source", rec->source,
@@ -121,7 +127,8 @@ json_t *xrl_event_json(const struct xrl_event_record *rec)
 			 "window_s", rec->raw.window_ns / 1e9,
 			 "limit_pps", (json_int_t)rec->limit_pps,
 			 "limit_bps", (json_int_t)rec->limit_bps,
-			 "message", message);
+			 "message", message,
+			 "ban_s", rec->raw.ban_ns / 1e9);
 }
 
 int xrl_event_log_init(struct xrl_event_log *log)

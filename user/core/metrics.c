@@ -124,6 +124,7 @@ static void write_rules(FILE *out, const struct xrl_metrics *m)
 	static const char *const outcomes[XRL_RULE_OUTCOMES] = {
 		[XRL_RULE_PASSED] = "pass",
 		[XRL_RULE_DROPPED] = "drop",
+		[XRL_RULE_BANNED] = "banned",
 	};
 	const char *labels[5] = { "rule", NULL, "verdict", NULL, NULL };
 	const struct xrl_counter *c;
@@ -211,6 +212,22 @@ static void write_events(FILE *out, const struct xrl_metrics *m)
 	}
 }
 
+static void write_bans(FILE *out, const struct xrl_metrics *m)
+{
+	xrl_metrics_family(out, "xdp_ratelimit_bans_started_total", "counter",
+			   "Bans of sources started by rules with ban:.");
+	xrl_metrics_sample_u64(out, "xdp_ratelimit_bans_started_total", NULL,
+			       m->bans.started);
+	xrl_metrics_family(out, "xdp_ratelimit_ban_repeats_total", "counter",
+			   "Of those, repeat offences (a doubled ban).");
+	xrl_metrics_sample_u64(out, "xdp_ratelimit_ban_repeats_total", NULL,
+			       m->bans.repeats);
+	xrl_metrics_family(out, "xdp_ratelimit_active_bans", "gauge",
+			   "Sources banned now.");
+	xrl_metrics_sample_u64(out, "xdp_ratelimit_active_bans", NULL,
+			       m->active_bans);
+}
+
 static void write_gauges(FILE *out, const struct xrl_metrics *m)
 {
 	if (m->tracked_sources >= 0) {
@@ -253,6 +270,7 @@ int xrl_metrics_write(FILE *out, const struct xrl_metrics *m)
 	write_rules(out, m);
 	write_table(out, m);
 	write_events(out, m);
+	write_bans(out, m);
 	write_gauges(out, m);
 	if (m->extra)
 		m->extra(out, m->extra_ctx);

@@ -37,6 +37,8 @@ struct xrl_metrics {
 	struct xrl_table_counters table;
 	__u64 evictions;		/* inserts - tracked sources */
 	struct xrl_event_state events;	/* limit event counters */
+	struct xrl_ban_counters bans;	/* bans started (bpf/bans.h) */
+	__u64 active_bans;		/* ban records in force */
 	long tracked_sources;		/* < 0: not known, not written */
 	__u32 capacity;			/* max_entries of the bucket map */
 	bool have_policy;		/* the two below are known */

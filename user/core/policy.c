@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ban.h"
 #include "limit.h"
 #include "policy.h"
 
@@ -462,8 +463,14 @@ int xrl_rule_check(const struct xrl_rule_spec *rule, char *err, size_t len)
 		snprintf(err, len, "global: needs scope: aggregate");
 		return -EINVAL;
 	}
-	if (xrl_strategy_check(rule, limited, err, len))
+	if (xrl_strategy_check(rule, limited, err, len) ||
+	    xrl_rule_ban_check(rule, err, len))
 		return -EINVAL;
+	/* A window keeps no bucket to hold a ban (docs/POLICY.md "Bans"). */
+	if (rule->ban.ns && rule->strategy.kind == XRL_STRATEGY_SLIDING_WINDOW) {
+		snprintf(err, len, "ban: not with strategy: sliding_window");
+		return -EINVAL;
+	}
 	if (!limited)
 		return 0;
 	if (rule->strategy.kind != XRL_STRATEGY_TOKEN_BUCKET)
@@ -504,6 +511,7 @@ int xrl_rule_compile(const struct xrl_rule_spec *rule, struct xrl_rule *out)
 	if (!err && rule->bps)
 		err = xrl_limit_compile_bps(rule->bps, rule->burst_bytes,
 					    &out->limit[XRL_LIMIT_BYTES]);
+	xrl_rule_ban_compile(rule, &out->ban);
 	return err;
 }
 
@@ -570,6 +578,7 @@ void xrl_policy_settings(const struct xrl_policy *policy, __u32 max_sources,
 	out->v4_prefix = policy->v4_prefix;
 	out->v6_prefix = policy->v6_prefix;
 	out->unknown_verdict = policy->unknown;
+	out->manual_bans = policy->manual_bans;
 	out->new_sources_set = policy->new_sources_off || policy->new_pps;
 	xrl_new_sources_budget(policy, max_sources, &pps, &burst);
 	/* Checked by the parsers; a failure leaves the budget off. */

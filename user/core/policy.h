@@ -41,7 +41,16 @@ struct xrl_rule_spec {
 	int global_line;		/* line of its "global:", or 0 */
 	bool runtime;			/* added through the control socket */
 	struct xrl_strategy_spec strategy;
+	struct xrl_rule_spec_ban {	/* ban:, ban_after:, ban_max: */
+		uint64_t ns;		/* 0: no bans */
+		uint64_t after_ns;
+		uint64_t max_ns;	/* 0: XRL_BAN_MAX_FACTOR * ns */
+	} ban;
 };
+
+/* Bans: the longest a ban may be, and ban_max unless set (ban * 8). */
+#define XRL_BAN_LIMIT_NS	(30ULL * 86400 * 1000000000ULL)
+#define XRL_BAN_MAX_FACTOR	8
 
 struct xrl_policy {
 	uint32_t v4_prefix;		/* source key prefix for IPv4: 1..32 */
@@ -58,6 +67,7 @@ struct xrl_policy {
 	 * events at all). */
 	uint64_t event_quiet_ns;
 	uint64_t events_per_second;
+	bool manual_bans;	/* the daemon's: xrl_manual_bans in use */
 	struct xrl_rule_spec *rules;	/* rules[0] is the default rule */
 	size_t n_rules;
 	size_t cap_rules;
@@ -122,6 +132,19 @@ int xrl_rule_name_check(const char *name, const struct xrl_lpm_key *prefix,
  */
 int xrl_rule_check(const struct xrl_rule_spec *rule, char *err, size_t len);
 
+/* The ban_max of a rule: its own, or ban * XRL_BAN_MAX_FACTOR (at most
+ * XRL_BAN_LIMIT_NS). */
+uint64_t xrl_rule_ban_max(const struct xrl_rule_spec *rule);
+
+/*
+ * Durations (user/core/duration.c): a whole number and its unit, ns, us,
+ * ms, s, m, h or d ("500ms", "10s", "7d"), into ns; -EINVAL for other
+ * text, -ERANGE past @max_ns. Formatted back in the largest unit that
+ * divides it exactly, which parses back to @ns.
+ */
+int xrl_duration_ns_parse(const char *text, uint64_t max_ns, uint64_t *ns);
+void xrl_duration_ns_format(uint64_t ns, char *buf, size_t len);
+
 /* Compiles a checked rule into the map value. */
 int xrl_rule_compile(const struct xrl_rule_spec *rule, struct xrl_rule *out);
 
@@ -158,13 +181,6 @@ int xrl_strategy_parse(const char *text, enum xrl_strategy *strategy);
 #define XRL_WINDOW_MIN_NS	1000000ULL			/* 1ms */
 #define XRL_WINDOW_MAX_NS	XRL_INTERVAL_MAX_NS		/* 1h */
 
-/*
- * A duration: a whole number and its unit, ns, us, ms, s, m or h ("100ms",
- * "2s"). 0, -EINVAL for other text or -ERANGE past 2^64 ns. Format
- * writes the shortest exact text, which parses back to @ns.
- */
-int xrl_duration_ns_parse(const char *text, uint64_t *ns);
-void xrl_duration_ns_format(uint64_t ns, char *buf, size_t len);
 
 /*
  * The strategy's checks of xrl_rule_check(): keys that do not fit the

@@ -516,7 +516,7 @@ static int parse_duration(struct loader *ld, const char *field,
 
 	if (ret)
 		return ret;
-	ret = xrl_duration_ns_parse(text, out);
+	ret = xrl_duration_ns_parse(text, UINT64_MAX, out);
 	if (ret == -EINVAL)
 		return fail(ld, value, field, value, "not a duration such as "
 			    "100ms, 2s, 1m or 500us");
@@ -553,6 +553,57 @@ static int parse_limit(struct loader *ld, const char *field,
 			    &draft->spec.strategy.limit);
 }
 
+/* ban:, ban_after:, ban_max: (docs/POLICY.md "Bans"). */
+static int parse_ban_duration(struct loader *ld, const char *field,
+			      yaml_node_t *value, uint64_t *ns)
+{
+	const char *text;
+	int ret = scalar(ld, field, value, &text);
+
+	if (ret)
+		return ret;
+	ret = xrl_duration_ns_parse(text, XRL_BAN_LIMIT_NS, ns);
+	if (ret == -ERANGE)
+		return fail(ld, value, field, value, "over the maximum 30d");
+	if (ret)
+		return fail(ld, value, field, value, "not a duration such as "
+			    "30s, 500ms, 10m, 1h or 7d");
+	return 0;
+}
+
+static int parse_ban(struct loader *ld, const char *field,
+		     yaml_node_t *value, void *target)
+{
+	struct rule_draft *draft = target;
+	int ret = parse_ban_duration(ld, field, value, &draft->spec.ban.ns);
+
+	if (!ret && !draft->spec.ban.ns)
+		return fail(ld, value, field, value, "a ban lasts at least "
+			    "1ms (leave ban: out for none)");
+	return ret;
+}
+
+static int parse_ban_after(struct loader *ld, const char *field,
+			   yaml_node_t *value, void *target)
+{
+	struct rule_draft *draft = target;
+
+	return parse_ban_duration(ld, field, value,
+				  &draft->spec.ban.after_ns);
+}
+
+static int parse_ban_max(struct loader *ld, const char *field,
+			 yaml_node_t *value, void *target)
+{
+	struct rule_draft *draft = target;
+	int ret = parse_ban_duration(ld, field, value,
+				     &draft->spec.ban.max_ns);
+
+	if (!ret && !draft->spec.ban.max_ns)
+		return fail(ld, value, field, value, "at least 1ms");
+	return ret;
+}
+
 #define LIMIT_FIELDS					\
 	{ "action", parse_action },			\
 	{ "pps", parse_pps },				\
@@ -564,7 +615,10 @@ static int parse_limit(struct loader *ld, const char *field,
 	{ "strategy", parse_strategy },			\
 	{ "interval", parse_interval },			\
 	{ "limit", parse_limit },			\
-	{ "window", parse_window }
+	{ "window", parse_window },			\
+	{ "ban", parse_ban },				\
+	{ "ban_after", parse_ban_after },		\
+	{ "ban_max", parse_ban_max }
 
 static const struct field rule_fields[] = {
 	{ "name", parse_name },
@@ -997,38 +1051,20 @@ static int parse_unknown_sources(struct loader *ld, const char *field,
 static int parse_quiet_period(struct loader *ld, const char *field,
 			      yaml_node_t *value, void *target)
 {
-	static const struct {
-		const char *unit;
-		uint64_t ns;
-	} units[] = {
-		{ "ms", 1000000ULL }, { "s", 1000000000ULL },
-		{ "m", 60000000000ULL }, { "h", 3600000000000ULL },
-	};
 	struct xrl_policy *policy = target;
-	unsigned long long number;
 	const char *text;
-	char *end;
-	size_t i;
 	int ret = scalar(ld, field, value, &text);
 
 	if (ret)
 		return ret;
-	errno = 0;
-	number = strtoull(text, &end, 10);
-	if (*text < '0' || *text > '9' || errno)
-		goto bad;
-	for (i = 0; i < ARRAY_SIZE(units); i++) {
-		if (strcmp(end, units[i].unit))
-			continue;
-		if (number > QUIET_MAX_NS / units[i].ns)
-			return fail(ld, value, field, value,
-				    "over the maximum 24h");
-		policy->event_quiet_ns = number * units[i].ns;
-		return 0;
-	}
-bad:
-	return fail(ld, value, field, value, "not a duration such as 10s, "
-		    "500ms, 2m or 1h");
+	ret = xrl_duration_ns_parse(text, QUIET_MAX_NS,
+				    &policy->event_quiet_ns);
+	if (ret == -ERANGE)
+		return fail(ld, value, field, value, "over the maximum 24h");
+	if (ret)
+		return fail(ld, value, field, value, "not a duration such as "
+			    "10s, 500ms, 2m or 1h");
+	return 0;
 }
 
 static int parse_events_per_second(struct loader *ld, const char *field,
@@ -1417,6 +1453,21 @@ static int emit_strategy(yaml_emitter_t *emitter,
 	return ret ? ret : emit_duration(emitter, "window", s->window_ns);
 }
 
+/* ban:, and ban_after: and ban_max: when set. */
+static int emit_ban(yaml_emitter_t *emitter, const struct xrl_rule_spec *rule)
+{
+	int ret;
+
+	if (!rule->ban.ns)
+		return 0;
+	ret = emit_duration(emitter, "ban", rule->ban.ns);
+	if (!ret)
+		ret = emit_duration(emitter, "ban_after", rule->ban.after_ns);
+	if (!ret)
+		ret = emit_duration(emitter, "ban_max", rule->ban.max_ns);
+	return ret;
+}
+
 /* The fields of a rule, inside its map. */
 static int emit_rule_body(yaml_emitter_t *emitter,
 			  const struct xrl_rule_spec *rule)
@@ -1437,6 +1488,8 @@ static int emit_rule_body(yaml_emitter_t *emitter,
 		ret = emit_pair(emitter, "scope", xrl_scope_name(rule->scope));
 	if (!ret && rule->global)
 		ret = emit_pair(emitter, "global", "true");
+	if (!ret)
+		ret = emit_ban(emitter, rule);
 	return ret;
 }
 

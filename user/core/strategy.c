@@ -38,52 +38,6 @@ int xrl_strategy_parse(const char *text, enum xrl_strategy *strategy)
 	return -EINVAL;
 }
 
-/* Longest first: the formatter takes the first unit that divides. */
-static const struct {
-	const char *unit;
-	uint64_t ns;
-} units[] = {
-	{ "h", 3600000000000ULL }, { "m", 60000000000ULL },
-	{ "s", 1000000000ULL }, { "ms", 1000000ULL }, { "us", 1000ULL },
-	{ "ns", 1ULL },
-};
-
-int xrl_duration_ns_parse(const char *text, uint64_t *ns)
-{
-	unsigned long long number;
-	char *end;
-	size_t i;
-
-	if (*text < '0' || *text > '9')
-		return -EINVAL;
-	errno = 0;
-	number = strtoull(text, &end, 10);
-	if (errno)
-		return -ERANGE;
-	for (i = 0; i < ARRAY_SIZE(units); i++) {
-		if (strcmp(end, units[i].unit))
-			continue;
-		if (number > UINT64_MAX / units[i].ns)
-			return -ERANGE;
-		*ns = number * units[i].ns;
-		return 0;
-	}
-	return -EINVAL;
-}
-
-void xrl_duration_ns_format(uint64_t ns, char *buf, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(units); i++) {
-		if (ns % units[i].ns == 0 || units[i].ns == 1) {
-			snprintf(buf, len, "%" PRIu64 "%s", ns / units[i].ns,
-				 units[i].unit);
-			return;
-		}
-	}
-}
-
 /* The first of the keys set that @kind does not take, or NULL. */
 static const char *misfit(const struct xrl_rule_spec *rule,
 			  enum xrl_strategy kind)

@@ -22,6 +22,7 @@
 #include "budget.h"
 #include "control.h"
 #include "control_cmds.h"
+#include "manual_bans.h"
 #include "datapath.h"
 #include "log.h"
 #include "notify.h"
@@ -125,6 +126,9 @@ static int commit(struct xrl_daemon_state *state, struct xrl_policy *next,
 		snprintf(err, len, "no free rule id: %s", strerror(-ret));
 	if (ret)
 		goto unlock;
+	/* Bans by hand hold through every change (control_bans.c). */
+	if (state->bans && state->bans->n)
+		next->manual_bans = true;
 	if (state->apply)
 		ret = state->apply(state, next, err, len);
 	else if (state->dp)
@@ -538,6 +542,7 @@ json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
 	xrl_control_strategy_json(obj, rule);
 	json_object_set_new(obj, "source",
 			    json_string(rule->runtime ? "runtime" : "file"));
+	xrl_control_ban_json(obj, rule);
 	if (rule->global) {
 		json_object_set_new(obj, "global", json_true());
 		json_object_set_new(obj, "degraded", json_boolean(
@@ -548,6 +553,9 @@ json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
 			&counters.outcome[XRL_RULE_PASSED]));
 		json_object_set_new(obj, "dropped", counter_json(
 			&counters.outcome[XRL_RULE_DROPPED]));
+		if (rule->ban.ns)
+			json_object_set_new(obj, "banned", counter_json(
+				&counters.outcome[XRL_RULE_BANNED]));
 	}
 	return obj;
 }
@@ -612,7 +620,7 @@ static int parse_duration(json_t *req, const char *field, uint64_t *ns,
 	ret = xrl_control_string(req, field, false, &text, err, len);
 	if (ret || !text)
 		return ret;
-	ret = xrl_duration_ns_parse(text, ns);
+	ret = xrl_duration_ns_parse(text, UINT64_MAX, ns);
 	if (ret == -EINVAL)
 		snprintf(err, len, "%s: \"%.32s\" is not a duration (like "
 			 "100ms, 2s, 1m, 500us)", field, text);
@@ -714,6 +722,8 @@ int xrl_control_parse_rule(json_t *req, struct xrl_rule_spec *rule, char *err,
 		ret = parse_scope(req, rule, err, len);
 	if (!ret)
 		ret = parse_strategy(req, rule, err, len);
+	if (!ret)
+		ret = xrl_control_parse_ban(req, rule, err, len);
 	if (!ret)
 		ret = xrl_rule_check(rule, err, len);
 	return ret;
@@ -955,18 +965,23 @@ static int cmd_version(struct xrl_request *req)
 static const char *const rule_add_fields[] = {
 	"cidr", "name", "action", "pps", "burst", "bps", "burst_bytes",
 	"scope", "global", "replace", "strategy", "interval", "limit",
-	"window", NULL,
+	"window", "ban", "ban_after", "ban_max", NULL,
 };
 static const char *const rule_del_fields[] = { "rule", NULL };
 static const char *const reload_fields[] = { "path", NULL };
 static const char *const top_fields[] = { "n", NULL };
 static const char *const events_fields[] = { "n", "since", NULL };
 static const char *const no_fields[] = { NULL };
+static const char *const ban_fields[] = { "cidr", "for", NULL };
+static const char *const unban_fields[] = { "cidr", NULL };
 
 static const struct xrl_control_command commands[] = {
 	{ "rule.add", rule_add_fields, cmd_rule_add, true },
 	{ "rule.del", rule_del_fields, cmd_rule_del, true },
 	{ "rule.list", no_fields, cmd_rule_list, false },
+	{ "ban", ban_fields, xrl_control_ban, true },
+	{ "unban", unban_fields, xrl_control_unban, true },
+	{ "bans", no_fields, xrl_control_bans, false },
 	{ "reload", reload_fields, cmd_reload, true },
 	{ "stats", no_fields, xrl_control_stats, false },
 	{ "status", no_fields, xrl_control_status, false },

@@ -28,6 +28,7 @@ struct xrl_budgets;
 struct xrl_datapath;
 struct xrl_daemon_state;
 struct xrl_event_log;
+struct xrl_manual_bans;
 struct xrl_pin_dir;
 
 /* The last reload of a file (SIGHUP or `reload`): when, and how it went. */
@@ -49,6 +50,7 @@ struct xrl_daemon_state {
 	const char *overlay_path;	/* runtime changes (overlay.h); NULL:
 					 * none kept */
 	struct xrl_lpm_key *deleted;	/* prefixes deleted at runtime */
+	struct xrl_manual_bans *bans;	/* by hand (manual_bans.h), or NULL */
 	size_t n_deleted;
 	const char *socket_path;	/* for status */
 	char **interfaces;		/* attached by this daemon */

@@ -31,6 +31,10 @@ struct xrl_control_command {
 int xrl_control_stats(struct xrl_request *req);
 int xrl_control_status(struct xrl_request *req);
 int xrl_control_top(struct xrl_request *req);
+/* ban, unban, bans: bans by hand (control_bans.c). */
+int xrl_control_ban(struct xrl_request *req);
+int xrl_control_unban(struct xrl_request *req);
+int xrl_control_bans(struct xrl_request *req);
 /* events: the recent limit events and the event counters. */
 int xrl_control_events(struct xrl_request *req);
 
@@ -50,5 +54,10 @@ int xrl_control_parse_rule(json_t *req, struct xrl_rule_spec *rule, char *err,
 			   size_t len);
 json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
 			      const struct xrl_rule_spec *rule);
+/* "ban", "ban_after", "ban_max" of a rule (control_ban.c): read into
+ * @rule (checked with the rule), and added to @obj when set. */
+int xrl_control_parse_ban(json_t *req, struct xrl_rule_spec *rule, char *err,
+			  size_t len);
+void xrl_control_ban_json(json_t *obj, const struct xrl_rule_spec *rule);
 
 #endif

@@ -153,6 +153,7 @@ struct top_entry {
 	__u64 dropped;
 	__u64 passed;
 	__u64 tat[XRL_LIMIT_KINDS];
+	__u64 ban_until_ns;	/* the program's clock; 0: never banned */
 };
 
 struct top_walk {
@@ -180,6 +181,7 @@ static int collect_dropping(const void *key, const void *value, void *ctx)
 	walk->entries[walk->n].dropped = bucket->dropped;
 	walk->entries[walk->n].passed = bucket->passed;
 	memcpy(walk->entries[walk->n].tat, bucket->tat, sizeof(bucket->tat));
+	walk->entries[walk->n].ban_until_ns = bucket->ban_until_ns;
 	walk->n++;
 	return 0;
 }
@@ -326,20 +328,34 @@ static json_t *top_entry_json(const struct xrl_policy *policy,
 	struct xrl_lpm_key source = { .prefixlen = policy->v6_prefix };
 	const struct xrl_rule_spec *rule;
 	char text[64];
+	bool banned;
+	json_t *obj;
 	double fill;
+	__u64 now;
 
 	memcpy(source.addr, entry->key.addr, sizeof(source.addr));
 	source.prefixlen = key_prefixlen(policy, &entry->key);
 	xrl_cidr_format(&source, text, sizeof(text));
 	rule = rule_by_id(policy, entry->rule_id);
 	fill = bucket_fill(rule, entry->tat);
-	return json_pack("{s:s, s:I, s:s?, s:I, s:I, s:o}",
-			 "source", text,
-			 "rule_id", (json_int_t)entry->rule_id,
-			 "rule", rule ? rule->name : NULL,
-			 "dropped", (json_int_t)entry->dropped,
-			 "passed", (json_int_t)entry->passed,
-			 "fill", fill >= 0 ? json_real(fill) : json_null());
+	obj = json_pack("{s:s, s:I, s:s?, s:I, s:I, s:o}",
+			"source", text,
+			"rule_id", (json_int_t)entry->rule_id,
+			"rule", rule ? rule->name : NULL,
+			"dropped", (json_int_t)entry->dropped,
+			"passed", (json_int_t)entry->passed,
+			"fill", fill >= 0 ? json_real(fill) : json_null());
+	/* Banned as the program judges it: its rule still bans, and the
+	 * ban's end is ahead of the program's clock (bpf/bans.h). */
+	now = xrl_datapath_now_ns();
+	banned = obj && rule && rule->ban.ns &&
+		 (int64_t)(entry->ban_until_ns - now) > 0;
+	if (obj)
+		json_object_set_new(obj, "banned", json_boolean(banned));
+	if (banned)
+		json_object_set_new(obj, "ban_left_s", json_real(
+			(entry->ban_until_ns - now) / 1e9));
+	return obj;
 }
 
 int xrl_control_top(struct xrl_request *req)

@@ -25,6 +25,7 @@
 #include "metrics_http.h"
 #include "notify.h"
 #include "overlay.h"
+#include "manual_bans.h"
 #include "pin.h"
 #include "policy_file.h"
 #include "policy_map.h"
@@ -39,6 +40,7 @@ struct daemon_opts {
 	const char *socket_path;
 	const char *state_path;
 	const char *overlay_path;	/* beside the state file */
+	const char *bans_path;		/* beside it too (manual_bans.h) */
 	const char *pin_dir;
 	char *ifaces[XRL_MAX_IFACES];
 	size_t n_ifaces;
@@ -594,6 +596,7 @@ static int run(struct daemon_opts *opts)
 	struct xrl_daemon_state state = {};
 	struct xrl_budgets budgets = {};
 	struct xrl_source_counter counter = {};
+	struct xrl_manual_bans bans = { .path = opts->bans_path };
 	struct xrl_config config = {};
 	struct xrl_pin_dir dir;
 	struct xrl_datapath dp;
@@ -610,6 +613,14 @@ static int run(struct daemon_opts *opts)
 	ret = read_policy(opts, &state, &config);
 	if (ret)
 		goto close_socket;
+	ret = xrl_manual_bans_load(&bans, err, sizeof(err));
+	if (ret) {
+		pr_err("bans: %s", err);
+		xrl_config_free(&config);
+		goto close_socket;
+	}
+	if (bans.n)
+		pr_info("%zu bans from %s", bans.n, bans.path);
 	opts->n_cli_ifaces = opts->n_ifaces;
 	gather_interfaces(opts, &config);
 	ret = check_setup(opts, &config);
@@ -648,6 +659,13 @@ static int run(struct daemon_opts *opts)
 	state.config_path = opts->config_path;
 	state.state_path = opts->state_path;
 	state.overlay_path = opts->overlay_path;
+	ret = xrl_manual_bans_install(&bans, dp.manual_bans_fd);
+	if (ret) {
+		pr_err("putting the bans back: %s", strerror(-ret));
+		undo_start(&dp, loaded, opts);
+		goto close_datapath;
+	}
+	state.bans = &bans;
 	state.socket_path = opts->socket_path;
 	state.interfaces = opts->ifaces;
 	state.n_interfaces = opts->n_ifaces;
@@ -699,6 +717,7 @@ close_datapath:
 close_dir:
 	xrl_pin_dir_close(&dir);
 free_config:
+	xrl_manual_bans_free(&bans);
 	xrl_config_free(&config);
 close_socket:
 	xrl_daemon_state_free(&state);
@@ -728,7 +747,7 @@ int main(int argc, char **argv)
 			.max_clients = XRL_MAX_CLIENTS,
 		},
 	};
-	char *state_path = NULL, *overlay_path = NULL;
+	char *state_path = NULL, *overlay_path = NULL, *bans_path = NULL;
 	int ret;
 
 	xrl_log_init_daemon();
@@ -744,7 +763,10 @@ int main(int argc, char **argv)
 	overlay_path = opts.state_path ?
 		       path_beside(opts.state_path, XRL_OVERLAY_NAME) : NULL;
 	opts.overlay_path = overlay_path;
-	if (!opts.state_path || !opts.overlay_path) {
+	bans_path = opts.state_path ?
+		    path_beside(opts.state_path, XRL_BANS_NAME) : NULL;
+	opts.bans_path = bans_path;
+	if (!opts.state_path || !opts.overlay_path || !opts.bans_path) {
 		pr_err("out of memory");
 		ret = -ENOMEM;
 		goto free_paths;
@@ -756,6 +778,7 @@ int main(int argc, char **argv)
 	}
 	ret = run(&opts);
 free_paths:
+	free(bans_path);
 	free(overlay_path);
 	free(state_path);
 	return ret ? EXIT_FAILURE : EXIT_SUCCESS;

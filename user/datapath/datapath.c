@@ -25,6 +25,7 @@ static void reset_fds(struct xrl_datapath *dp)
 	dp->agg_shares_fd = dp->agg_state_fd = dp->agg_pool_fd = -1;
 	dp->events_fd = dp->event_state_fd = -1;
 	dp->ids_fd = -1;
+	dp->bans_fd = dp->ban_stats_fd = dp->manual_bans_fd = -1;
 }
 
 static __u32 map_btf_id(int map_fd)
@@ -120,6 +121,9 @@ int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 	dp->agg_pool_fd = bpf_map__fd(skel->maps.xrl_agg_pool);
 	dp->events_fd = bpf_map__fd(skel->maps.xrl_events);
 	dp->event_state_fd = bpf_map__fd(skel->maps.xrl_event_state);
+	dp->bans_fd = bpf_map__fd(skel->maps.xrl_bans);
+	dp->ban_stats_fd = bpf_map__fd(skel->maps.xrl_ban_stats);
+	dp->manual_bans_fd = bpf_map__fd(skel->maps.xrl_manual_bans);
 	dp->btf_id = map_btf_id(dp->buckets_fd);
 	dp->ids_fd = xrl_id_map_create(NULL);
 	if (dp->ids_fd < 0) {
@@ -165,6 +169,9 @@ static const struct pinned_object pinned_objects[] = {
 	{ XRL_MAP_AGG_POOL, offsetof(struct xrl_datapath, agg_pool_fd) },
 	{ XRL_MAP_EVENTS, offsetof(struct xrl_datapath, events_fd) },
 	{ XRL_MAP_EVENT_STATE, offsetof(struct xrl_datapath, event_state_fd) },
+	{ XRL_MAP_BANS, offsetof(struct xrl_datapath, bans_fd) },
+	{ XRL_MAP_BAN_STATS, offsetof(struct xrl_datapath, ban_stats_fd) },
+	{ XRL_MAP_MANUAL_BANS, offsetof(struct xrl_datapath, manual_bans_fd) },
 	/* Last: pins made before it existed are adopted without it. */
 	{ XRL_PIN_IDS, offsetof(struct xrl_datapath, ids_fd) },
 };

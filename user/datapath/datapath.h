@@ -31,6 +31,9 @@ struct xrl_datapath {
 	int events_fd;		/* ring buffer of limit events */
 	int event_state_fd;	/* per-CPU event cap and counters */
 	int ids_fd;		/* the rule id mark (policy_map.h) */
+	int bans_fd;		/* ban records of sources (bpf/bans.h) */
+	int ban_stats_fd;	/* per-CPU bans started */
+	int manual_bans_fd;	/* the daemon's bans by prefix (LPM trie) */
 	/* Sources tracked, as counted by someone who keeps counting (the
 	 * daemon's counter thread; < 0 until its first count), so that a
 	 * report does not read the whole bucket table; NULL: count it. */

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "bans.h"
+#include "bucket.h"
 #include "datapath.h"
 #include "metrics_collect.h"
 #include "stats.h"
@@ -119,6 +121,10 @@ int xrl_metrics_collect(const struct xrl_datapath *dp, struct xrl_metrics *m)
 		ret = xrl_table_stats_read(dp, &m->table);
 	if (!ret)
 		ret = xrl_event_stats_read(dp, &m->events);
+	if (!ret)
+		ret = xrl_ban_stats_read(dp, &m->bans);
+	if (!ret)
+		ret = xrl_bans_active(dp, xrl_datapath_now_ns(), &m->active_bans);
 	if (!ret)
 		ret = read_rule_counters(dp, m);
 	m->capacity = xrl_datapath_max_sources(dp);

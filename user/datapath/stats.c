@@ -72,3 +72,10 @@ int xrl_event_stats_read(const struct xrl_datapath *dp,
 	return sum_percpu(dp->event_state_fd, 0, (__u64 *)totals,
 			  sizeof(*totals) / sizeof(__u64));
 }
+
+int xrl_ban_stats_read(const struct xrl_datapath *dp,
+		       struct xrl_ban_counters *totals)
+{
+	return sum_percpu(dp->ban_stats_fd, 0, (__u64 *)totals,
+			  sizeof(*totals) / sizeof(__u64));
+}

@@ -27,4 +27,8 @@ int xrl_table_stats_read(const struct xrl_datapath *dp,
 int xrl_event_stats_read(const struct xrl_datapath *dp,
 			 struct xrl_event_state *totals);
 
+/* Sums the bans started (and repeats) of every CPU. 0 or -errno. */
+int xrl_ban_stats_read(const struct xrl_datapath *dp,
+		       struct xrl_ban_counters *totals);
+
 #endif

@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Bans through a real daemon, as an operator meets them: a rule added
+ * with --ban bans a source over its limit, which `rule list`, `top`, the
+ * limit events and /metrics show; the rule and its ban survive a restart;
+ * bad ban input is refused in one line and nothing is applied.
+ */
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <criterion/criterion.h>
+#include <linux/bpf.h>
+#include "bucket.h"
+#include "daemon.h"
+#include "fixture.h"
+
+#define PARSER "tests/data/parse_metrics.py"
+
+static struct daemon_env env;
+static __u64 clock_ns;
+static char out[1 << 16];
+static char listen_at[64];
+static char samples[1 << 18];
+static char ro_dir[PATH_MAX];
+
+static void setup(void)
+{
+	env_setup(&env);
+	snprintf(listen_at, sizeof(listen_at), "127.0.0.1:%d",
+		 20000 + (getpid() + 7) % 30000);
+	env_write(&env, NULL, "default:\n  action: allow\n"
+		  "events: {quiet_period: 10s, max_per_second: 50}\n");
+	/* The program's clock where the daemon's is, so that a ban's end
+	 * is judged alike on both sides. */
+	clock_ns = xrl_datapath_now_ns();
+	xrl_datapath_set_time(&env.dp, clock_ns);
+}
+
+static void teardown(void)
+{
+	if (ro_dir[0]) {
+		umount2(ro_dir, MNT_DETACH);
+		rmdir(ro_dir);
+		ro_dir[0] = '\0';
+	}
+	env_teardown(&env);
+}
+
+TestSuite(bans_daemon, .init = setup, .fini = teardown, .timeout = 120);
+
+static int cli(const char *args)
+{
+	return env_cli(&env, out, sizeof(out), args, true);
+}
+
+static int send_from(const char *src, int count)
+{
+	struct packet pkt;
+	int i, verdict = -1;
+
+	cr_assert_eq(packet_from(&pkt, src), 0);
+	for (i = 0; i < count; i++)
+		verdict = fixture_run(&env.dp, &pkt);
+	return verdict;
+}
+
+/* The line of @what's output that holds @needle, or NULL (static). */
+static const char *line_with(const char *needle)
+{
+	static char line[512];
+	const char *at = strstr(out, needle), *end;
+
+	if (!at)
+		return NULL;
+	while (at > out && at[-1] != '\n')
+		at--;
+	end = strchr(at, '\n');
+	snprintf(line, sizeof(line), "%.*s",
+		 (int)(end ? end - at : (long)strlen(at)), at);
+	return line;
+}
+
+static void wait_for_log(const char *text)
+{
+	int i;
+
+	for (i = 0; i < 500 && !log_contains(&env, text); i++)
+		poll(NULL, 0, 10);
+	cr_assert(log_contains(&env, text), "no \"%s\" in:\n%s", text,
+		  daemon_log(&env));
+}
+
+static void scrape(void)
+{
+	char command[PATH_MAX * 3];
+	size_t len;
+	FILE *pipe;
+	int status;
+
+	snprintf(command, sizeof(command),
+		 "curl -sS --fail --max-time 10 -o %s/metrics.txt "
+		 "http://%s/metrics && /usr/bin/python3 " PARSER
+		 " < %s/metrics.txt 2>&1", env.dir, listen_at, env.dir);
+	pipe = popen(command, "r");
+	cr_assert_not_null(pipe);
+	len = fread(samples, 1, sizeof(samples) - 1, pipe);
+	samples[len] = '\0';
+	status = pclose(pipe);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "scrape refused: %s", samples);
+}
+
+static double sample(const char *key)
+{
+	char line[512];
+	const char *at;
+
+	snprintf(line, sizeof(line), "%s ", key);
+	for (at = samples; (at = strstr(at, line)); at++)
+		if (at == samples || at[-1] == '\n')
+			return strtod(at + strlen(line), NULL);
+	cr_assert_fail("no sample %s in:\n%s", key, samples);
+	return -1;
+}
+
+/* A second later (within the hour's ban, a token more for the rest). */
+static void ban_holds(const char *when)
+{
+	const char *line;
+
+	clock_ns += NS_PER_S;
+	xrl_datapath_set_time(&env.dp, clock_ns);
+	cr_assert_eq(cli("rule list"), 0, "%s", out);
+	line = line_with(" login ");
+	cr_assert(line && strstr(line, " ban 1h max 4h"), "%s: %s", when, out);
+	cr_assert_eq(send_from("198.18.50.7", 1), XDP_DROP, "%s: %s", when,
+		     out);
+	/* A neighbour of the banned source is within its limit. */
+	cr_assert_eq(send_from("198.18.50.8", 1), XDP_PASS, "%s", when);
+}
+
+Test(bans_daemon, a_rule_with_a_ban_bans_shows_everywhere_and_survives_restart)
+{
+	const char *line;
+
+	daemon_start(&env, "--metrics", listen_at, NULL);
+	cr_assert_eq(cli("rule add 198.18.50.0/24 --name login --pps 10 "
+			 "--burst 2 --ban 1h --ban-max 4h"), 0, "%s", out);
+	/* The burst of 2 passes, the third packet is the first drop: the
+	 * ban starts; the next five are banned. */
+	cr_assert_eq(send_from("198.18.50.7", 3), XDP_DROP);
+	cr_assert_eq(send_from("198.18.50.7", 5), XDP_DROP);
+	wait_for_log("info: source 198.18.50.7 banned by rule login for 1h\n");
+
+	cr_assert_eq(cli("rule list"), 0, "%s", out);
+	line = line_with(" login ");
+	cr_assert(line && strstr(line, "(passed 2, dropped 1, banned 5)"),
+		  "%s", out);
+	cr_assert_eq(cli("top"), 0, "%s", out);
+	line = line_with("198.18.50.7");
+	cr_assert(line && strstr(line, "banned 3600s more"), "%s", out);
+
+	scrape();
+	cr_assert_eq(sample("xdp_ratelimit_bans_started_total{}"), 1);
+	cr_assert_eq(sample("xdp_ratelimit_ban_repeats_total{}"), 0);
+	cr_assert_eq(sample("xdp_ratelimit_active_bans{}"), 1);
+	cr_assert_eq(sample("xdp_ratelimit_packets_total{verdict=\"banned\"}"),
+		     5);
+	cr_assert_eq(sample("xdp_ratelimit_rule_packets_total{rule=\"login\","
+			    "verdict=\"banned\"}"), 5);
+	cr_assert_eq(sample("xdp_ratelimit_packets_total{verdict=\"drop\"}"),
+		     1);
+	ban_holds("after the change");
+
+	cr_assert_eq(cli("reload"), 0, "%s", out);
+	ban_holds("after reload");
+	daemon_stop(&env, SIGTERM);
+	daemon_start(&env, "--metrics", listen_at, NULL);
+	ban_holds("after a restart");
+
+	/* Replaced without --ban, the rule lets its banned source go. */
+	cr_assert_eq(cli("rule add 198.18.50.0/24 --name login --pps 10 "
+			 "--burst 2 --replace"), 0, "%s", out);
+	cr_assert_eq(send_from("198.18.50.7", 1), XDP_PASS);
+}
+
+/* Each refused in one line naming the option; the policy unchanged. */
+Test(bans_daemon, bad_ban_input_is_one_line_and_nothing_is_applied)
+{
+	static const struct {
+		const char *args, *said;
+	} bad[] = {
+		{ "--pps 10 --burst 2 --ban 30",
+		  "--ban: \"30\" is not a duration such as 30s, 500ms, 10m, "
+		  "1h or 7d" },
+		{ "--pps 10 --burst 2 --ban 31d",
+		  "--ban: \"31d\" is over the maximum 30d" },
+		{ "--pps 10 --burst 2 --ban 0s",
+		  "--ban: a ban lasts at least 1ms" },
+		{ "--pps 10 --burst 2 --ban 1m --ban-max 30s",
+		  "--ban-max: shorter than ban:" },
+		{ "--pps 10 --burst 2 --ban-after 5s",
+		  "--ban-after: needs ban: (how long a ban lasts)" },
+		{ "--action allow --ban 1m",
+		  "--ban: only a limit rule bans (this one is allow)" },
+		{ "--action monitor --pps 10 --burst 2 --ban 1m",
+		  "--ban: only a limit rule bans (this one is monitor)" },
+		{ "--pps 10 --burst 2 --scope aggregate --ban 1m",
+		  "--ban: only a rule of scope source bans (an aggregate has "
+		  "no source to ban)" },
+	};
+	char args[256];
+	const char *nl;
+	size_t i;
+
+	daemon_start(&env, NULL);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(args, sizeof(args), "rule add 198.18.51.0/24 %s",
+			 bad[i].args);
+		cr_assert_eq(cli(args), 1, "%s: %s", args, out);
+		cr_assert(strstr(out, bad[i].said), "%s: %s", args, out);
+		nl = strchr(out, '\n');
+		cr_assert(nl && !nl[1], "one line: %s", out);
+	}
+	cr_assert_eq(cli("rule list"), 0, "%s", out);
+	cr_assert_null(strstr(out, "198.18.51.0/24"), "%s", out);
+	cr_assert_eq(send_from("198.18.51.1", 10), XDP_PASS);
+}
+
+/* ---- bans by hand ---------------------------------------------------- */
+
+static const char manual_policy[] =
+	"default:\n  action: allow\nrules:\n"
+	"  - name: trusted\n    cidr: 198.18.60.5\n    action: allow\n"
+	"  - name: net\n    cidr: 198.18.60.0/24\n    pps: 1k\n    burst: 1k\n";
+
+static void manual_bans_hold(const char *when)
+{
+	cr_assert_eq(send_from("198.18.60.5", 1), XDP_DROP, "%s", when);
+	cr_assert_eq(send_from("198.18.60.77", 1), XDP_DROP, "%s", when);
+	cr_assert_eq(send_from("fd00:60::1", 1), XDP_DROP, "%s", when);
+	cr_assert_eq(send_from("198.18.61.1", 1), XDP_PASS, "%s", when);
+	cr_assert_eq(cli("bans"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "198.18.60.0/24"), "%s: %s", when, out);
+	cr_assert_not_null(line_with("fd00:60::/48"), "%s: %s", when, out);
+	cr_assert(strstr(line_with("fd00:60::/48"), "until unban"), "%s", out);
+}
+
+Test(bans_daemon, a_manual_ban_wins_survives_reload_and_restart_and_expires)
+{
+	struct xrl_settings settings;
+	const char *line;
+
+	env_write(&env, NULL, manual_policy);
+	daemon_start(&env, NULL);
+	cr_assert_eq(send_from("198.18.60.5", 1), XDP_PASS);
+	cr_assert_eq(cli("ban 198.18.60.0/24 --for 1h"), 0, "%s", out);
+	cr_assert(strstr(out, "banned: 198.18.60.0/24") &&
+		  strstr(out, "3600 s left"), "%s", out);
+	cr_assert_eq(cli("ban fd00:60::/48"), 0, "%s", out);
+	/* The /32 allow rule is longer, and loses to the ban. */
+	manual_bans_hold("after the bans");
+	cr_assert_eq(cli("bans"), 0, "%s", out);
+	line = line_with("198.18.60.0/24");
+	cr_assert(line && strstr(line, "(dropped 2)"), "%s", out);
+	cr_assert_eq(fixture_count(&env.dp, XRL_VERDICT_BANNED), 3);
+
+	cr_assert_eq(cli("reload"), 0, "%s", out);
+	manual_bans_hold("after reload");
+	daemon_stop(&env, SIGTERM);
+	daemon_start(&env, NULL);
+	manual_bans_hold("after a restart");
+	cr_assert(log_contains(&env, "2 bans from"), "%s", daemon_log(&env));
+	daemon_stop(&env, SIGKILL);
+	daemon_start(&env, NULL);
+	manual_bans_hold("after a kill and a start");
+
+	/* An hour on, by the program's clock, the first ban is over. */
+	xrl_datapath_set_time(&env.dp, xrl_datapath_now_ns() + 3601 * NS_PER_S);
+	cr_assert_eq(send_from("198.18.60.5", 1), XDP_PASS);
+	cr_assert_eq(send_from("fd00:60::1", 1), XDP_DROP);
+
+	cr_assert_eq(cli("unban fd00:60::/48"), 0, "%s", out);
+	cr_assert_eq(send_from("fd00:60::1", 1), XDP_PASS);
+	cr_assert_eq(cli("unban fd00:60::/48"), 1, "%s", out);
+	cr_assert(strstr(out, "fd00:60::/48 is not banned"), "%s", out);
+
+	/* Lifting the last ban turns the program's lookup off. */
+	cr_assert_eq(xrl_datapath_settings(&env.dp, &settings), 0);
+	cr_assert_eq(settings.manual_bans, 1);
+	cr_assert_eq(cli("unban 198.18.60.0/24"), 0, "%s", out);
+	cr_assert_eq(xrl_datapath_settings(&env.dp, &settings), 0);
+	cr_assert_eq(settings.manual_bans, 0);
+	cr_assert_eq(cli("bans"), 0, "%s", out);
+	cr_assert_str_eq(out, "");
+}
+
+Test(bans_daemon, bad_manual_bans_are_one_line_and_nothing_is_applied)
+{
+	static const struct {
+		const char *args, *said;
+	} bad[] = {
+		{ "ban 198.18.60.1/24", "has host bits set" },
+		{ "ban 198.18.300.0/24", "is not an IPv4 or IPv6 address" },
+		{ "ban 0.0.0.0/0", "would ban every source of its family" },
+		{ "ban ::/0", "would ban every source of its family" },
+		{ "ban 198.18.60.0/24 --for 10", "--for: \"10\" is not a "
+		  "duration" },
+		{ "ban 198.18.60.0/24 --for 31d", "--for: \"31d\" is not a "
+		  "duration" },
+		{ "ban", "expected one ADDR[/LEN]" },
+		{ "unban 198.18.60.0/24", "198.18.60.0/24 is not banned" },
+	};
+	const char *nl;
+	size_t i;
+
+	env_write(&env, NULL, manual_policy);
+	daemon_start(&env, NULL);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_eq(cli(bad[i].args), 1, "%s: %s", bad[i].args, out);
+		cr_assert(strstr(out, bad[i].said), "%s: %s", bad[i].args,
+			  out);
+		nl = strchr(out, '\n');
+		cr_assert(nl && !nl[1], "one line: %s", out);
+	}
+	cr_assert_eq(cli("bans"), 0, "%s", out);
+	cr_assert_str_eq(out, "");
+	cr_assert_eq(send_from("198.18.60.77", 1), XDP_PASS);
+}
+
+Test(bans_daemon, a_ban_that_cannot_be_saved_is_refused_and_not_applied)
+{
+	char state[PATH_MAX + 32];
+	const char *nl;
+
+	snprintf(ro_dir, sizeof(ro_dir), "%s/ro", env.dir);
+	cr_assert_eq(mkdir(ro_dir, 0700), 0);
+	cr_assert_eq(mount("xrl-test-ro", ro_dir, "tmpfs", MS_RDONLY,
+			   "size=64k"), 0, "mount: %m");
+	snprintf(state, sizeof(state), "%s/policy.applied.yaml", ro_dir);
+	env_write(&env, NULL, manual_policy);
+	daemon_start(&env, "--state", state, NULL);
+
+	cr_assert_eq(cli("ban 198.18.60.0/24 --for 1h"), 1, "%s", out);
+	cr_assert(strstr(out, "policy.bans.json: Read-only file system; "
+			 "nothing changed"), "%s", out);
+	nl = strchr(out, '\n');
+	cr_assert(nl && !nl[1], "one line: %s", out);
+	cr_assert_eq(send_from("198.18.60.77", 1), XDP_PASS);
+	cr_assert_eq(cli("bans"), 0, "%s", out);
+	cr_assert_str_eq(out, "");
+}

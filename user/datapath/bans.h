@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * bans.h - the program's ban records, read from userspace.
+ */
+#ifndef XRL_DATAPATH_BANS_H
+#define XRL_DATAPATH_BANS_H
+
+#include <linux/types.h>
+#include "xrl.h"
+
+struct xrl_datapath;
+
+/*
+ * Sources whose ban record says they are banned at @now_ns (the
+ * program's clock: CLOCK_MONOTONIC, xrl_datapath_now_ns()) into *@n.
+ * A ban record is its source's last; a rule that since lost its ban: no
+ * longer enforced, still counted until it ends. 0 or -errno.
+ */
+int xrl_bans_active(const struct xrl_datapath *dp, __u64 now_ns, __u64 *n);
+
+#endif
