@@ -143,7 +143,6 @@ static __noinline bool pool_take(__u32 rule_id,
 				 const struct xrl_agg_share *share,
 				 __u64 now_ns, __u64 packets, __u64 bytes)
 {
-	struct xrl_rule limits = {};
 	struct xrl_bucket *pool;
 	__s64 idle_ns;
 	int k;
@@ -155,12 +154,13 @@ static __noinline bool pool_take(__u32 rule_id,
 	if (!pool)
 		return false;
 	idle_ns = now_ns - pool->last_seen_ns;
-	for (k = 0; k < XRL_LIMIT_KINDS; k++) {
-		limits.limit[k] = share->pool[k];
+	for (k = 0; k < XRL_LIMIT_KINDS; k++)
 		pool_bound_debt(&pool->tat[k], &share->pool[k], now_ns,
 				idle_ns);
-	}
-	if (!bucket_take(pool, &limits, now_ns, packets, bytes))
+	/* The pool's limits in place: a copy would be a rule's size on a
+	 * stack already deep (the classified path, then this). */
+	if (!bucket_take(pool, (const struct gcra_limits *)share->pool,
+			 now_ns, packets, bytes))
 		return false;
 	__sync_fetch_and_add(&pool->passed, packets);
 	return true;

@@ -286,9 +286,15 @@ static __always_inline void limit_clear(__u64 *word)
 		*(volatile __u64 *)word = 0;
 }
 
+/* The limits a take judges by: a rule's (struct xrl_rule, limit) or a
+ * pool's (struct xrl_agg_share, pool), read in place, not copied. */
+struct gcra_limits {
+	struct xrl_limit limit[XRL_LIMIT_KINDS];
+};
+
 /*
  * Tries to take @packets packets of @bytes in all from every limit of
- * @rule. Returns true when all admit them; a limit that refuses leaves
+ * @lims. Returns true when all admit them; a limit that refuses leaves
  * every limit as it was.
  *
  * Both limits are first asked without writing, so a packet the byte
@@ -301,13 +307,13 @@ static __always_inline void limit_clear(__u64 *word)
  * went past the verifier's million instructions). Its pointers may then
  * be NULL as far as the verifier knows, hence the check.
  */
-__noinline int bucket_take(struct xrl_bucket *b, const struct xrl_rule *rule,
+__noinline int bucket_take(struct xrl_bucket *b, const struct gcra_limits *lims,
 			   __u64 now_ns, __u64 packets, __u64 bytes)
 {
-	if (!b || !rule)
+	if (!b || !lims)
 		return false;
-	const struct xrl_limit *pkt = &rule->limit[XRL_LIMIT_PACKETS];
-	const struct xrl_limit *byte = &rule->limit[XRL_LIMIT_BYTES];
+	const struct xrl_limit *pkt = &lims->limit[XRL_LIMIT_PACKETS];
+	const struct xrl_limit *byte = &lims->limit[XRL_LIMIT_BYTES];
 	__u64 *pkt_word = &b->tat[XRL_LIMIT_PACKETS];
 	__u64 *byte_word = &b->tat[XRL_LIMIT_BYTES];
 	__s64 idle_ns = now_ns - b->last_seen_ns;

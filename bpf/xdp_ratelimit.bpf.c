@@ -166,6 +166,12 @@ _Static_assert(__builtin_offsetof(struct xrl_bucket, gen) ==
 	       __builtin_offsetof(struct xrl_bucket, rule_id) + 4,
 	       "rule_id and gen form one word");
 
+static __always_inline const struct gcra_limits *
+rule_limits(const struct xrl_rule *rule)
+{
+	return (const struct gcra_limits *)rule->limit;
+}
+
 /* Counts and returns the verdict of a limit or monitor rule's packet. */
 static __always_inline int judge_outcome(const struct xrl_rule *rule,
 					 bool admitted, __u64 frame_len)
@@ -198,8 +204,8 @@ static __noinline int judge_limited(const struct xrl_bucket_key *key,
 {
 	__u64 frame_len = cost->frame_len;	/* five arguments at most */
 	__u64 now = now_ns();
-	bool admitted = bucket_take(bucket, rule, now, cost->packets,
-				    cost->bytes);
+	bool admitted = bucket_take(bucket, rule_limits(rule), now,
+				    cost->packets, cost->bytes);
 
 	__sync_fetch_and_add(admitted ? &bucket->passed : &bucket->dropped, 1);
 	if (!admitted)
@@ -263,8 +269,9 @@ static __noinline int judge_new_source(const struct xrl_bucket_key *key,
 		break;
 	default:
 		bucket = prefix_bucket(key, ipv4, rule->id);
-		admitted = bucket && bucket_take(bucket, rule, now,
-						 cost->packets, cost->bytes);
+		admitted = bucket &&
+			   bucket_take(bucket, rule_limits(rule), now,
+				       cost->packets, cost->bytes);
 		break;
 	}
 	count_table(admitted ? XRL_TABLE_FALLBACK_PASS :
@@ -316,9 +323,7 @@ static __always_inline void rebind(struct xrl_bucket *b,
  * most five arguments). */
 struct source {
 	struct xrl_bucket_key key;
-	__u32 addr[4];	/* as parsed, unmasked */
-	__u32 family;
-	__u32 slot;	/* of the rules of the policy in force */
+	struct classify_query q;	/* address, family, rules slot */
 	struct wire_cost cost;
 };
 
@@ -329,18 +334,18 @@ struct source {
  * key (the rule is not a per-source limit, or the key subnet is now
  * split) is deleted, so it does not send every packet of its key here.
  */
-static __noinline int judge_classified(struct source *s,
+static __noinline int judge_classified(struct xdp_md *ctx, struct source *s,
 				       const struct xrl_settings *settings,
 				       struct xrl_bucket *stale)
 {
 	__u64 frame_len = s->cost.frame_len;
 	struct xrl_bucket_key *key = &s->key;
-	bool ipv4 = s->family == XRL_FAMILY_IPV4;
+	bool ipv4 = s->q.family == XRL_FAMILY_IPV4;
 	const struct xrl_rule *rule;
 	struct xrl_bucket *bucket;
 	bool split, limited;
 
-	rule = classify(s->slot, s->addr, s->family,
+	rule = classify(ctx, &s->q,
 			ipv4 ? settings->v4_prefix : settings->v6_prefix,
 			&split);
 	limited = rule && (rule->action == XRL_ACTION_LIMIT ||
@@ -364,7 +369,7 @@ static __noinline int judge_classified(struct source *s,
 
 	bucket = stale;
 	if (split) {
-		key->tag = XRL_BUCKET_TAG(s->family, rule->id + 1);
+		key->tag = XRL_BUCKET_TAG(s->q.family, rule->id + 1);
 		bucket = bpf_map_lookup_elem(&xrl_buckets, key);
 	}
 	if (!bucket)
@@ -381,23 +386,25 @@ static __noinline int judge_classified(struct source *s,
 SEC("xdp")
 int xdp_ratelimit(struct xdp_md *ctx)
 {
-	__u64 frame_len = ctx->data_end - ctx->data;
 	const struct xrl_policy_head *head;
 	const struct xrl_settings *settings;
 	const struct xrl_rule *rule;
 	struct xrl_bucket *bucket;
 	enum parse_result parsed;
 	struct source s;
-	__u64 word;
+	__u64 frame_len, word;
 
 	/* Only before the first policy (the loader installs one). */
 	head = policy_head();
 	if (!head)
 		return XDP_PASS;
 	settings = &head->settings;
-	s.slot = head->rules_slot;
+	s.q.slot = head->rules_slot;
 
-	parsed = parse_source(ctx, s.addr, &s.cost);
+	parsed = parse_source(ctx, s.q.addr, &s.cost);
+	/* The frame's length, from the parse: ctx stays live to the slow
+	 * path (L4 rules read it) without another register. */
+	frame_len = s.cost.frame_len;
 	if (parsed == PARSE_IPV4_MAPPED &&
 	    settings->ipv4_mapped_verdict == XRL_IPV4_MAPPED_IPV6)
 		parsed = PARSE_IPV6;
@@ -420,15 +427,15 @@ int xdp_ratelimit(struct xdp_md *ctx)
 			XDP_DROP : XDP_PASS;
 	}
 
-	s.family = parsed == PARSE_IPV4 ? XRL_FAMILY_IPV4 : XRL_FAMILY_IPV6;
-	bucket_key(&s.key, s.addr, s.family, settings);
+	s.q.family = parsed == PARSE_IPV4 ? XRL_FAMILY_IPV4 : XRL_FAMILY_IPV6;
+	bucket_key(&s.key, s.q.addr, s.q.family, settings);
 	bucket = bpf_map_lookup_elem(&xrl_buckets, &s.key);
 	if (bucket) {
 		word = bucket_binding(bucket);
-		rule = table_rule(s.slot, (__u32)word);
+		rule = table_rule(s.q.slot, (__u32)word);
 		if (rule && rule->gen == (__u32)(word >> 32))
 			return judge_limited(&s.key, settings, rule, bucket,
 					     &s.cost);
 	}
-	return judge_classified(&s, settings, bucket);
+	return judge_classified(ctx, &s, settings, bucket);
 }
