@@ -29,6 +29,7 @@
 
 struct known_rule {
 	struct xrl_lpm_key prefix;
+	struct xrl_rule_match match;	/* next not kept */
 	__u32 since;		/* 0: no rule holds the id */
 };
 
@@ -218,6 +219,8 @@ static int add_known(const struct xrl_lpm_key *prefix,
 	if (ret)
 		return ret;
 	known->by_id[rule->id].prefix = *prefix;
+	known->by_id[rule->id].match = rule->match;
+	known->by_id[rule->id].match.next = 0;
 	known->by_id[rule->id].since = rule->since;
 	known->gen = rule->gen;
 	return 0;
@@ -343,8 +346,11 @@ static __u32 since_of(const struct xrl_rules_known *known,
 	if (rule->id >= known->n)
 		return gen;
 	k = &known->by_id[rule->id];
+	/* An id is a rule's prefix and L4 match: either changed, the
+	 * buckets of the id belong to another rule. */
 	if (!k->since || k->prefix.prefixlen != rule->prefix.prefixlen ||
-	    memcmp(k->prefix.addr, rule->prefix.addr, sizeof(k->prefix.addr)))
+	    memcmp(k->prefix.addr, rule->prefix.addr, sizeof(k->prefix.addr)) ||
+	    xrl_match_compare(&k->match, &rule->match))
 		return gen;
 	return k->since;
 }
@@ -527,6 +533,7 @@ static int remember(struct xrl_datapath *dp, const struct xrl_policy *policy,
 	memset(known->by_id, 0, known->n * sizeof(*known->by_id));
 	for (i = 0; i < policy->n_rules; i++) {
 		known->by_id[c->ids[i]].prefix = policy->rules[i].prefix;
+		known->by_id[c->ids[i]].match = policy->rules[i].match;
 		known->by_id[c->ids[i]].since = c->rules[i].since;
 	}
 	known->gen = c->meta.gen;
