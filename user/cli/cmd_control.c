@@ -29,6 +29,10 @@ enum {
 	OPT_BPS,
 	OPT_BURST_BYTES,
 	OPT_SCOPE,
+	OPT_PROTO,
+	OPT_SPORT,
+	OPT_DPORT,
+	OPT_TCP_FLAGS,
 	OPT_REPLACE,
 	OPT_GLOBAL,
 };
@@ -44,6 +48,13 @@ static const struct xrl_opt rule_opts[] = {
 	{ "burst-bytes", OPT_BURST_BYTES, "B", "burst in bytes" },
 	{ "scope", OPT_SCOPE, "S", "source (a budget per source, default) or "
 	  "aggregate (one for all)" },
+	{ "proto", OPT_PROTO, "P", "only packets of tcp, udp, icmp or icmpv6 "
+	  "(beside the CIDR's plain rule)" },
+	{ "sport", OPT_SPORT, "PORT", "only from this port or LOW-HIGH "
+	  "(tcp, udp)" },
+	{ "dport", OPT_DPORT, "PORT", "only to this port or LOW-HIGH "
+	  "(tcp, udp)" },
+	{ "tcp-flags", OPT_TCP_FLAGS, "F", "syn: only SYNs without ACK" },
 	{ "global", OPT_GLOBAL, NULL, "an aggregate budget shared through "
 	  "Redis" },
 	{ "replace", OPT_REPLACE, NULL, "change the rule of that CIDR (keeps "
@@ -95,6 +106,8 @@ static void word_error(const struct control_args *args, const char *err,
 		{ "pps:", "--pps:" }, { "burst:", "--burst:" },
 		{ "bps:", "--bps:" }, { "scope:", "--scope:" },
 		{ "global:", "--global:" }, { "n:", "--count:" },
+		{ "proto:", "--proto:" }, { "sport:", "--sport:" },
+		{ "dport:", "--dport:" }, { "tcp_flags:", "--tcp-flags:" },
 	};
 	const char *cmd = json_string_value(json_object_get(args->request,
 							    "cmd"));
@@ -152,6 +165,10 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		[OPT_BPS - OPT_NAME] = "bps",
 		[OPT_BURST_BYTES - OPT_NAME] = "burst_bytes",
 		[OPT_SCOPE - OPT_NAME] = "scope",
+		[OPT_PROTO - OPT_NAME] = "proto",
+		[OPT_SPORT - OPT_NAME] = "sport",
+		[OPT_DPORT - OPT_NAME] = "dport",
+		[OPT_TCP_FLAGS - OPT_NAME] = "tcp_flags",
 	};
 	int opt, exit_code = -1;
 	char *end;
@@ -186,7 +203,7 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 					    json_integer(n));
 			break;
 		default:
-			if (opt < OPT_NAME || opt > OPT_SCOPE)
+			if (opt < OPT_NAME || opt > OPT_TCP_FLAGS)
 				break;
 			/* Quantities go as text: the daemon parses "10k". */
 			json_object_set_new(args->request,
@@ -230,6 +247,8 @@ static void print_rule(json_t *rule)
 	       str_of(rule, "action"), str_of(rule, "source") ?: "");
 	print_limit("pps", rule, "pps", "burst");
 	print_limit("bps", rule, "bps", "burst_bytes");
+	if (str_of(rule, "match"))
+		printf(" %s", str_of(rule, "match"));
 	if (str_of(rule, "scope") && strcmp(str_of(rule, "scope"), "source"))
 		printf(" %s", str_of(rule, "scope"));
 	if (json_is_true(json_object_get(rule, "global")))
