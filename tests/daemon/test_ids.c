@@ -20,6 +20,7 @@
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 #include "daemon.h"
+#include "rulemaps.h"
 #include "fixture.h"
 #include "topo.h"
 
@@ -128,13 +129,16 @@ Test(ids, add_del_add_with_traffic_between_gives_fresh_counters_and_bucket)
 static uint32_t id_in_force(const char *cidr)
 {
 	struct xrl_lpm_key key;
+	struct xrl_rule_key rule_key;
 	struct xrl_rule rule;
 	int fd;
 
 	cr_assert_eq(xrl_cidr_parse(cidr, &key), 0);
 	fd = xrl_datapath_rules_fd(&env.dp);
 	cr_assert_geq(fd, 0);
-	cr_assert_eq(bpf_map_lookup_elem(fd, &key, &rule), 0, "%s", cidr);
+	/* The classifier is keyed by struct xrl_rule_key. */
+	xrl_rule_key_of(&key, &rule_key);
+	cr_assert_eq(bpf_map_lookup_elem(fd, &rule_key, &rule), 0, "%s", cidr);
 	close(fd);
 	return rule.id;
 }

@@ -14,6 +14,7 @@
 #include <criterion/criterion.h>
 #include <bpf/bpf.h>
 #include "daemon.h"
+#include "rulemaps.h"
 #include "fixture.h"
 
 static struct daemon_env env;
@@ -115,6 +116,7 @@ static void shares_free(struct shares *s)
 static __u32 id_of(unsigned i)
 {
 	struct xrl_lpm_key key;
+	struct xrl_rule_key rule_key;
 	struct xrl_rule rule;
 	char cidr[32];
 	int fd;
@@ -123,7 +125,9 @@ static __u32 id_of(unsigned i)
 	cr_assert_eq(xrl_cidr_parse(cidr, &key), 0);
 	fd = xrl_datapath_rules_fd(&env.dp);
 	cr_assert_geq(fd, 0);
-	cr_assert_eq(bpf_map_lookup_elem(fd, &key, &rule), 0, "%s", cidr);
+	/* The classifier is keyed by struct xrl_rule_key. */
+	xrl_rule_key_of(&key, &rule_key);
+	cr_assert_eq(bpf_map_lookup_elem(fd, &rule_key, &rule), 0, "%s", cidr);
 	close(fd);
 	return rule.id;
 }
