@@ -70,6 +70,9 @@ struct {
 struct xrl_rule_key xrl_btf_rule_key;
 struct xrl_rule xrl_btf_rule;
 
+/* The L4 match reads the rule tables above. */
+#include "l4.h"
+
 /* The rule of id @id in the table of rules slot @slot, or NULL. */
 static __always_inline const struct xrl_rule *table_rule(__u32 slot, __u32 id)
 {
@@ -130,6 +133,33 @@ struct classify_ctx {
 	const struct xrl_rule *rule;
 	__u32 offset;		/* IPv4: 96 (the last word); IPv6: 0 */
 	__u32 found_len;
+	__u32 slot;
+	__u8 l4_seen;		/* an L4 rule was looked at */
+	struct l4_info l4;
+};
+
+/* The rule of a classifier entry that takes the packet: the entry's
+ * own when plain (one branch, for policies without L4 rules), else the
+ * first of its chain that matches (bpf/l4.h), or NULL. */
+static __always_inline const struct xrl_rule *
+entry_rule(struct classify_ctx *c, const struct xrl_rule *rule)
+{
+	int picked;
+
+	if (!rule || !rule->match.proto)
+		return rule;
+	picked = l4_chain(rule->id, c->slot, &c->l4, &c->l4_seen);
+	if (picked <= 0)
+		return NULL;
+	return table_rule(c->slot, picked - 1);
+}
+
+/* What a classification asks: the source (as parsed, unmasked), of
+ * which family, in the rules slot of the policy in force. */
+struct classify_query {
+	__u32 addr[4];
+	__u32 family;
+	__u32 slot;
 };
 
 /* The index of the highest bit set in @x (not 0): no such instruction. */
@@ -192,7 +222,7 @@ static long classify_step(__u32 i, void *data)
 		return 1;
 	c->key.prefixlen = len;
 	mask_source(c->key.addr, c->src, len, c->offset);
-	c->rule = bpf_map_lookup_elem(c->rules, &c->key);
+	c->rule = entry_rule(c, bpf_map_lookup_elem(c->rules, &c->key));
 	if (!c->rule)
 		return 0;
 	c->found_len = len;
@@ -200,17 +230,21 @@ static long classify_step(__u32 i, void *data)
 }
 
 /*
- * The rule of @src (family @family) in the classifier of rules slot
- * @slot: its longest prefix, or the default rule, and *@split whether
- * the source's key subnet (the source masked to @key_len bits) holds a
- * rule longer than the key. NULL only when no policy is installed.
+ * The rule of @q's source in the classifier of its rules slot: the
+ * longest prefix with a rule that takes the packet (@ctx, read for L4
+ * rules only), or the default rule, and *@split whether the source's key
+ * subnet (the source masked to @key_len bits) holds a rule longer than
+ * the key, or an L4 rule was looked at. NULL only when no policy is
+ * installed.
  */
 static __noinline const struct xrl_rule *
-classify(__u32 slot, const __u32 src[4], __u32 family, __u32 key_len,
+classify(struct xdp_md *ctx, const struct classify_query *q, __u32 key_len,
 	 bool *split)
 {
-	struct classify_ctx c = { .src = src };
+	struct classify_ctx c = { .src = q->addr };
 	const struct xrl_policy_meta *meta;
+	__u32 slot = q->slot, family = q->family;
+	const __u32 *src = q->addr;
 	bool ipv4 = family == XRL_FAMILY_IPV4;
 
 	*split = false;
@@ -221,6 +255,9 @@ classify(__u32 slot, const __u32 src[4], __u32 family, __u32 key_len,
 	meta = bpf_map_lookup_elem(c.rules, &c.key);
 	if (!meta)
 		return NULL;
+	c.slot = slot;
+	if (meta->long_rules & XRL_META_L4)
+		parse_l4(ctx, &c.l4);
 	if (ipv4) {
 		c.lengths[0] = meta->v4_lengths;
 		c.offset = 96;
@@ -235,11 +272,11 @@ classify(__u32 slot, const __u32 src[4], __u32 family, __u32 key_len,
 	bpf_loop(ipv4 ? 33 : 129, classify_step, &c, 0);
 	if (!c.rule) {
 		__builtin_memset(&c.key, 0, sizeof(c.key));
-		c.rule = bpf_map_lookup_elem(c.rules, &c.key);
+		c.rule = entry_rule(&c, bpf_map_lookup_elem(c.rules, &c.key));
 		if (!c.rule)
 			return NULL;
 	}
-	if (c.found_len > key_len) {
+	if (c.found_len > key_len || c.l4_seen) {
 		*split = true;
 	} else if (meta->long_rules & (ipv4 ? 1 : 2)) {
 		/* A shorter rule matched: is a longer one in the subnet? */

@@ -383,9 +383,7 @@ static __always_inline void rebind(struct xrl_bucket *b,
  * most five arguments). */
 struct source {
 	struct xrl_bucket_key key;
-	__u32 addr[4];	/* as parsed, unmasked */
-	__u32 family;
-	__u32 slot;	/* of the rules of the policy in force */
+	struct classify_query q;	/* address, family, rules slot */
 	struct wire_cost cost;
 };
 
@@ -396,7 +394,7 @@ struct source {
  * key (the rule is not a per-source limit, or the key subnet is now
  * split) is deleted, so it does not send every packet of its key here.
  */
-__noinline int judge_classified(struct source *s,
+__noinline int judge_classified(struct xdp_md *ctx, struct source *s,
 				       const struct xrl_settings *settings,
 				       struct xrl_bucket *stale)
 {
@@ -411,8 +409,8 @@ __noinline int judge_classified(struct source *s,
 		return XDP_ABORTED;	/* never (a global function's check) */
 	frame_len = s->cost.frame_len;
 	key = &s->key;
-	ipv4 = s->family == XRL_FAMILY_IPV4;
-	rule = classify(s->slot, s->addr, s->family,
+	ipv4 = s->q.family == XRL_FAMILY_IPV4;
+	rule = classify(ctx, &s->q,
 			ipv4 ? settings->v4_prefix : settings->v6_prefix,
 			&split);
 	limited = rule && (rule->action == XRL_ACTION_LIMIT ||
@@ -436,7 +434,7 @@ __noinline int judge_classified(struct source *s,
 
 	bucket = stale;
 	if (split) {
-		key->tag = XRL_BUCKET_TAG(s->family, rule->id + 1);
+		key->tag = XRL_BUCKET_TAG(s->q.family, rule->id + 1);
 		bucket = bpf_map_lookup_elem(&xrl_buckets, key);
 	}
 	if (!bucket) {
@@ -464,7 +462,7 @@ __noinline int judge_classified(struct source *s,
  */
 static __noinline bool source_banned(const struct source *s)
 {
-	if (!manual_banned(s->addr, s->family, now_ns()))
+	if (!manual_banned(s->q.addr, s->q.family, now_ns()))
 		return false;
 	count_verdict(XRL_VERDICT_BANNED, s->cost.frame_len);
 	return true;
@@ -492,9 +490,9 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	if (!head)
 		return XDP_PASS;
 	settings = &head->settings;
-	s.slot = head->rules_slot;
+	s.q.slot = head->rules_slot;
 
-	parsed = parse_source(ctx, s.addr, &s.cost);
+	parsed = parse_source(ctx, s.q.addr, &s.cost);
 	if (parsed == PARSE_IPV4_MAPPED &&
 	    settings->ipv4_mapped_verdict == XRL_IPV4_MAPPED_IPV6)
 		parsed = PARSE_IPV6;
@@ -517,18 +515,18 @@ int xdp_ratelimit(struct xdp_md *ctx)
 			XDP_DROP : XDP_PASS;
 	}
 
-	s.family = parsed == PARSE_IPV4 ? XRL_FAMILY_IPV4 : XRL_FAMILY_IPV6;
+	s.q.family = parsed == PARSE_IPV4 ? XRL_FAMILY_IPV4 : XRL_FAMILY_IPV6;
 	/* Only while the daemon holds manual bans: before any rule. */
 	if (settings->manual_bans && source_banned(&s))
 		return XDP_DROP;
-	bucket_key(&s.key, s.addr, s.family, settings);
+	bucket_key(&s.key, s.q.addr, s.q.family, settings);
 	bucket = bpf_map_lookup_elem(&xrl_buckets, &s.key);
 	if (bucket) {
 		word = bucket_binding(bucket);
-		rule = table_rule(s.slot, (__u32)word);
+		rule = table_rule(s.q.slot, (__u32)word);
 		if (rule && rule->gen == (__u32)(word >> 32))
 			return judge_limited(&s.key, settings, rule, bucket,
 					     &s.cost);
 	}
-	return judge_classified(&s, settings, bucket);
+	return judge_classified(ctx, &s, settings, bucket);
 }

@@ -316,6 +316,33 @@ struct xrl_rule_ban {
 	__u64 max_ns;
 };
 
+/*
+ * L4 match of a rule (docs/POLICY.md "Protocols and ports"). proto 0 is
+ * a plain rule: every packet of its prefix. Any other proto matches only
+ * packets whose L4 header the program read (bpf/l4.h): not a non-first
+ * fragment, nor a header cut short. Ports are host order, inclusive,
+ * and looked at only when their flag is set (all zero: a plain rule).
+ *
+ * Several rules may share a prefix when their matches differ: the
+ * classifier holds the first of them in file order, and each names the
+ * next through @next (its id + 1, 0 for none). The chain of a prefix is
+ * at most XRL_MATCH_CHAIN_MAX long, and a plain rule, which matches
+ * everything, can only be its last.
+ */
+#define XRL_MATCH_SYN		0x01	/* TCP SYN without ACK */
+#define XRL_MATCH_SPORT		0x02	/* sport_lo..sport_hi is set */
+#define XRL_MATCH_DPORT		0x04	/* dport_lo..dport_hi is set */
+#define XRL_MATCH_CHAIN_MAX	8
+
+struct xrl_rule_match {
+	__u8 proto;	/* IPPROTO_TCP, _UDP, _ICMP, _ICMPV6; 0: plain */
+	__u8 flags;	/* XRL_MATCH_* */
+	__u16 reserved;
+	__u16 sport_lo, sport_hi;
+	__u16 dport_lo, dport_hi;
+	__u32 next;	/* id + 1 of the next rule of the prefix, or 0 */
+};
+
 struct xrl_rule {
 	__u32 id;	/* index into xrl_rule_stats, < XRL_MAX_RULES */
 	__u16 action;	/* enum xrl_action */
@@ -328,6 +355,7 @@ struct xrl_rule {
 	__u32 since;	/* generation this id got this prefix */
 	struct xrl_rule_window window;	/* strategy */
 	struct xrl_rule_ban ban;
+	struct xrl_rule_match match;
 };
 
 /*
@@ -451,11 +479,14 @@ struct xrl_rule_key {
  */
 struct xrl_policy_meta {
 	__u32 gen;
-	__u32 long_rules;	/* bit 0: IPv4, bit 1: IPv6 */
+	__u32 long_rules;	/* bit 0: IPv4, bit 1: IPv6; XRL_META_L4 */
 	__u64 v4_lengths;	/* bits 1..32 */
 	__u64 v6_lengths[3];	/* bits 1..128 (bit n in word n / 64) */
 	__u64 reserved[3];
 };
+
+/* In long_rules: some rule has an L4 match (the program reads L4). */
+#define XRL_META_L4		0x100
 
 /* A value of the classifier: a rule, or the meta under XRL_KEY_META
  * (read and written at the rule's size, whatever the meta's). */
@@ -737,13 +768,14 @@ struct xrl_ban_counters {
 _Static_assert(sizeof(struct xrl_counter) == 16, "xrl_counter layout");
 _Static_assert(sizeof(struct xrl_rule_counters) == 48, "rule counters layout");
 _Static_assert(sizeof(struct xrl_limit) == 24, "xrl_limit layout");
-_Static_assert(sizeof(struct xrl_rule) == 112, "xrl_rule layout");
 _Static_assert(sizeof(struct xrl_rule_window) == 24, "rule window layout");
 _Static_assert(sizeof(struct xrl_window_state) == 144, "window state layout");
 _Static_assert(XRL_WINDOW_LIMIT_MAX + 4096 < (1ULL << XRL_WINDOW_COUNT_BITS),
 	       "a window's count never carries into its epoch");
 _Static_assert(sizeof(struct xrl_ban) == 40, "ban layout");
 _Static_assert(sizeof(struct xrl_ban_counters) == 16, "ban counters layout");
+_Static_assert(sizeof(struct xrl_rule_match) == 16, "rule match layout");
+_Static_assert(sizeof(struct xrl_rule) == 128, "xrl_rule layout");
 _Static_assert(sizeof(struct xrl_agg_share) == 96, "agg share layout");
 _Static_assert(sizeof(struct xrl_agg_state) == 40, "agg state layout");
 _Static_assert(sizeof(struct xrl_lpm_key) == 20, "xrl_lpm_key layout");

@@ -372,6 +372,70 @@ static int measure_window(struct micro *m)
 	return 0;
 }
 
+/*
+ * An L4 rule covering the hot source (issue 14): its key is split and
+ * every packet is classified, reading the L4 header. The frame is UDP
+ * with ports 0: the rule "udp dport 0-1023" takes it; "tcp syn" is
+ * looked at and passes it by, so the prefix's plain rule judges it.
+ */
+static int apply_l4_rule(struct xrl_datapath *dp, bool matching)
+{
+	struct xrl_rule_spec rule = {
+		.action = XRL_ACTION_LIMIT,
+		.pps = BENCH_PPS,
+		.burst = BENCH_BURST,
+	};
+	struct xrl_policy policy;
+	char err[256] = "";
+	int ret;
+
+	ret = bench_build_policy(&policy, 1, false);
+	if (!ret)
+		ret = xrl_cidr_parse("198.18.0.0/15", &rule.prefix);
+	if (!ret) {
+		snprintf(rule.name, sizeof(rule.name), "plain");
+		ret = xrl_policy_add(&policy, &rule);
+	}
+	if (!ret) {
+		snprintf(rule.name, sizeof(rule.name), "l4");
+		rule.match.proto = matching ? 17 : 6;	/* udp, tcp */
+		rule.match.flags = matching ? XRL_MATCH_DPORT : XRL_MATCH_SYN;
+		rule.match.dport_hi = matching ? 1023 : 0;
+		ret = xrl_policy_add(&policy, &rule);
+	}
+	if (!ret)
+		ret = xrl_policy_apply(dp, &policy, err, sizeof(err));
+	if (ret)
+		bench_log("applying the L4 rule: %s %s", strerror(-ret), err);
+	xrl_policy_free(&policy);
+	return ret;
+}
+
+static int measure_l4(struct micro *m)
+{
+	struct side sides[2] = {
+		{ .prog_fd = bpf_program__fd(m->ref->progs.bench_ref) },
+		{ .prog_fd = m->dp.prog_fd },
+	};
+	int matching, ret = 0;
+
+	for (matching = 1; !ret && matching >= 0; matching--) {
+		ret = apply_l4_rule(&m->dp, matching);
+		if (!ret)
+			ret = warm(m, TRAFFIC_HOT, sides[1].prog_fd);
+		if (!ret)
+			ret = side_by_side(m, TRAFFIC_HOT, sides, 2);
+		if (ret)
+			break;
+		row_ns(matching ? "limiter vs reference, L4 rule (udp dport "
+			"0-1023) taking the hot source, one hot source" :
+			"limiter vs reference, L4 rule (tcp syn) passing the "
+			"hot source by to its prefix's plain rule, one hot "
+			"source", &sides[1], &sides[0], "", 0);
+	}
+	return ret;
+}
+
 #define GOAL_BYTES	120.0
 #define GOAL_BYTES_TEXT	"120"
 
@@ -603,7 +667,7 @@ static int measure_bans(struct micro *m)
 static void usage(void)
 {
 	fprintf(stderr, "usage: xrl-bench micro [--runs N] [--quick] "
-		"[--only hot,rotate,new] [--rules N] [--window] [--bans] "
+		"[--only hot,rotate,new|l4] [--rules N] [--window] [--bans] "
 		"[--variant FILE]...\n");
 }
 
@@ -844,6 +908,10 @@ int bench_micro(int argc, char **argv)
 		ret = measure_variants(&m, m.rules ? m.rules : 1);
 		goto unload;
 	}
+	if (m.only && !strcmp(m.only, "l4")) {
+		ret = measure_l4(&m);	/* the L4 rows alone */
+		goto unload;
+	}
 	if (m.window) {
 		ret = measure_rules(&m, 1);
 		if (!ret)
@@ -873,6 +941,8 @@ int bench_micro(int argc, char **argv)
 		ret = measure_clocks(&m);
 	if (!ret)
 		ret = measure_bans(&m);
+	if (!ret)
+		ret = measure_l4(&m);
 unload:
 	if (ret)
 		bench_log("micro: %s", strerror(-ret));

@@ -128,16 +128,17 @@ Test(ids, add_del_add_with_traffic_between_gives_fresh_counters_and_bucket)
 /* The id of the rule for @cidr in force, read from the pinned map. */
 static uint32_t id_in_force(const char *cidr)
 {
-	struct xrl_lpm_key prefix;
-	struct xrl_rule_key key;
+	struct xrl_lpm_key key;
+	struct xrl_rule_key rule_key;
 	struct xrl_rule rule;
 	int fd;
 
-	cr_assert_eq(xrl_cidr_parse(cidr, &prefix), 0);
-	xrl_rule_key_of(&prefix, &key);
+	cr_assert_eq(xrl_cidr_parse(cidr, &key), 0);
 	fd = xrl_datapath_rules_fd(&env.dp);
 	cr_assert_geq(fd, 0);
-	cr_assert_eq(bpf_map_lookup_elem(fd, &key, &rule), 0, "%s", cidr);
+	/* The classifier is keyed by struct xrl_rule_key. */
+	xrl_rule_key_of(&key, &rule_key);
+	cr_assert_eq(bpf_map_lookup_elem(fd, &rule_key, &rule), 0, "%s", cidr);
 	close(fd);
 	return rule.id;
 }

@@ -70,7 +70,8 @@ Test(policy_file_keys, unknown_key_in_rule)
 	refused("rules:\n  - cidr: 198.18.0.0/24\n    ppss: 10\n",
 		"p.yaml:3: rules[0].ppss: unknown key, expected one of: name, "
 		"cidr, action, pps, burst, bps, burst_bytes, scope, global, "
-		"strategy, interval, limit, window, ban, ban_after, ban_max");
+		"strategy, interval, limit, window, ban, ban_after, ban_max, "
+		"proto, sport, dport, tcp_flags");
 }
 
 Test(policy_file_keys, unknown_key_in_default)

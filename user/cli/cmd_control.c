@@ -33,6 +33,10 @@ enum {
 	OPT_BAN,
 	OPT_BAN_AFTER,
 	OPT_BAN_MAX,
+	OPT_PROTO,
+	OPT_SPORT,
+	OPT_DPORT,
+	OPT_TCP_FLAGS,
 	OPT_REPLACE,
 	OPT_GLOBAL,
 	OPT_STRATEGY,
@@ -53,6 +57,13 @@ static const struct xrl_opt rule_opts[] = {
 	{ "burst-bytes", OPT_BURST_BYTES, "B", "burst in bytes" },
 	{ "scope", OPT_SCOPE, "S", "source (a budget per source, default) or "
 	  "aggregate (one for all)" },
+	{ "proto", OPT_PROTO, "P", "only packets of tcp, udp, icmp or icmpv6 "
+	  "(beside the CIDR's plain rule)" },
+	{ "sport", OPT_SPORT, "PORT", "only from this port or LOW-HIGH "
+	  "(tcp, udp)" },
+	{ "dport", OPT_DPORT, "PORT", "only to this port or LOW-HIGH "
+	  "(tcp, udp)" },
+	{ "tcp-flags", OPT_TCP_FLAGS, "F", "syn: only SYNs without ACK" },
 	{ "global", OPT_GLOBAL, NULL, "an aggregate budget shared through "
 	  "Redis" },
 	{ "ban", OPT_BAN, "D", "ban a source over the limit this long (30s, "
@@ -128,6 +139,8 @@ static void word_error(const struct control_args *args, const char *err,
 		{ "for:", "--for:" },
 		{ "ban_after:", "--ban-after:" }, { "ban_max:", "--ban-max:" },
 		{ "ban:", "--ban:" },
+		{ "proto:", "--proto:" }, { "sport:", "--sport:" },
+		{ "dport:", "--dport:" }, { "tcp_flags:", "--tcp-flags:" },
 	};
 	const char *cmd = json_string_value(json_object_get(args->request,
 							    "cmd"));
@@ -202,6 +215,10 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		[OPT_BAN - OPT_NAME] = "ban",
 		[OPT_BAN_AFTER - OPT_NAME] = "ban_after",
 		[OPT_BAN_MAX - OPT_NAME] = "ban_max",
+		[OPT_PROTO - OPT_NAME] = "proto",
+		[OPT_SPORT - OPT_NAME] = "sport",
+		[OPT_DPORT - OPT_NAME] = "dport",
+		[OPT_TCP_FLAGS - OPT_NAME] = "tcp_flags",
 	};
 	int opt, exit_code = -1;
 	char *end;
@@ -248,7 +265,7 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 					    json_integer(n));
 			break;
 		default:
-			if (opt < OPT_NAME || opt > OPT_BAN_MAX)
+			if (opt < OPT_NAME || opt > OPT_TCP_FLAGS)
 				break;
 			/* Quantities go as text: the daemon parses "10k". */
 			json_object_set_new(args->request,
@@ -308,6 +325,8 @@ static void print_rule(json_t *rule)
 	print_strategy(rule);
 	print_limit("pps", rule, "pps", "burst");
 	print_limit("bps", rule, "bps", "burst_bytes");
+	if (str_of(rule, "match"))
+		printf(" %s", str_of(rule, "match"));
 	if (str_of(rule, "scope") && strcmp(str_of(rule, "scope"), "source"))
 		printf(" %s", str_of(rule, "scope"));
 	if (json_is_true(json_object_get(rule, "global")))

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "ban.h"
 #include "limit.h"
+#include "match.h"
 #include "policy.h"
 
 static const char *const action_names[XRL_ACTION_COUNT] = {
@@ -182,15 +183,29 @@ static void append_rule(struct xrl_policy *policy,
 	policy->n_rules++;
 }
 
+/* One rule of a policy is its prefix and its L4 match. */
+static bool same_rule(const struct xrl_rule_spec *a,
+		      const struct xrl_rule_spec *b)
+{
+	return same_prefix(&a->prefix, &b->prefix) &&
+	       !xrl_match_compare(&a->match, &b->match);
+}
+
 int xrl_policy_add(struct xrl_policy *policy, const struct xrl_rule_spec *rule)
 {
+	size_t i, at_prefix = 0;
 	uint32_t max_id;
-	size_t i;
 	int ret;
 
-	for (i = 0; i < policy->n_rules; i++)
-		if (same_prefix(&policy->rules[i].prefix, &rule->prefix))
+	for (i = 0; i < policy->n_rules; i++) {
+		if (!same_prefix(&policy->rules[i].prefix, &rule->prefix))
+			continue;
+		if (same_rule(&policy->rules[i], rule))
 			return -EEXIST;
+		at_prefix++;
+	}
+	if (at_prefix >= XRL_MATCH_CHAIN_MAX)
+		return -EMLINK;
 	if (policy->n_rules >= XRL_MAX_RULES)
 		return -ENOSPC;
 	ret = reserve_rules(policy, 1);
@@ -201,49 +216,94 @@ int xrl_policy_add(struct xrl_policy *policy, const struct xrl_rule_spec *rule)
 	return 0;
 }
 
+static int compare_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 struct keyed_rule {
-	const struct xrl_lpm_key *prefix;
+	const struct xrl_rule_spec *rule;
 	size_t order;		/* policy rules first, then the new ones */
 };
 
 static int compare_keyed(const void *a, const void *b)
 {
 	const struct keyed_rule *x = a, *y = b;
+	const struct xrl_lpm_key *px = &x->rule->prefix, *py = &y->rule->prefix;
 	int order;
 
-	if (x->prefix->prefixlen != y->prefix->prefixlen)
-		return x->prefix->prefixlen < y->prefix->prefixlen ? -1 : 1;
-	order = memcmp(x->prefix->addr, y->prefix->addr, sizeof(x->prefix->addr));
+	if (px->prefixlen != py->prefixlen)
+		return px->prefixlen < py->prefixlen ? -1 : 1;
+	order = memcmp(px->addr, py->addr, sizeof(px->addr));
+	if (!order)
+		order = xrl_match_compare(&x->rule->match, &y->rule->match);
 	if (order)
 		return order;
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* Sorted by prefix, rules sharing one sit side by side: the first new
- * rule (in order) whose prefix an earlier rule has, or @n when none. */
+/* The first new rule (in order) that clashes: @why -EEXIST for one an
+ * earlier rule is (same prefix and match), -EMLINK for one past
+ * XRL_MATCH_CHAIN_MAX rules at its prefix. */
+static void note_clash(size_t order, size_t n_policy, int why, size_t *clash,
+		       int *ret)
+{
+	if (order >= n_policy && order - n_policy < *clash) {
+		*clash = order - n_policy;
+		*ret = why;
+	}
+}
+
+/* Sorted by prefix then match, rules sharing a prefix sit side by side,
+ * identical ones next to each other. */
 static int first_duplicate(const struct xrl_policy *policy,
 			   const struct xrl_rule_spec *rules, size_t n,
 			   size_t *clash)
 {
-	size_t total = policy->n_rules + n, i;
+	size_t total = policy->n_rules + n, i, run = 1, k;
 	struct keyed_rule *keyed = calloc(total ? total : 1, sizeof(*keyed));
+	int ret = 0;
 
 	if (!keyed)
 		return -ENOMEM;
 	for (i = 0; i < total; i++) {
 		keyed[i].order = i;
-		keyed[i].prefix = i < policy->n_rules ? &policy->rules[i].prefix :
-			&rules[i - policy->n_rules].prefix;
+		keyed[i].rule = i < policy->n_rules ? &policy->rules[i] :
+			&rules[i - policy->n_rules];
 	}
 	qsort(keyed, total, sizeof(*keyed), compare_keyed);
 	*clash = n;
-	for (i = 1; i < total; i++)
-		if (same_prefix(keyed[i - 1].prefix, keyed[i].prefix) &&
-		    keyed[i].order >= policy->n_rules &&
-		    keyed[i].order - policy->n_rules < *clash)
-			*clash = keyed[i].order - policy->n_rules;
+	for (i = 1; i <= total; i++) {
+		if (i < total && same_prefix(&keyed[i - 1].rule->prefix,
+					     &keyed[i].rule->prefix)) {
+			if (same_rule(keyed[i - 1].rule, keyed[i].rule))
+				note_clash(keyed[i].order, policy->n_rules,
+					   -EEXIST, clash, &ret);
+			run++;
+			continue;
+		}
+		/* A prefix of too many rules: the ones past the cap in
+		 * order clash, the earliest of them is named. */
+		if (run > XRL_MATCH_CHAIN_MAX) {
+			size_t *orders = calloc(run, sizeof(*orders));
+
+			if (!orders) {
+				free(keyed);
+				return -ENOMEM;
+			}
+			for (k = 0; k < run; k++)
+				orders[k] = keyed[i - run + k].order;
+			qsort(orders, run, sizeof(*orders), compare_size);
+			note_clash(orders[XRL_MATCH_CHAIN_MAX], policy->n_rules,
+				   -EMLINK, clash, &ret);
+			free(orders);
+		}
+		run = 1;
+	}
 	free(keyed);
-	return 0;
+	return ret;
 }
 
 int xrl_policy_add_many(struct xrl_policy *policy,
@@ -259,8 +319,6 @@ int xrl_policy_add_many(struct xrl_policy *policy,
 	ret = first_duplicate(policy, rules, n, clash);
 	if (ret)
 		return ret;
-	if (*clash < n)
-		return -EEXIST;
 	ret = reserve_rules(policy, n);
 	if (ret)
 		return ret;
@@ -280,8 +338,11 @@ struct xrl_rule_spec *xrl_policy_find(struct xrl_policy *policy,
 	for (i = 0; i < policy->n_rules; i++) {
 		struct xrl_rule_spec *rule = &policy->rules[i];
 
+		/* A CIDR names its prefix's plain rule; L4 rules go by
+		 * their names. */
 		if (!strcmp(rule->name, name_or_cidr) ||
-		    (is_cidr && same_prefix(&rule->prefix, &key)))
+		    (is_cidr && same_prefix(&rule->prefix, &key) &&
+		     xrl_match_is_plain(&rule->match)))
 			return rule;
 	}
 	return NULL;
@@ -471,6 +532,8 @@ int xrl_rule_check(const struct xrl_rule_spec *rule, char *err, size_t len)
 		snprintf(err, len, "ban: not with strategy: sliding_window");
 		return -EINVAL;
 	}
+	if (xrl_match_check(rule, false, err, len))
+		return -EINVAL;
 	if (!limited)
 		return 0;
 	if (rule->strategy.kind != XRL_STRATEGY_TOKEN_BUCKET)
@@ -501,6 +564,8 @@ int xrl_rule_compile(const struct xrl_rule_spec *rule, struct xrl_rule *out)
 	out->action = rule->action;
 	out->scope = rule->scope;
 	out->window.strategy = rule->strategy.kind;
+	out->match = rule->match;
+	out->match.next = 0;
 	if (rule->action != XRL_ACTION_LIMIT && rule->action != XRL_ACTION_MONITOR)
 		return 0;
 	if (rule->strategy.kind != XRL_STRATEGY_TOKEN_BUCKET)

@@ -46,6 +46,7 @@ struct xrl_rule_spec {
 		uint64_t after_ns;
 		uint64_t max_ns;	/* 0: XRL_BAN_MAX_FACTOR * ns */
 	} ban;
+	struct xrl_rule_match match;	/* L4 keys; all 0: plain (no next) */
 };
 
 /* Bans: the longest a ban may be, and ban_max unless set (ban * 8). */
@@ -78,14 +79,17 @@ int xrl_policy_init(struct xrl_policy *policy);
 void xrl_policy_free(struct xrl_policy *policy);
 
 /* Appends a copy of @rule (its id is assigned). -EEXIST for a prefix
- * already in the policy, -ENOSPC past XRL_MAX_RULES. */
+ * and L4 match already in the policy, -EMLINK for a prefix that holds
+ * XRL_MATCH_CHAIN_MAX rules already, -ENOSPC past XRL_MAX_RULES. */
 int xrl_policy_add(struct xrl_policy *policy, const struct xrl_rule_spec *rule);
 
 /*
  * Appends @n rules as n calls of xrl_policy_add would (same ids), in
  * O(n log n) rather than O(n^2), for whole files. All or nothing: -EEXIST
- * with *@clash the index of the first rule whose prefix an earlier rule
- * (of the policy or of @rules) has, -ENOSPC past XRL_MAX_RULES.
+ * with *@clash the index of the first rule whose prefix and L4 match an
+ * earlier rule (of the policy or of @rules) has, or -EMLINK with the
+ * first past XRL_MATCH_CHAIN_MAX at its prefix; -ENOSPC past
+ * XRL_MAX_RULES.
  */
 int xrl_policy_add_many(struct xrl_policy *policy,
 			const struct xrl_rule_spec *rules, size_t n,
@@ -204,10 +208,12 @@ int xrl_policy_copy(struct xrl_policy *dst, const struct xrl_policy *src);
 /* Pointers to the rules of @policy sorted by prefix (free() it), for
  * xrl_policy_find_sorted; NULL when out of memory. */
 const struct xrl_rule_spec **xrl_policy_sorted(const struct xrl_policy *policy);
-/* The rule of exactly @prefix among @n sorted ones, or NULL. */
+/* The rule of exactly @prefix and @match (its next not compared) among
+ * @n sorted ones, or NULL. */
 const struct xrl_rule_spec *
 xrl_policy_find_sorted(const struct xrl_rule_spec **sorted, size_t n,
-		       const struct xrl_lpm_key *prefix);
+		       const struct xrl_lpm_key *prefix,
+		       const struct xrl_rule_match *match);
 
 /*
  * Where new rule ids come from: the lowest id never handed out (ids are

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <yaml.h>
 #include "limit.h"
+#include "match.h"
 #include "policy_file.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -51,7 +52,7 @@ struct rule_draft {
 
 /* Value nodes met while walking one map, by field index, for the checks
  * that look at several fields and for errors that point at a line. */
-#define MAX_FIELDS	16	/* keys in one map's table */
+#define MAX_FIELDS	24	/* keys in one map's table */
 
 struct seen {
 	yaml_node_t *node[MAX_FIELDS];
@@ -604,6 +605,76 @@ static int parse_ban_max(struct loader *ld, const char *field,
 	return ret;
 }
 
+/* ---- a rule's L4 match (match.h) ----------------------------------- */
+
+static int parse_proto(struct loader *ld, const char *field,
+		       yaml_node_t *value, void *target)
+{
+	struct rule_draft *draft = target;
+	const char *text;
+	int ret = scalar(ld, field, value, &text);
+
+	if (ret)
+		return ret;
+	if (xrl_match_proto_parse(text, &draft->spec.match.proto))
+		return fail(ld, value, field, value, "unknown protocol, "
+			    "expected tcp, udp, icmp or icmpv6");
+	return 0;
+}
+
+static int parse_ports(struct loader *ld, const char *field,
+		       yaml_node_t *value, __u16 *lo, __u16 *hi)
+{
+	const char *text;
+	int ret = scalar(ld, field, value, &text);
+
+	if (ret)
+		return ret;
+	ret = xrl_match_ports_parse(text, lo, hi);
+	if (ret == -ERANGE)
+		return fail(ld, value, field, value,
+			    "range low end above its high end");
+	if (ret)
+		return fail(ld, value, field, value,
+			    "not a port 0-65535 or a range LOW-HIGH");
+	return 0;
+}
+
+static int parse_sport(struct loader *ld, const char *field,
+		       yaml_node_t *value, void *target)
+{
+	struct rule_draft *draft = target;
+	struct xrl_rule_match *m = &draft->spec.match;
+
+	m->flags |= XRL_MATCH_SPORT;
+	return parse_ports(ld, field, value, &m->sport_lo, &m->sport_hi);
+}
+
+static int parse_dport(struct loader *ld, const char *field,
+		       yaml_node_t *value, void *target)
+{
+	struct rule_draft *draft = target;
+	struct xrl_rule_match *m = &draft->spec.match;
+
+	m->flags |= XRL_MATCH_DPORT;
+	return parse_ports(ld, field, value, &m->dport_lo, &m->dport_hi);
+}
+
+static int parse_tcp_flags(struct loader *ld, const char *field,
+			   yaml_node_t *value, void *target)
+{
+	struct rule_draft *draft = target;
+	const char *text;
+	int ret = scalar(ld, field, value, &text);
+
+	if (ret)
+		return ret;
+	if (xrl_match_flags_parse(text, &draft->spec.match.flags))
+		return fail(ld, value, field, value,
+			    "unknown flags, expected syn (SYN without ACK)");
+	return 0;
+}
+
 #define LIMIT_FIELDS					\
 	{ "action", parse_action },			\
 	{ "pps", parse_pps },				\
@@ -624,6 +695,10 @@ static const struct field rule_fields[] = {
 	{ "name", parse_name },
 	{ "cidr", parse_cidr },
 	LIMIT_FIELDS,
+	{ "proto", parse_proto },
+	{ "sport", parse_sport },
+	{ "dport", parse_dport },
+	{ "tcp_flags", parse_tcp_flags },
 };
 
 static const struct field default_fields[] = {
@@ -705,10 +780,17 @@ static int parse_rule(struct loader *ld, const char *path, yaml_node_t *map,
 			    "default: needs one)");
 	}
 	name = draft.name_text ? draft.name_text : draft.cidr_text;
+	if (!draft.name_text && !xrl_match_is_plain(&draft.spec.match)) {
+		/* Rules of one prefix must not share the CIDR as a name. */
+		xrl_rule_default_name(&draft.spec, draft.spec.name,
+				      sizeof(draft.spec.name));
+		name = draft.spec.name;
+	}
 	if (xrl_rule_name_check(name, &draft.spec.prefix, why, sizeof(why)))
 		return rule_error(ld, path, map, why, rule_fields,
 				  ARRAY_SIZE(rule_fields), &seen);
-	snprintf(draft.spec.name, sizeof(draft.spec.name), "%s", name);
+	if (name != draft.spec.name)
+		snprintf(draft.spec.name, sizeof(draft.spec.name), "%s", name);
 	draft.spec.line = node_line(map);
 	ret = check_rule(ld, path, map, &draft, rule_fields,
 			 ARRAY_SIZE(rule_fields), &seen);
@@ -786,9 +868,10 @@ static yaml_node_t *rule_item(struct loader *ld, yaml_node_t *rules,
 				      rules->data.sequence.items.start[index]);
 }
 
-/* Rule @clash has the prefix of an earlier one: name both lines. */
+/* Rule @clash has the prefix and match of an earlier one (@why -EEXIST)
+ * or is one too many at its prefix (-EMLINK): name the lines. */
 static int duplicate_cidr(struct loader *ld, const struct xrl_rule_spec *specs,
-			  size_t clash, yaml_node_t *rules)
+			  size_t clash, yaml_node_t *rules, int why)
 {
 	const struct xrl_lpm_key *prefix = &specs[clash].prefix;
 	yaml_node_t *cidr = map_value(ld, rule_item(ld, rules, clash), "cidr");
@@ -797,14 +880,22 @@ static int duplicate_cidr(struct loader *ld, const struct xrl_rule_spec *specs,
 	int line = 0;
 
 	snprintf(field, sizeof(field), "rules[%zu].cidr", clash);
-	if (prefix->prefixlen == 0)
+	if (why == -EMLINK)
+		return fail(ld, cidr, field, cidr, "more than %d rules at one "
+			    "prefix (rules that differ in proto, ports or "
+			    "tcp_flags)", XRL_MATCH_CHAIN_MAX);
+	if (prefix->prefixlen == 0 && xrl_match_is_plain(&specs[clash].match))
 		return fail(ld, cidr, field, cidr,
 			    "covers every source: set it as default:");
 	for (i = 0; i < clash && !line; i++)
 		if (specs[i].prefix.prefixlen == prefix->prefixlen &&
 		    !memcmp(specs[i].prefix.addr, prefix->addr,
-			    sizeof(prefix->addr)))
+			    sizeof(prefix->addr)) &&
+		    !xrl_match_compare(&specs[i].match, &specs[clash].match))
 			line = specs[i].line;
+	if (!line)
+		return fail(ld, cidr, field, cidr, "duplicate of a rule of "
+			    "the policy");
 	return fail(ld, cidr, field, cidr, "duplicate of the rule at line %d",
 		    line);
 }
@@ -836,8 +927,8 @@ static int parse_rules(struct loader *ld, const char *field,
 	/* All at once: one sort finds duplicates, not a scan per rule. */
 	if (!ret)
 		ret = xrl_policy_add_many(&config->policy, specs, count, &clash);
-	if (ret == -EEXIST)
-		ret = duplicate_cidr(ld, specs, clash, value);
+	if (ret == -EEXIST || ret == -EMLINK)
+		ret = duplicate_cidr(ld, specs, clash, value, ret);
 	free(specs);
 	return ret ? ret : check_names_unique(ld, &config->policy, value);
 }
@@ -1468,6 +1559,35 @@ static int emit_ban(yaml_emitter_t *emitter, const struct xrl_rule_spec *rule)
 	return ret;
 }
 
+static int emit_ports(yaml_emitter_t *emitter, const char *key, __u16 lo,
+		      __u16 hi)
+{
+	char text[16];
+
+	if (lo == hi)
+		snprintf(text, sizeof(text), "%u", lo);
+	else
+		snprintf(text, sizeof(text), "%u-%u", lo, hi);
+	return emit_pair(emitter, key, text);
+}
+
+/* A rule's L4 keys, none for a plain rule. */
+static int emit_match(yaml_emitter_t *emitter, const struct xrl_rule_match *m)
+{
+	int ret = 0;
+
+	if (xrl_match_is_plain(m))
+		return 0;
+	ret = emit_pair(emitter, "proto", xrl_match_proto_name(m->proto));
+	if (!ret && m->flags & XRL_MATCH_SPORT)
+		ret = emit_ports(emitter, "sport", m->sport_lo, m->sport_hi);
+	if (!ret && m->flags & XRL_MATCH_DPORT)
+		ret = emit_ports(emitter, "dport", m->dport_lo, m->dport_hi);
+	if (!ret && m->flags & XRL_MATCH_SYN)
+		ret = emit_pair(emitter, "tcp_flags", "syn");
+	return ret;
+}
+
 /* The fields of a rule, inside its map. */
 static int emit_rule_body(yaml_emitter_t *emitter,
 			  const struct xrl_rule_spec *rule)
@@ -1490,7 +1610,7 @@ static int emit_rule_body(yaml_emitter_t *emitter,
 		ret = emit_pair(emitter, "global", "true");
 	if (!ret)
 		ret = emit_ban(emitter, rule);
-	return ret;
+	return ret ? ret : emit_match(emitter, &rule->match);
 }
 
 static int emit_rule(yaml_emitter_t *emitter, const struct xrl_rule_spec *rule)

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include "match.h"
 #include "policy.h"
 
 int xrl_policy_copy(struct xrl_policy *dst, const struct xrl_policy *src)
@@ -31,11 +32,19 @@ static int compare_prefix(const struct xrl_lpm_key *a,
 	return memcmp(a->addr, b->addr, sizeof(a->addr));
 }
 
+/* A rule is its prefix and its L4 match. */
 static int compare_rule_prefix(const void *a, const void *b)
 {
 	const struct xrl_rule_spec *const *ra = a, *const *rb = b;
 
-	return compare_prefix(&(*ra)->prefix, &(*rb)->prefix);
+	return compare_prefix(&(*ra)->prefix, &(*rb)->prefix) ?:
+	       xrl_match_compare(&(*ra)->match, &(*rb)->match);
+}
+
+/* The default rule (id 0): every source, no L4 match. */
+static bool is_default(const struct xrl_rule_spec *rule)
+{
+	return rule->prefix.prefixlen == 0 && xrl_match_is_plain(&rule->match);
 }
 
 /* Pointers to the rules of @policy sorted by prefix, for bsearch. */
@@ -56,9 +65,9 @@ sorted_rules(const struct xrl_policy *policy)
 
 static const struct xrl_rule_spec *
 find_sorted(const struct xrl_rule_spec **sorted, size_t n,
-	    const struct xrl_lpm_key *prefix)
+	    const struct xrl_lpm_key *prefix, const struct xrl_rule_match *match)
 {
-	struct xrl_rule_spec probe = { .prefix = *prefix };
+	struct xrl_rule_spec probe = { .prefix = *prefix, .match = *match };
 	const struct xrl_rule_spec *probe_ptr = &probe, **found;
 
 	found = bsearch(&probe_ptr, sorted, n, sizeof(*sorted),
@@ -133,14 +142,14 @@ int xrl_policy_assign_ids(struct xrl_policy *next,
 	for (i = 0; i < running->n_rules; i++)
 		mark_id(used, running->rules[i].id);
 	for (i = 0; i < next->n_rules; i++) {
-		if (next->rules[i].prefix.prefixlen == 0) {
+		if (is_default(&next->rules[i])) {
 			next->rules[i].id = 0;
 			carried[i] = true;
 			continue;
 		}
 		old = find_sorted(sorted, running->n_rules,
-				  &next->rules[i].prefix);
-		if (old && old->prefix.prefixlen != 0) {
+				  &next->rules[i].prefix, &next->rules[i].match);
+		if (old && !is_default(old)) {
 			next->rules[i].id = old->id;
 			carried[i] = true;
 		}
@@ -182,7 +191,8 @@ const struct xrl_rule_spec **xrl_policy_sorted(const struct xrl_policy *policy)
 
 const struct xrl_rule_spec *
 xrl_policy_find_sorted(const struct xrl_rule_spec **sorted, size_t n,
-		       const struct xrl_lpm_key *prefix)
+		       const struct xrl_lpm_key *prefix,
+		       const struct xrl_rule_match *match)
 {
-	return find_sorted(sorted, n, prefix);
+	return find_sorted(sorted, n, prefix, match);
 }

@@ -25,6 +25,7 @@
 #include "manual_bans.h"
 #include "datapath.h"
 #include "log.h"
+#include "match.h"
 #include "notify.h"
 #include "overlay.h"
 #include "pin.h"
@@ -514,6 +515,31 @@ static json_t *counter_json(const struct xrl_counter *counter)
 			 "bytes", (json_int_t)counter->bytes);
 }
 
+static void ports_json(json_t *obj, const char *key, __u16 lo, __u16 hi)
+{
+	char text[16];
+
+	snprintf(text, sizeof(text), lo == hi ? "%u" : "%u-%u", lo, hi);
+	json_object_set_new(obj, key, json_string(text));
+}
+
+/* An L4 rule's keys as rule.add takes them, and "match" to show. */
+static void rule_match_json(json_t *obj, const struct xrl_rule_match *m)
+{
+	char text[64];
+
+	json_object_set_new(obj, "proto",
+			    json_string(xrl_match_proto_name(m->proto)));
+	if (m->flags & XRL_MATCH_SPORT)
+		ports_json(obj, "sport", m->sport_lo, m->sport_hi);
+	if (m->flags & XRL_MATCH_DPORT)
+		ports_json(obj, "dport", m->dport_lo, m->dport_hi);
+	if (m->flags & XRL_MATCH_SYN)
+		json_object_set_new(obj, "tcp_flags", json_string("syn"));
+	xrl_match_format(m, text, sizeof(text));
+	json_object_set_new(obj, "match", json_string(text));
+}
+
 /* The fields of a rule, as rule.list and rule.add show them. */
 json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
 			      const struct xrl_rule_spec *rule)
@@ -540,6 +566,8 @@ json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
 	json_object_set_new(obj, "scope",
 			    json_string(xrl_scope_name(rule->scope)));
 	xrl_control_strategy_json(obj, rule);
+	if (!xrl_match_is_plain(&rule->match))
+		rule_match_json(obj, &rule->match);
 	json_object_set_new(obj, "source",
 			    json_string(rule->runtime ? "runtime" : "file"));
 	xrl_control_ban_json(obj, rule);
@@ -676,6 +704,63 @@ void xrl_control_strategy_json(json_t *obj, const struct xrl_rule_spec *rule)
 	}
 }
 
+static int control_ports(const char *field, const char *text, __u16 *lo,
+			 __u16 *hi, char *err, size_t len)
+{
+	int ret = xrl_match_ports_parse(text, lo, hi);
+
+	if (ret == -ERANGE)
+		snprintf(err, len, "%s: \"%.32s\": range low end above its "
+			 "high end", field, text);
+	else if (ret)
+		snprintf(err, len, "%s: \"%.32s\" is not a port 0-65535 or a "
+			 "range LOW-HIGH", field, text);
+	return ret ? -EINVAL : 0;
+}
+
+/* "proto", "sport", "dport", "tcp_flags": as the policy file takes them,
+ * as strings ("53", "1024-65535"). */
+static int parse_match(json_t *req, struct xrl_rule_match *m, char *err,
+		       size_t len)
+{
+	const char *proto, *sport, *dport, *flags;
+	int ret;
+
+	ret = xrl_control_string(req, "proto", false, &proto, err, len);
+	if (!ret)
+		ret = xrl_control_string(req, "sport", false, &sport, err, len);
+	if (!ret)
+		ret = xrl_control_string(req, "dport", false, &dport, err, len);
+	if (!ret)
+		ret = xrl_control_string(req, "tcp_flags", false, &flags, err,
+					 len);
+	if (ret)
+		return ret;
+	if (proto && xrl_match_proto_parse(proto, &m->proto)) {
+		snprintf(err, len, "proto: unknown protocol \"%.32s\" (tcp, "
+			 "udp, icmp, icmpv6)", proto);
+		return -EINVAL;
+	}
+	if (sport) {
+		m->flags |= XRL_MATCH_SPORT;
+		ret = control_ports("sport", sport, &m->sport_lo, &m->sport_hi,
+				    err, len);
+	}
+	if (!ret && dport) {
+		m->flags |= XRL_MATCH_DPORT;
+		ret = control_ports("dport", dport, &m->dport_lo, &m->dport_hi,
+				    err, len);
+	}
+	if (ret)
+		return ret;
+	if (flags && xrl_match_flags_parse(flags, &m->flags)) {
+		snprintf(err, len, "tcp_flags: unknown flags \"%.32s\" (syn)",
+			 flags);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int xrl_control_parse_rule(json_t *req, struct xrl_rule_spec *rule, char *err,
 			   size_t len)
 {
@@ -692,8 +777,13 @@ int xrl_control_parse_rule(json_t *req, struct xrl_rule_spec *rule, char *err,
 		ret = xrl_rule_name_check(name, &rule->prefix, err, len);
 	if (ret)
 		return ret;
+	ret = parse_match(req, &rule->match, err, len);
+	if (ret)
+		return ret;
 	if (name)
 		snprintf(rule->name, sizeof(rule->name), "%s", name);
+	else if (!xrl_match_is_plain(&rule->match))
+		xrl_rule_default_name(rule, rule->name, sizeof(rule->name));
 	else if (rule->prefix.prefixlen == 0)
 		snprintf(rule->name, sizeof(rule->name), "%s",
 			 XRL_DEFAULT_RULE_NAME);
@@ -729,15 +819,18 @@ int xrl_control_parse_rule(json_t *req, struct xrl_rule_spec *rule, char *err,
 	return ret;
 }
 
+/* The rule of @prefix with L4 match @match (a rule is both). */
 static struct xrl_rule_spec *find_prefix(struct xrl_policy *policy,
-					 const struct xrl_lpm_key *prefix)
+					 const struct xrl_lpm_key *prefix,
+					 const struct xrl_rule_match *match)
 {
 	size_t i;
 
 	for (i = 0; i < policy->n_rules; i++)
 		if (policy->rules[i].prefix.prefixlen == prefix->prefixlen &&
 		    !memcmp(policy->rules[i].prefix.addr, prefix->addr,
-			    sizeof(prefix->addr)))
+			    sizeof(prefix->addr)) &&
+		    !xrl_match_compare(&policy->rules[i].match, match))
 			return &policy->rules[i];
 	return NULL;
 }
@@ -784,7 +877,7 @@ static int cmd_rule_add(struct xrl_request *req)
 		goto no_memory;
 
 	xrl_cidr_format(&rule.prefix, cidr, sizeof(cidr));
-	old = find_prefix(&next, &rule.prefix);
+	old = find_prefix(&next, &rule.prefix, &rule.match);
 	named = find_name(&next, rule.name);
 	if (old && !replace) {
 		snprintf(req->err, sizeof(req->err), "a rule for %s already "
@@ -806,6 +899,12 @@ static int cmd_rule_add(struct xrl_request *req)
 		*old = rule;
 	} else {
 		ret = xrl_policy_add(&next, &rule);
+		if (ret == -EMLINK) {
+			snprintf(req->err, sizeof(req->err), "%s already holds "
+				 "%d rules (that differ in proto, ports or "
+				 "tcp_flags)", cidr, XRL_MATCH_CHAIN_MAX);
+			goto free_next;
+		}
 		if (ret == -ENOSPC) {
 			snprintf(req->err, sizeof(req->err), "the policy holds "
 				 "the most rules there may be (%d)",
@@ -815,8 +914,12 @@ static int cmd_rule_add(struct xrl_request *req)
 		if (ret)
 			goto free_next;
 	}
+	/* The deleted list holds plain rules' prefixes: an L4 rule leaves
+	 * it as it is (the default's prefix is never in it). */
 	ret = xrl_overlay_deleted_with(req->state->deleted,
-				       req->state->n_deleted, &rule.prefix,
+				       req->state->n_deleted,
+				       xrl_match_is_plain(&rule.match) ?
+				       &rule.prefix : &(struct xrl_lpm_key){ 0 },
 				       false, &deleted, &n_deleted);
 	if (ret)
 		goto free_next;
@@ -826,7 +929,8 @@ static int cmd_rule_add(struct xrl_request *req)
 		return ret;
 	pr_info("rule.add: %s (%s) %s", cidr, rule.name,
 		xrl_action_name(rule.action));
-	old = find_prefix(&req->state->policy, &rule.prefix);
+	old = find_prefix(&req->state->policy, &rule.prefix,
+			  &rule.match);
 	json_object_set_new(req->response, "rule",
 			    xrl_control_rule_json(req->state, old));
 	return 0;
@@ -859,14 +963,24 @@ static int cmd_rule_del(struct xrl_request *req)
 		return ret;
 	rule = xrl_policy_find(&req->state->policy, which);
 	/* What rule.add takes, rule.del takes: "198.18.0.7" is a /32. */
+	/* A CIDR names its plain rule; L4 rules go by name. */
 	if (!rule && !xrl_cidr_parse(which, &key))
-		rule = find_prefix(&req->state->policy, &key);
+		rule = find_prefix(&req->state->policy, &key,
+				   &(struct xrl_rule_match){ 0 });
 	if (!rule) {
 		snprintf(req->err, sizeof(req->err), "no rule is named or has "
 			 "the CIDR \"%.64s\"", which);
 		return -ENOENT;
 	}
-	if (rule->prefix.prefixlen == 0) {
+	/* Runtime deletions are kept by prefix (overlay.h), which names a
+	 * plain rule: an L4 rule of the file is removed in the file. */
+	if (!xrl_match_is_plain(&rule->match) && !rule->runtime) {
+		snprintf(req->err, sizeof(req->err), "\"%s\" is an L4 rule "
+			 "of the policy file: remove it there and reload",
+			 rule->name);
+		return -EPERM;
+	}
+	if (rule->prefix.prefixlen == 0 && xrl_match_is_plain(&rule->match)) {
 		snprintf(req->err, sizeof(req->err), "the default rule cannot "
 			 "be removed (change it with rule.add and "
 			 "\"replace\")");
@@ -875,15 +989,18 @@ static int cmd_rule_del(struct xrl_request *req)
 	deleted = xrl_control_rule_json(req->state, rule);
 	xrl_cidr_format(&rule->prefix, cidr, sizeof(cidr));
 	ret = xrl_overlay_deleted_with(req->state->deleted,
-				       req->state->n_deleted, &rule->prefix,
-				       true, &gone, &n_gone);
+				       req->state->n_deleted,
+				       xrl_match_is_plain(&rule->match) ?
+				       &rule->prefix : &(struct xrl_lpm_key){ 0 },
+				       xrl_match_is_plain(&rule->match),
+				       &gone, &n_gone);
 	if (ret) {
 		snprintf(req->err, sizeof(req->err), "%s", strerror(-ret));
 		goto put_deleted;
 	}
 	ret = xrl_policy_copy(&next, &req->state->policy);
 	if (!ret)
-		ret = xrl_policy_del(&next, cidr);
+		ret = xrl_policy_del(&next, rule->name);
 	if (ret) {
 		snprintf(req->err, sizeof(req->err), "%s", strerror(-ret));
 		free(gone);
@@ -966,6 +1083,8 @@ static const char *const rule_add_fields[] = {
 	"cidr", "name", "action", "pps", "burst", "bps", "burst_bytes",
 	"scope", "global", "replace", "strategy", "interval", "limit",
 	"window", "ban", "ban_after", "ban_max", NULL,
+	"scope", "global", "replace", "proto", "sport", "dport", "tcp_flags",
+	NULL,
 };
 static const char *const rule_del_fields[] = { "rule", NULL };
 static const char *const reload_fields[] = { "path", NULL };

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "control_cmds.h"
+#include "match.h"
 #include "overlay.h"
 
 #define OVERLAY_VERSION 1
@@ -233,13 +234,18 @@ void xrl_overlay_discard(const char *path)
 	unlink(tmp);
 }
 
+/* The rule of @prefix and L4 match @match (NULL: the plain rule). */
 static struct xrl_rule_spec *rule_of_prefix(struct xrl_policy *policy,
-					    const struct xrl_lpm_key *prefix)
+					    const struct xrl_lpm_key *prefix,
+					    const struct xrl_rule_match *match)
 {
+	static const struct xrl_rule_match plain;
 	size_t i;
 
 	for (i = 0; i < policy->n_rules; i++)
-		if (same_prefix(&policy->rules[i].prefix, prefix))
+		if (same_prefix(&policy->rules[i].prefix, prefix) &&
+		    !xrl_match_compare(&policy->rules[i].match,
+				       match ? match : &plain))
 			return &policy->rules[i];
 	return NULL;
 }
@@ -256,7 +262,7 @@ int xrl_overlay_merge(struct xrl_policy *policy,
 
 	for (i = 0; i < n_deleted; i++) {
 		if (!deleted[i].prefixlen ||
-		    !rule_of_prefix(policy, &deleted[i]))
+		    !rule_of_prefix(policy, &deleted[i], NULL))
 			continue;
 		xrl_cidr_format(&deleted[i], cidr, sizeof(cidr));
 		ret = xrl_policy_del(policy, cidr);
@@ -264,7 +270,8 @@ int xrl_overlay_merge(struct xrl_policy *policy,
 			return ret;
 	}
 	for (i = 0; i < n_rules; i++) {
-		same = rule_of_prefix(policy, &rules[i].prefix);
+		same = rule_of_prefix(policy, &rules[i].prefix,
+				      &rules[i].match);
 		named = xrl_policy_find(policy, rules[i].name);
 		xrl_cidr_format(&rules[i].prefix, cidr, sizeof(cidr));
 		if (named && named != same) {

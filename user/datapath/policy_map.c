@@ -14,6 +14,7 @@
 #include "aggregate.h"
 #include "datapath.h"
 #include "mapwalk.h"
+#include "match.h"
 #include "policy.h"
 #include "policy_map.h"
 #include "rulemaps.h"
@@ -198,15 +199,17 @@ static int add_read_rule(const struct xrl_lpm_key *key,
 		.action = value->action,
 		.scope = value->scope < XRL_SCOPE_COUNT ? value->scope :
 							  XRL_SCOPE_SOURCE,
+		.match = value->match,
 	};
 	int ret;
 
-	if (key->prefixlen == 0) {
+	rule.match.next = 0;
+	if (key->prefixlen == 0 && xrl_match_is_plain(&rule.match)) {
 		policy->rules[0].action = value->action;
 		policy->rules[0].id = value->id;
 		return 0;
 	}
-	xrl_cidr_format(key, rule.name, sizeof(rule.name));
+	xrl_rule_default_name(&rule, rule.name, sizeof(rule.name));
 	ret = xrl_policy_add(policy, &rule);
 	if (ret)
 		return ret;
@@ -277,11 +280,13 @@ static int match_rule(const struct xrl_lpm_key *key,
 	const struct xrl_rule_spec *rule;
 	struct xrl_rule compiled;
 
-	rule = xrl_policy_find_sorted(match->sorted, match->n_rules, key);
+	rule = xrl_policy_find_sorted(match->sorted, match->n_rules, key,
+				      &value->match);
 	if (!rule || xrl_rule_compile(rule, &compiled))
 		return -ESTALE;
 	compiled.gen = value->gen;
 	compiled.since = value->since;
+	compiled.match.next = value->match.next;	/* the install's */
 	if (memcmp(&compiled, value, sizeof(compiled)))
 		return -ESTALE;
 	match->n_seen++;
@@ -329,7 +334,8 @@ static int diff_rule(const struct xrl_lpm_key *key,
 	struct xrl_rule compiled;
 
 	d->diff->in_force++;
-	rule = xrl_policy_find_sorted(d->sorted, d->next->n_rules, key);
+	rule = xrl_policy_find_sorted(d->sorted, d->next->n_rules, key,
+				      &in_force->match);
 	if (!rule) {
 		d->diff->removed++;
 		d->fn(XRL_RULE_REMOVED, key, NULL, in_force, d->ctx);
@@ -341,6 +347,7 @@ static int diff_rule(const struct xrl_lpm_key *key,
 	compiled.id = in_force->id;
 	compiled.gen = in_force->gen;	/* the install's, not the policy's */
 	compiled.since = in_force->since;
+	compiled.match.next = in_force->match.next;
 	if (memcmp(&compiled, in_force, sizeof(compiled))) {
 		d->diff->changed++;
 		d->fn(XRL_RULE_CHANGED, key, rule, in_force, d->ctx);

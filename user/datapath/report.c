@@ -9,6 +9,7 @@
 #include "datapath.h"
 #include "limit.h"
 #include "mapwalk.h"
+#include "match.h"
 #include "pin.h"
 #include "policy.h"
 #include "rulemaps.h"
@@ -183,10 +184,11 @@ static json_t *limit_json(const struct xrl_limit *limit)
 
 static json_t *rule_json(const struct xrl_rule_report *r)
 {
-	char cidr[64];
+	char cidr[64], match[64];
+	json_t *obj;
 
 	xrl_cidr_format(&r->prefix, cidr, sizeof(cidr));
-	return json_pack("{s:I, s:s, s:s, s:o, s:o, s:o, s:o}",
+	obj = json_pack("{s:I, s:s, s:s, s:o, s:o, s:o, s:o}",
 		"id", (json_int_t)r->rule.id,
 		"prefix", cidr,
 		"action", xrl_action_name(r->rule.action),
@@ -194,6 +196,12 @@ static json_t *rule_json(const struct xrl_rule_report *r)
 		"bytes_per_s", limit_json(&r->rule.limit[XRL_LIMIT_BYTES]),
 		"passed", counter_json(&r->counters.outcome[XRL_RULE_PASSED]),
 		"dropped", counter_json(&r->counters.outcome[XRL_RULE_DROPPED]));
+	/* Rules of one prefix told apart by their L4 match. */
+	if (obj && !xrl_match_is_plain(&r->rule.match)) {
+		xrl_match_format(&r->rule.match, match, sizeof(match));
+		json_object_set_new(obj, "match", json_string(match));
+	}
+	return obj;
 }
 
 static json_t *budget_json(const struct xrl_settings *settings)
@@ -315,7 +323,7 @@ static void format_limit(const struct xrl_limit *limit, const char *unit,
 
 static void print_rules(FILE *out, const struct xrl_stats_report *report)
 {
-	char cidr[64], pps[48], bytes[48];
+	char cidr[64], match[64], shown[132], pps[48], bytes[48];
 	size_t i;
 
 	fprintf(out, "%5s %-24s %-8s %-16s %-16s %12s %12s\n", "id", "prefix",
@@ -324,12 +332,15 @@ static void print_rules(FILE *out, const struct xrl_stats_report *report)
 		const struct xrl_rule_report *r = &report->rules[i];
 
 		xrl_cidr_format(&r->prefix, cidr, sizeof(cidr));
+		xrl_match_format(&r->rule.match, match, sizeof(match));
+		snprintf(shown, sizeof(shown), "%s%s%s", cidr,
+			 *match ? " " : "", match);
 		format_limit(&r->rule.limit[XRL_LIMIT_PACKETS], "", pps,
 			     sizeof(pps));
 		format_limit(&r->rule.limit[XRL_LIMIT_BYTES], "", bytes,
 			     sizeof(bytes));
 		fprintf(out, "%5u %-24s %-8s %-16s %-16s %12" PRIu64
-			" %12" PRIu64 "\n", r->rule.id, cidr,
+			" %12" PRIu64 "\n", r->rule.id, shown,
 			xrl_action_name(r->rule.action), pps, bytes,
 			(uint64_t)r->counters.outcome[XRL_RULE_PASSED].packets,
 			(uint64_t)r->counters.outcome[XRL_RULE_DROPPED].packets);

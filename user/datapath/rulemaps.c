@@ -19,6 +19,7 @@
 #include <bpf/btf.h>
 #include "datapath.h"
 #include "mapwalk.h"
+#include "match.h"
 #include "policy.h"
 #include "rulemaps.h"
 
@@ -28,6 +29,7 @@
 
 struct known_rule {
 	struct xrl_lpm_key prefix;
+	struct xrl_rule_match match;	/* next not kept */
 	__u32 since;		/* 0: no rule holds the id */
 };
 
@@ -132,16 +134,31 @@ struct walk_ctx {
 	int (*fn)(const struct xrl_lpm_key *prefix, const struct xrl_rule *rule,
 		  void *ctx);
 	void *ctx;
+	int table_fd;
 };
 
+/* A classifier entry, and the rules chained after it in the table. */
 static int walk_entry(const void *key, const void *value, void *ctx)
 {
+	const struct xrl_rule *rule = value;
 	struct walk_ctx *w = ctx;
 	struct xrl_lpm_key prefix;
+	struct xrl_rule next;
+	__u32 id, hops;
+	int ret;
 
 	if (!xrl_prefix_of(key, &prefix))
 		return 0;
-	return w->fn(&prefix, value, w->ctx);
+	ret = w->fn(&prefix, rule, w->ctx);
+	for (hops = 0; !ret && rule->match.next; hops++) {
+		id = rule->match.next - 1;
+		if (hops >= XRL_MATCH_CHAIN_MAX ||
+		    bpf_map_lookup_elem(w->table_fd, &id, &next))
+			return hops >= XRL_MATCH_CHAIN_MAX ? -ELOOP : -errno;
+		rule = &next;
+		ret = w->fn(&prefix, rule, w->ctx);
+	}
+	return ret;
 }
 
 int xrl_rules_walk(const struct xrl_datapath *dp,
@@ -155,8 +172,14 @@ int xrl_rules_walk(const struct xrl_datapath *dp,
 	fd = inner_fd(dp, dp->policy_fd);
 	if (fd < 0)
 		return fd;
+	w.table_fd = inner_fd(dp, dp->rule_table_fd);
+	if (w.table_fd < 0) {
+		close(fd);
+		return w.table_fd;
+	}
 	ret = xrl_map_walk(fd, sizeof(struct xrl_rule_key),
 			   sizeof(struct xrl_rule), walk_entry, &w);
+	close(w.table_fd);
 	close(fd);
 	return ret;
 }
@@ -196,6 +219,8 @@ static int add_known(const struct xrl_lpm_key *prefix,
 	if (ret)
 		return ret;
 	known->by_id[rule->id].prefix = *prefix;
+	known->by_id[rule->id].match = rule->match;
+	known->by_id[rule->id].match.next = 0;
 	known->by_id[rule->id].since = rule->since;
 	known->gen = rule->gen;
 	return 0;
@@ -321,8 +346,11 @@ static __u32 since_of(const struct xrl_rules_known *known,
 	if (rule->id >= known->n)
 		return gen;
 	k = &known->by_id[rule->id];
+	/* An id is a rule's prefix and L4 match: either changed, the
+	 * buckets of the id belong to another rule. */
 	if (!k->since || k->prefix.prefixlen != rule->prefix.prefixlen ||
-	    memcmp(k->prefix.addr, rule->prefix.addr, sizeof(k->prefix.addr)))
+	    memcmp(k->prefix.addr, rule->prefix.addr, sizeof(k->prefix.addr)) ||
+	    xrl_match_compare(&k->match, &rule->match))
 		return gen;
 	return k->since;
 }
@@ -372,6 +400,70 @@ static bool same_numbers(const struct xrl_rule_spec *a,
 	       a->strategy.window_ns == b->strategy.window_ns;
 }
 
+/* Rules of one classifier key side by side, in policy order but a
+ * plain rule last: it takes what none of its prefix's L4 rules take. */
+struct chained {
+	struct xrl_rule_key key;
+	bool plain;
+	size_t index;
+};
+
+static int compare_chained(const void *a, const void *b)
+{
+	const struct chained *x = a, *y = b;
+	int order = memcmp(&x->key, &y->key, sizeof(x->key));
+
+	if (order)
+		return order;
+	if (x->plain != y->plain)
+		return x->plain ? 1 : -1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/*
+ * The classifier holds the first rule of each key's chain; each rule of
+ * the table names the next of its key (struct xrl_rule_match, next).
+ */
+static int chain_rules(const struct xrl_policy *policy, struct compiled *c)
+{
+	struct chained *order = calloc(policy->n_rules ? policy->n_rules : 1,
+				       sizeof(*order));
+	size_t i, head;
+
+	if (!order)
+		return -ENOMEM;
+	for (i = 0; i < policy->n_rules; i++) {
+		xrl_rule_key_of(&policy->rules[i].prefix, &order[i].key);
+		order[i].plain = xrl_match_is_plain(&policy->rules[i].match);
+		order[i].index = i;
+		if (!order[i].plain)
+			c->meta.long_rules |= XRL_META_L4;
+	}
+	qsort(order, policy->n_rules, sizeof(*order), compare_chained);
+	for (i = 0, head = 0; i < policy->n_rules; i++) {
+		struct xrl_rule *rule = &c->rules[order[i].index];
+		bool last = i + 1 == policy->n_rules ||
+			    memcmp(&order[i + 1].key, &order[i].key,
+				   sizeof(order[i].key));
+
+		rule->match.next = last ? 0 :
+				   c->rules[order[i + 1].index].id + 1;
+		if (!last)
+			continue;
+		c->keys[c->n] = order[head].key;
+		c->values[c->n] = c->rules[order[head].index];
+		meta_add_length(&c->meta, order[head].key.family,
+				order[head].key.prefixlen);
+		c->n++;
+		add_split_marker(c, &order[head].key,
+				 order[head].key.family == XRL_FAMILY_IPV4 ?
+				 policy->v4_prefix : policy->v6_prefix);
+		head = i + 1;
+	}
+	free(order);
+	return 0;
+}
+
 static int compile_policy(const struct xrl_policy *policy,
 			  const struct xrl_rules_known *known, __u32 gen,
 			  struct compiled *c, char *err, size_t len)
@@ -391,13 +483,14 @@ static int compile_policy(const struct xrl_policy *policy,
 	c->meta.gen = gen;
 	for (i = 0; i < policy->n_rules; i++) {
 		const struct xrl_rule_spec *spec = &policy->rules[i];
-		struct xrl_rule *value = &c->values[c->n];
-		struct xrl_rule_key *key = &c->keys[c->n];
+		struct xrl_rule *value = &c->rules[c->n_rules];
 
 		/* Rules mostly share a few sets of numbers: compiled once. */
 		if (prev && same_numbers(prev, spec)) {
 			*value = c->rules[c->n_rules - 1];
 			value->id = spec->id;
+			value->match = spec->match;
+			value->match.next = 0;
 			ret = 0;
 		} else {
 			ret = xrl_rule_compile(spec, value);
@@ -411,16 +504,13 @@ static int compile_policy(const struct xrl_policy *policy,
 		}
 		value->gen = gen;
 		value->since = since_of(known, spec, gen);
-		xrl_rule_key_of(&spec->prefix, key);
-		meta_add_length(&c->meta, key->family, key->prefixlen);
-		c->ids[c->n_rules] = spec->id;
-		c->rules[c->n_rules++] = *value;
+		c->ids[c->n_rules++] = spec->id;
 		if (spec->id > c->max_id)
 			c->max_id = spec->id;
-		c->n++;
-		add_split_marker(c, key, key->family == XRL_FAMILY_IPV4 ?
-				 policy->v4_prefix : policy->v6_prefix);
 	}
+	ret = chain_rules(policy, c);
+	if (ret)
+		return ret;
 	/* The default rule is found without a length of its own. */
 	c->meta.v4_lengths &= ~1ULL;
 	c->meta.v6_lengths[0] &= ~1ULL;
@@ -447,6 +537,7 @@ static int remember(struct xrl_datapath *dp, const struct xrl_policy *policy,
 	memset(known->by_id, 0, known->n * sizeof(*known->by_id));
 	for (i = 0; i < policy->n_rules; i++) {
 		known->by_id[c->ids[i]].prefix = policy->rules[i].prefix;
+		known->by_id[c->ids[i]].match = policy->rules[i].match;
 		known->by_id[c->ids[i]].since = c->rules[i].since;
 	}
 	known->gen = c->meta.gen;
@@ -557,9 +648,32 @@ static int lookup_rule(int fd, enum xrl_family family, unsigned len,
 }
 
 /*
- * The program's classify() (bpf/classify.h) on the classifier in force:
- * the longest length of the family first, then the default rule, then
- * the split marker of the key subnet.
+ * The plain rule of @rule's chain (itself when plain): what a packet no
+ * L4 rule matches gets at that key. -ENOENT when the chain has none;
+ * *@l4 is set when the chain holds an L4 rule.
+ */
+static int plain_of_chain(int table_fd, struct xrl_rule *rule, bool *l4)
+{
+	__u32 hops, id;
+
+	for (hops = 0; hops <= XRL_MATCH_CHAIN_MAX; hops++) {
+		if (xrl_match_is_plain(&rule->match))
+			return 0;
+		*l4 = true;
+		if (!rule->match.next)
+			return -ENOENT;
+		id = rule->match.next - 1;
+		if (bpf_map_lookup_elem(table_fd, &id, rule))
+			return -errno;
+	}
+	return -ELOOP;
+}
+
+/*
+ * The program's classify() (bpf/classify.h) on the classifier in force,
+ * for a packet no L4 rule matches: the longest length of the family
+ * first, then the default rule, then the split marker of the key subnet.
+ * A source whose walk met an L4 rule is split, as in the program.
  */
 int xrl_rules_classify(const struct xrl_datapath *dp, const __u8 addr[16],
 		       unsigned key_len, struct xrl_rule *rule,
@@ -571,9 +685,10 @@ int xrl_rules_classify(const struct xrl_datapath *dp, const __u8 addr[16],
 	const struct xrl_policy_meta *meta = &value.meta;
 	enum xrl_family family;
 	struct xrl_rule_key found;
+	int fd, table_fd, ret;
 	unsigned top, len;
+	bool l4 = false;
 	__u32 src[4];
-	int fd, ret;
 
 	memcpy(host.addr, addr, sizeof(host.addr));
 	family = xrl_prefix_family(&host);
@@ -583,6 +698,11 @@ int xrl_rules_classify(const struct xrl_datapath *dp, const __u8 addr[16],
 	fd = inner_fd(dp, dp->policy_fd);
 	if (fd < 0)
 		return fd;
+	table_fd = inner_fd(dp, dp->rule_table_fd);
+	if (table_fd < 0) {
+		ret = table_fd;
+		goto out;
+	}
 	if (bpf_map_lookup_elem(fd, &meta_key, &value)) {
 		ret = -errno;
 		goto out;
@@ -592,6 +712,8 @@ int xrl_rules_classify(const struct xrl_datapath *dp, const __u8 addr[16],
 		if (!has_length(meta, family, len))
 			continue;
 		ret = lookup_rule(fd, family, len, src, false, rule);
+		if (!ret)
+			ret = plain_of_chain(table_fd, rule, &l4);
 		if (ret && ret != -ENOENT)
 			goto out;
 		if (!ret)
@@ -604,6 +726,9 @@ int xrl_rules_classify(const struct xrl_datapath *dp, const __u8 addr[16],
 			ret = -errno;
 			goto out;
 		}
+		ret = plain_of_chain(table_fd, rule, &l4);
+		if (ret)
+			goto out;
 	} else {
 		found.family = family;
 		found.prefixlen = len;
@@ -612,12 +737,14 @@ int xrl_rules_classify(const struct xrl_datapath *dp, const __u8 addr[16],
 	}
 	xrl_prefix_of(&found, prefix);
 	ret = 0;
-	if (len > key_len)
+	if (len > key_len || l4)
 		*split = true;
 	else if (meta->long_rules & (family == XRL_FAMILY_IPV4 ? 1 : 2))
 		*split = !lookup_rule(fd, family, key_len, src, true,
 				      &(struct xrl_rule){ 0 });
 out:
+	if (table_fd >= 0)
+		close(table_fd);
 	close(fd);
 	return ret;
 }

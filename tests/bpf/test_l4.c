@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * L4 rules through BPF_PROG_TEST_RUN (docs/POLICY.md "Protocols and
+ * ports"): each judges only its traffic, precedence between prefixes and
+ * within one, fragments and headers cut short, bucket-first staying
+ * right, and swaps to and from a policy without L4 rules.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include "fixture.h"
+#include "policy_file.h"
+
+static struct xrl_datapath dp;
+static struct xrl_config config;
+static bool config_loaded;
+
+static void setup(void)
+{
+	fixture_load(&dp, 65536);
+}
+
+static void teardown(void)
+{
+	if (config_loaded)
+		xrl_config_free(&config);
+	xrl_datapath_close(&dp);
+}
+
+TestSuite(l4, .init = setup, .fini = teardown);
+
+/* Loads @yaml through the policy file loader and puts it in force. */
+static void apply_yaml(const char *yaml)
+{
+	char err[512];
+
+	if (config_loaded)
+		xrl_config_free(&config);
+	cr_assert_eq(xrl_config_load_string(yaml, strlen(yaml), "t.yaml",
+					    &config, err, sizeof(err)), 0,
+		     "%s", err);
+	config_loaded = true;
+	fixture_apply(&dp, &config.policy);
+}
+
+static uint32_t rule_id(const char *name)
+{
+	struct xrl_rule_spec *rule = xrl_policy_find(&config.policy, name);
+
+	cr_assert_not_null(rule, "no rule %s", name);
+	return rule->id;
+}
+
+enum kind { TCP_SYN, TCP_ACK, TCP_SYNACK, UDP, ICMP };
+
+static void put16(struct packet *pkt, size_t off, uint16_t host)
+{
+	uint16_t be = htons(host);
+
+	memcpy(pkt->data + off, &be, sizeof(be));
+}
+
+/* A frame of @kind from @src, with ports @sport -> @dport (written byte
+ * by byte: the frame is a byte array). */
+static struct packet l4_packet(const char *src, enum kind kind,
+			       uint16_t sport, uint16_t dport)
+{
+	struct packet_spec spec = {
+		.src = src,
+		.tcp = kind <= TCP_SYNACK,
+		.udp_port = kind == UDP ? dport : 0,
+		.frame_len = 128,
+	};
+	bool ipv6 = strchr(src, ':') != NULL;
+	size_t l3_off = packet_ip_offset(0);
+	size_t l4_off = l3_off + (ipv6 ? sizeof(struct ipv6hdr) :
+					 sizeof(struct iphdr));
+	struct packet pkt;
+
+	cr_assert_eq(packet_build(&pkt, &spec), 0, "%s", src);
+	if (kind <= TCP_SYNACK) {
+		put16(&pkt, l4_off, sport);
+		put16(&pkt, l4_off + 2, dport);
+		/* Flags byte: SYN 0x02, ACK 0x10. */
+		pkt.data[l4_off + 13] = kind == TCP_SYN ? 0x02 :
+					kind == TCP_ACK ? 0x10 : 0x12;
+	} else if (kind == UDP) {
+		put16(&pkt, l4_off, sport);
+	} else if (ipv6) {
+		pkt.data[l3_off + offsetof(struct ipv6hdr, nexthdr)] =
+			IPPROTO_ICMPV6;
+	} else {
+		pkt.data[l3_off + offsetof(struct iphdr, protocol)] =
+			IPPROTO_ICMP;
+	}
+	return pkt;
+}
+
+static unsigned passes(const struct packet *pkt, unsigned n)
+{
+	unsigned passed = 0;
+
+	while (n--)
+		passed += fixture_run(&dp, pkt) == XDP_PASS;
+	return passed;
+}
+
+static uint64_t judged(uint32_t id)
+{
+	struct xrl_rule_counters c = fixture_rule_counters(&dp, id);
+
+	return c.outcome[XRL_RULE_PASSED].packets +
+	       c.outcome[XRL_RULE_DROPPED].packets;
+}
+
+#define SYN_POLICY							\
+	"rules:\n"							\
+	"  - name: syn\n    cidr: 198.18.0.0/24\n    proto: tcp\n"	\
+	"    tcp_flags: syn\n    pps: 10\n    burst: 3\n"		\
+	"  - name: plain\n    cidr: 198.18.0.0/24\n"			\
+	"    pps: 1000\n    burst: 100\n"
+
+Test(l4, a_syn_rule_judges_syns_only)
+{
+	struct packet syn = l4_packet("198.18.0.1", TCP_SYN, 40000, 80),
+		      ack = l4_packet("198.18.0.1", TCP_ACK, 40000, 80),
+		      synack = l4_packet("198.18.0.1", TCP_SYNACK, 80, 40000);
+
+	apply_yaml(SYN_POLICY);
+	cr_assert_eq(passes(&syn, 10), 3, "SYNs: the SYN rule's burst");
+	cr_assert_eq(passes(&ack, 50), 50, "ACKs: the plain rule");
+	cr_assert_eq(passes(&synack, 20), 20, "SYN+ACK is no SYN");
+	cr_assert_eq(judged(rule_id("syn")), 10);
+	cr_assert_eq(judged(rule_id("plain")), 70);
+}
+
+Test(l4, udp_sport_53_is_judged_apart_from_sport_54)
+{
+	struct packet s53 = l4_packet("198.18.0.1", UDP, 53, 40000),
+		      s54 = l4_packet("198.18.0.1", UDP, 54, 40000),
+		      in_range = l4_packet("198.18.0.1", UDP, 40000, 123);
+
+	apply_yaml("rules:\n"
+		   "  - name: dns\n    cidr: 198.18.0.0/24\n    proto: udp\n"
+		   "    sport: 53\n    action: deny\n"
+		   "  - name: ntp\n    cidr: 198.18.0.0/24\n    proto: udp\n"
+		   "    dport: 100-200\n    pps: 10\n    burst: 2\n");
+	cr_assert_eq(passes(&s53, 5), 0, "sport 53: denied");
+	/* No plain rule at the prefix: the default (allow) takes the rest. */
+	cr_assert_eq(passes(&s54, 5), 5, "sport 54: the default rule");
+	cr_assert_eq(passes(&in_range, 5), 2, "dport 123 in 100-200");
+	cr_assert_eq(judged(rule_id("dns")), 5);
+	cr_assert_eq(judged(rule_id("ntp")), 5);
+	cr_assert_eq(judged(0), 5);
+}
+
+Test(l4, icmp_rules_judge_icmp_only_in_either_family)
+{
+	struct packet icmp = l4_packet("198.18.0.1", ICMP, 0, 0),
+		      udp = l4_packet("198.18.0.1", UDP, 1, 2),
+		      icmp6 = l4_packet("fd00::1", ICMP, 0, 0),
+		      tcp6 = l4_packet("fd00::1", TCP_ACK, 1, 2);
+
+	apply_yaml("default:\n  pps: 1000\n  burst: 100\n"
+		   "rules:\n"
+		   "  - name: icmp\n    cidr: 0.0.0.0/0\n    proto: icmp\n"
+		   "    pps: 1\n    burst: 2\n"
+		   "  - name: icmp6\n    cidr: fd00::/16\n    proto: icmpv6\n"
+		   "    pps: 1\n    burst: 1\n");
+	cr_assert_eq(passes(&icmp, 5), 2);
+	cr_assert_eq(passes(&udp, 5), 5);
+	cr_assert_eq(passes(&icmp6, 5), 1);
+	cr_assert_eq(passes(&tcp6, 5), 5);
+	cr_assert_eq(judged(rule_id("icmp")), 5);
+	cr_assert_eq(judged(rule_id("icmp6")), 5);
+	cr_assert_eq(judged(0), 10);
+}
+
+Test(l4, a_longer_plain_prefix_beats_a_shorter_l4_rule)
+{
+	struct packet inner = l4_packet("198.18.0.1", TCP_SYN, 1, 80),
+		      outer = l4_packet("198.18.0.2", TCP_SYN, 1, 80);
+
+	apply_yaml("rules:\n"
+		   "  - name: wide-syn\n    cidr: 198.18.0.0/24\n"
+		   "    proto: tcp\n    tcp_flags: syn\n    action: deny\n"
+		   "  - name: host\n    cidr: 198.18.0.1/32\n    action: allow\n");
+	cr_assert_eq(passes(&inner, 4), 4, "the /32 is more specific");
+	cr_assert_eq(passes(&outer, 4), 0, "the /24's SYN rule");
+	cr_assert_eq(judged(rule_id("host")), 4);
+	cr_assert_eq(judged(rule_id("wide-syn")), 4);
+}
+
+Test(l4, a_longer_l4_rule_that_does_not_match_falls_to_shorter_prefixes)
+{
+	struct packet syn = l4_packet("198.18.0.1", TCP_SYN, 1, 80),
+		      ack = l4_packet("198.18.0.1", TCP_ACK, 1, 80);
+
+	apply_yaml("rules:\n"
+		   "  - name: host-syn\n    cidr: 198.18.0.1/32\n"
+		   "    proto: tcp\n    tcp_flags: syn\n    action: deny\n"
+		   "  - name: wide\n    cidr: 198.18.0.0/16\n    action: allow\n");
+	cr_assert_eq(passes(&syn, 3), 0);
+	cr_assert_eq(passes(&ack, 3), 3);
+	cr_assert_eq(judged(rule_id("wide")), 3, "the /16 takes the rest");
+}
+
+Test(l4, rules_of_one_prefix_match_in_file_order_and_the_plain_one_last)
+{
+	struct packet syn22 = l4_packet("198.18.0.1", TCP_SYN, 1, 22),
+		      ack22 = l4_packet("198.18.0.1", TCP_ACK, 1, 22),
+		      syn80 = l4_packet("198.18.0.1", TCP_SYN, 1, 80);
+
+	/* The plain rule is written first, yet takes only what no L4
+	 * rule of the prefix takes; of the two L4 rules both matching a
+	 * SYN to 22, the first written wins. */
+	apply_yaml("rules:\n"
+		   "  - name: plain\n    cidr: 198.18.0.0/24\n    action: allow\n"
+		   "  - name: ssh\n    cidr: 198.18.0.0/24\n    proto: tcp\n"
+		   "    dport: 22\n    action: deny\n"
+		   "  - name: syn\n    cidr: 198.18.0.0/24\n    proto: tcp\n"
+		   "    tcp_flags: syn\n    pps: 1\n    burst: 2\n");
+	cr_assert_eq(passes(&syn22, 3), 0, "ssh, first in file order");
+	cr_assert_eq(passes(&ack22, 3), 0, "ssh");
+	cr_assert_eq(passes(&syn80, 3), 2, "syn");
+	cr_assert_eq(judged(rule_id("ssh")), 6);
+	cr_assert_eq(judged(rule_id("syn")), 3);
+	cr_assert_eq(judged(rule_id("198.18.0.0/24")), 0);
+}
+
+/* IPv4 fragment offset and MF; an IPv6 fragment header before UDP. */
+static struct packet v4_fragment(enum kind kind, uint16_t frag_off)
+{
+	struct packet pkt = l4_packet("198.18.0.1", kind, 40000, 22);
+
+	put16(&pkt, packet_ip_offset(0) + offsetof(struct iphdr, frag_off),
+	      frag_off);
+	return pkt;
+}
+
+Test(l4, a_non_first_fragment_matches_no_l4_rule_and_a_first_one_does)
+{
+	struct packet first = v4_fragment(TCP_SYN, 0x2000),	/* MF */
+		      later = v4_fragment(TCP_SYN, 0x2000 | 10),
+		      last = v4_fragment(TCP_SYN, 3);
+
+	apply_yaml(SYN_POLICY);
+	cr_assert_eq(passes(&first, 5), 3, "first fragment: its SYN rule");
+	cr_assert_eq(passes(&later, 5), 5, "later ones: the plain rule");
+	cr_assert_eq(passes(&last, 5), 5);
+	cr_assert_eq(judged(rule_id("syn")), 5);
+	cr_assert_eq(judged(rule_id("plain")), 10);
+}
+
+Test(l4, an_ipv6_fragment_header_is_walked_and_a_later_fragment_skipped)
+{
+	struct packet pkt;
+	struct packet_spec spec = { .src = "fd00::1", .udp_port = 53,
+				    .frame_len = 128 };
+	size_t l3 = packet_ip_offset(0), l4 = l3 + sizeof(struct ipv6hdr);
+	unsigned i;
+
+	apply_yaml("rules:\n"
+		   "  - name: dns6\n    cidr: fd00::/64\n    proto: udp\n"
+		   "    dport: 53\n    action: deny\n");
+	for (i = 0; i < 2; i++) {
+		cr_assert_eq(packet_build(&pkt, &spec), 0);
+		/* Move the UDP header back 8 bytes, a fragment header in
+		 * front of it: offset 0 (first), or 64 bytes on. */
+		memmove(pkt.data + l4 + 8, pkt.data + l4, pkt.len - l4 - 8);
+		pkt.data[l4] = IPPROTO_UDP;
+		pkt.data[l4 + 1] = 0;
+		pkt.data[l4 + 2] = 0;
+		pkt.data[l4 + 3] = i ? 8 << 3 : 1;	/* offset, M */
+		pkt.data[l3 + offsetof(struct ipv6hdr, nexthdr)] =
+			IPPROTO_FRAGMENT;
+		cr_assert_eq(passes(&pkt, 2), i ? 2 : 0, "%s",
+			     i ? "a later fragment: the default rule" :
+				 "the first fragment: dns6");
+	}
+	cr_assert_eq(judged(rule_id("dns6")), 2);
+	cr_assert_eq(judged(0), 2);
+}
+
+Test(l4, a_truncated_l4_header_matches_no_l4_rule)
+{
+	struct packet syn = l4_packet("198.18.0.1", TCP_SYN, 1, 80);
+	size_t l3 = packet_ip_offset(0);
+
+	apply_yaml(SYN_POLICY);
+	/* The IP packet ends 10 bytes into the TCP header (the frame goes
+	 * on): the flags cannot be trusted, so the plain rule judges it. */
+	put16(&syn, l3 + offsetof(struct iphdr, tot_len),
+	      sizeof(struct iphdr) + 10);
+	cr_assert_eq(passes(&syn, 5), 5);
+	cr_assert_eq(judged(rule_id("plain")), 5);
+	cr_assert_eq(judged(rule_id("syn")), 0);
+	/* And cut at the frame's end as well. */
+	syn.len = l3 + sizeof(struct iphdr) + 10;
+	cr_assert_eq(passes(&syn, 5), 5);
+	cr_assert_eq(judged(rule_id("plain")), 10);
+}
+
+Test(l4, a_source_with_a_plain_bucket_then_sending_syns_gets_the_syn_rule)
+{
+	struct packet syn = l4_packet("198.18.0.1", TCP_SYN, 1, 80),
+		      ack = l4_packet("198.18.0.1", TCP_ACK, 1, 80);
+	unsigned i, syn_passed = 0;
+
+	apply_yaml(SYN_POLICY);
+	/* Established traffic first: the source gets its bucket. */
+	cr_assert_eq(passes(&ack, 20), 20);
+	/* Interleaved: every SYN is still the SYN rule's, never judged
+	 * by the ACKs' bucket without classifying. */
+	for (i = 0; i < 10; i++) {
+		syn_passed += fixture_run(&dp, &syn) == XDP_PASS;
+		cr_assert_eq(fixture_run(&dp, &ack), XDP_PASS);
+	}
+	cr_assert_eq(syn_passed, 3);
+	cr_assert_eq(judged(rule_id("syn")), 10);
+	cr_assert_eq(judged(rule_id("plain")), 30);
+}
+
+Test(l4, swapping_to_a_policy_without_l4_rules_and_back)
+{
+	struct packet syn = l4_packet("198.18.0.1", TCP_SYN, 1, 80),
+		      ack = l4_packet("198.18.0.1", TCP_ACK, 1, 80);
+	const char *plain_only = "rules:\n"
+		"  - name: plain\n    cidr: 198.18.0.0/24\n"
+		"    pps: 1000\n    burst: 100\n";
+
+	apply_yaml(SYN_POLICY);
+	cr_assert_eq(passes(&syn, 5), 3);
+	cr_assert_eq(passes(&ack, 5), 5);
+	apply_yaml(plain_only);
+	/* No SYN rule: SYNs and ACKs share one plain bucket. The key is
+	 * no longer split, so that bucket starts afresh (100). */
+	cr_assert_eq(passes(&syn, 5), 5);
+	cr_assert_eq(passes(&ack, 100), 95);
+	apply_yaml(SYN_POLICY);
+	/* The SYN rule is back. Its id named the plain rule in between
+	 * (the file's numbering), so its bucket starts afresh; so does
+	 * the plain rule's, whose id was gone for a generation. */
+	cr_assert_eq(passes(&syn, 5), 3);
+	cr_assert_eq(passes(&ack, 5), 5);
+}
