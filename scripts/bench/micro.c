@@ -17,6 +17,7 @@
 #include "datapath.h"
 #include "mapwalk.h"
 #include "micro.h"
+#include "policy_map.h"
 #include "packet.h"
 #include "policy.h"
 #include "ref.skel.h"
