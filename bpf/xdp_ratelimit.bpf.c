@@ -185,13 +185,15 @@ static __always_inline int judge_outcome(const struct xrl_rule *rule,
 	return XDP_DROP;
 }
 
-/* A banned source's packet: dropped, counted as banned (bpf/bans.h). */
+/*
+ * A banned source's packet: dropped, counted as banned (bpf/bans.h) in
+ * the per-CPU counters only: no write to the shared bucket, so the drop
+ * costs no atomic operation (its bucket's dropped count stays that of
+ * the drops that led to the ban).
+ */
 static __always_inline int judge_banned(const struct xrl_rule *rule,
-					struct xrl_bucket *bucket,
 					__u64 frame_len)
 {
-	if (bucket)
-		__sync_fetch_and_add(&bucket->dropped, 1);
 	count_rule(rule->id, XRL_RULE_BANNED, frame_len);
 	count_verdict(XRL_VERDICT_BANNED, frame_len);
 	return XDP_DROP;
@@ -253,7 +255,7 @@ __noinline int judge_limited(const struct xrl_bucket_key *key,
 	/* 0 unless the source was banned: one predictable branch. */
 	if (bucket->ban_until_ns && rule->ban.duration_ns &&
 	    ban_active(bucket->ban_until_ns, now))
-		return judge_banned(rule, bucket, cost->frame_len);
+		return judge_banned(rule, cost->frame_len);
 	admitted = bucket_take(bucket, &rule->limits, now, cost->packets,
 			       cost->bytes);
 	__sync_fetch_and_add(admitted ? &bucket->passed : &bucket->dropped, 1);
@@ -313,7 +315,7 @@ __noinline int judge_new_source(const struct xrl_bucket_key *key,
 	 * until the ban ends, and given a bucket (from the budget) only
 	 * then. */
 	if (rule->ban.duration_ns && ban_recorded(key, rule, now))
-		return judge_banned(rule, NULL, frame_len);
+		return judge_banned(rule, frame_len);
 	if (new_source_admitted(settings, now)) {
 		insert_source(key, rule, now);
 		return JUDGE_BUCKET;
