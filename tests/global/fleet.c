@@ -20,6 +20,7 @@
 #include "fleet.h"
 #include "packet.h"
 #include "policy.h"
+#include "rulemaps.h"
 #include "topo.h"
 
 #define FLEET_START_TIMEOUT_S	20.0
@@ -255,15 +256,16 @@ void fleet_start_daemon(struct fleet *f, int k, const char *yaml)
 /* The id of the rule that judges @src on node @k, or -1. */
 static int64_t rule_of(struct fleet *f, int k, const char *src)
 {
-	struct xrl_lpm_key key;
+	struct xrl_lpm_key key, prefix;
 	struct xrl_rule rule;
-	int fd, ret;
+	bool split;
+	int ret;
 
+	/* The classifier holds exact prefixes: classified as the program
+	 * does, longest first. */
 	cr_assert_eq(xrl_cidr_parse(src, &key), 0, "%s", src);
-	fd = xrl_datapath_rules_fd(&f->node[k].dp);
-	cr_assert_geq(fd, 0);
-	ret = bpf_map_lookup_elem(fd, &key, &rule);
-	close(fd);
+	ret = xrl_rules_classify(&f->node[k].dp, key.addr, 128, &rule,
+				 &prefix, &split);
 	return ret ? -1 : (int64_t)rule.id;
 }
 
