@@ -137,6 +137,9 @@ Test(bans_config, combinations_that_cannot_ban_refused)
 	refused(RULE "    scope: aggregate\n    ban: 1m\n",
 		"p.yaml:6: rules[0].ban: only a rule of scope source bans (an "
 		"aggregate has no source to ban) (1m)");
+	refused("rules:\n  - cidr: 198.18.0.0/24\n    strategy: sliding_window\n"
+		"    limit: 50\n    window: 1s\n    ban: 1m\n",
+		"p.yaml:6: rules[0].ban: not with strategy: sliding_window (1m)");
 }
 
 static void round_trip(const char *text)
