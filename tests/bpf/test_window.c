@@ -8,10 +8,12 @@
  * window, and does not count its refusals.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <criterion/criterion.h>
 #include <linux/bpf.h>
+#include <bpf/libbpf.h>
 #include "cpu_pool.h"
 #include "fixture.h"
 
@@ -361,6 +363,57 @@ Test(window, a_source_whose_rule_became_a_window_starts_full)
 	cr_assert_eq(admitted_at(&other, t1, 10), 5);
 	cr_assert_eq(admitted_at(&pkt, leaves_at(t1 / sub, sub) - 1, 1), 0);
 	cr_assert_eq(admitted_at(&pkt, leaves_at(t1 / sub, sub), 10), 5);
+}
+
+/*
+ * A new source the new-source budget refuses a bucket is judged by the
+ * unknown_sources prefix fallback, which for a window is the pace
+ * limit / window with a burst of 1: never more than the limit in any
+ * window either. The test stays on one CPU: the budget is per CPU.
+ */
+Test(window, refused_new_sources_are_paced_never_more_than_the_limit)
+{
+	const uint64_t window = NS_PER_S;
+	uint64_t t0 = 30 * NS_PER_S, t, times[256];
+	unsigned n = 0, i, j, in_window, step = 0;
+	struct packet pkt;
+	cpu_set_t one;
+	char src[32];
+
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	cr_assert_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+	window_rule("198.18.0.0/16", XRL_ACTION_LIMIT, 5, window);
+	policy.new_pps = 1;
+	policy.new_burst = libbpf_num_possible_cpus();	/* one per CPU */
+	policy.unknown = XRL_UNKNOWN_PREFIX;
+	fixture_apply(&dp, &policy);
+	pkt = packet_of("198.18.1.1");
+	cr_assert_eq(admitted_at(&pkt, t0, 10), 5, "the one given a bucket");
+
+	/* New sources of one /24 at one instant: one passes. */
+	for (i = 0; i < 10; i++) {
+		snprintf(src, sizeof(src), "198.18.2.%u", ++step);
+		pkt = packet_of(src);
+		if (admitted_at(&pkt, t0, 1))
+			times[n++] = t0;
+	}
+	cr_assert_eq(n, 1);
+	/* Then one every window / limit, a new source each 10 ms. */
+	for (t = t0 + 10 * NS_PER_MS; t < t0 + 1500 * NS_PER_MS;
+	     t += 10 * NS_PER_MS) {
+		snprintf(src, sizeof(src), "198.18.2.%u", ++step % 250 + 1);
+		pkt = packet_of(src);
+		if (admitted_at(&pkt, t, 1))
+			times[n++] = t;
+	}
+	cr_assert_eq(n, 8, "%u admitted in 1.5 s at 5 a second", n);
+	for (i = 0; i < n; i++) {
+		for (j = i, in_window = 0; j < n && times[j] < times[i] + window;
+		     j++)
+			in_window++;
+		cr_assert_leq(in_window, 5);
+	}
 }
 
 /* Two threads pinned to the two CPUs, packets of one source at one

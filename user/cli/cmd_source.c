@@ -40,7 +40,14 @@ static void print_rule(const char *addr, const struct xrl_rule *rule,
 	       prefix->prefixlen ? cidr : "default",
 	       prefix->prefixlen ? "" : ": no other rule holds it",
 	       xrl_action_name(rule->action));
-	for (kind = 0; kind < XRL_LIMIT_KINDS; kind++) {
+	if (rule->window.limit) {
+		/* Its packet limit is only the fallback's pace. */
+		xrl_duration_ns_format(rule->window.window_ns, limit,
+				       sizeof(limit));
+		printf(", sliding_window limit %u window %s",
+		       rule->window.limit, limit);
+	}
+	for (kind = 0; kind < XRL_LIMIT_KINDS && !rule->window.limit; kind++) {
 		if (!rule->limit[kind].interval)
 			continue;
 		describe_limit(&rule->limit[kind], kind == XRL_LIMIT_BYTES,
@@ -66,7 +73,8 @@ static void print_bucket(const struct xrl_rule *rule,
 	       (unsigned long long)bucket->dropped,
 	       now > bucket->last_seen_ns ?
 	       (now - bucket->last_seen_ns) / 1e9 : 0.0);
-	for (kind = 0; kind < XRL_LIMIT_KINDS; kind++) {
+	/* A window's count is in xrl_windows; its bucket holds no tokens. */
+	for (kind = 0; kind < XRL_LIMIT_KINDS && !rule->window.limit; kind++) {
 		if (!rule->limit[kind].interval)
 			continue;
 		xrl_bucket_level(&rule->limit[kind], bucket->tat[kind], now,

@@ -208,8 +208,8 @@ static double bucket_fill(const struct xrl_rule_spec *spec, const __u64 *tat)
 	struct xrl_rule rule;
 	int kind;
 
-	if (!spec || xrl_rule_compile(spec, &rule))
-		return -1;
+	if (!spec || xrl_rule_compile(spec, &rule) || rule.window.limit)
+		return -1;	/* a window's count is not in its bucket */
 	kind = rule.limit[XRL_LIMIT_PACKETS].interval ? XRL_LIMIT_PACKETS :
 							 XRL_LIMIT_BYTES;
 	if (!rule.limit[kind].interval || !rule.limit[kind].tolerance)
