@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <arpa/inet.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 #include <linux/if_ether.h>
+#include <linux/in.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/tcp.h>
@@ -165,4 +167,47 @@ int packet_from(struct packet *pkt, const char *src)
 	struct packet_spec spec = { .src = src };
 
 	return packet_build(pkt, &spec);
+}
+
+void packet_put16(struct packet *pkt, size_t off, uint16_t host)
+{
+	uint16_t be = htons(host);
+
+	memcpy(pkt->data + off, &be, sizeof(be));
+}
+
+/* Ports and flags written byte by byte: the frame is a byte array. */
+struct packet packet_l4(const char *src, enum packet_kind kind,
+			uint16_t sport, uint16_t dport)
+{
+	struct packet_spec spec = {
+		.src = src,
+		.tcp = kind <= PACKET_TCP_SYNACK,
+		.udp_port = kind == PACKET_UDP ? dport : 0,
+		.frame_len = 128,
+	};
+	bool ipv6 = strchr(src, ':') != NULL;
+	size_t l3_off = packet_ip_offset(0);
+	size_t l4_off = l3_off + (ipv6 ? sizeof(struct ipv6hdr) :
+					 sizeof(struct iphdr));
+	struct packet pkt;
+
+	if (packet_build(&pkt, &spec))
+		pkt.len = 0;
+	if (kind <= PACKET_TCP_SYNACK) {
+		packet_put16(&pkt, l4_off, sport);
+		packet_put16(&pkt, l4_off + 2, dport);
+		/* Flags byte: SYN 0x02, ACK 0x10. */
+		pkt.data[l4_off + 13] = kind == PACKET_TCP_SYN ? 0x02 :
+					kind == PACKET_TCP_ACK ? 0x10 : 0x12;
+	} else if (kind == PACKET_UDP) {
+		packet_put16(&pkt, l4_off, sport);
+	} else if (ipv6) {
+		pkt.data[l3_off + offsetof(struct ipv6hdr, nexthdr)] =
+			IPPROTO_ICMPV6;
+	} else {
+		pkt.data[l3_off + offsetof(struct iphdr, protocol)] =
+			IPPROTO_ICMP;
+	}
+	return pkt;
 }

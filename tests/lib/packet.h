@@ -35,6 +35,22 @@ struct packet_spec {
 				 * as the headers, when longer) */
 };
 
+enum packet_kind {
+	PACKET_TCP_SYN,
+	PACKET_TCP_ACK,
+	PACKET_TCP_SYNACK,
+	PACKET_UDP,
+	PACKET_ICMP,	/* ICMPv6 from an IPv6 source */
+};
+
+/* A 128-byte frame of @kind from @src with ports @sport -> @dport (len 0
+ * for an unparsable @src). */
+struct packet packet_l4(const char *src, enum packet_kind kind,
+			uint16_t sport, uint16_t dport);
+
+/* Writes @host at @off of the frame, in network order. */
+void packet_put16(struct packet *pkt, size_t off, uint16_t host);
+
 /* Builds a frame; returns 0, or -1 for an unparsable address. */
 int packet_build(struct packet *pkt, const struct packet_spec *spec);
 
