@@ -35,6 +35,7 @@
 #include "datapath.h"
 #include "log.h"
 #include "manual_bans.h"
+#include "overlay.h"
 #include "policy.h"
 
 #define BANS_VERSION 1
@@ -200,10 +201,9 @@ static json_t *entry_json(const struct xrl_manual_ban_entry *e, int map_fd)
 static int stage(const char *path, const struct xrl_manual_ban_entry *v,
 		 size_t n, char *err, size_t len)
 {
-	char tmp[PATH_MAX + 8];
 	json_t *root, *list;
 	size_t i;
-	int fd, ret = 0;
+	int ret;
 
 	root = json_pack("{s:i, s:[]}", "version", BANS_VERSION, "bans");
 	if (!root)
@@ -211,34 +211,21 @@ static int stage(const char *path, const struct xrl_manual_ban_entry *v,
 	list = json_object_get(root, "bans");
 	for (i = 0; i < n; i++)
 		json_array_append_new(list, entry_json(&v[i], -1));
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	errno = 0;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || json_dumpfd(root, fd, JSON_INDENT(2)) ||
-	    write(fd, "\n", 1) != 1 || fsync(fd))
-		ret = errno ? -errno : -EIO;
-	if (fd >= 0 && close(fd) && !ret)
-		ret = -errno;
+	ret = xrl_state_stage_json(path, root);
 	json_decref(root);
-	if (ret) {
+	if (ret)
 		snprintf(err, len, "saving the bans to %s: %s; nothing changed",
 			 path, strerror(-ret));
-		if (fd >= 0)
-			unlink(tmp);
-	}
 	return ret;
 }
 
 static int unstage(const char *path, bool commit)
 {
-	char tmp[PATH_MAX + 8];
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	if (!commit) {
-		unlink(tmp);
+		xrl_overlay_discard(path);
 		return 0;
 	}
-	return rename(tmp, path) ? -errno : 0;
+	return xrl_overlay_commit(path);
 }
 
 /* Turns the program's lookup of bans on or off: a head swap. */

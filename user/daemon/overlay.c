@@ -186,35 +186,43 @@ static void tmp_path(const char *path, char *tmp, size_t len)
 	snprintf(tmp, len, "%s.tmp", path);
 }
 
-int xrl_overlay_stage(const char *path, const struct xrl_policy *policy,
-		      const struct xrl_lpm_key *deleted, size_t n_deleted,
-		      char *err, size_t len)
+int xrl_state_stage_json(const char *path, json_t *root)
 {
 	char tmp[PATH_MAX + 8];
-	json_t *root;
 	int fd, ret = 0;
 
-	root = overlay_json(policy, deleted, n_deleted);
-	if (!root) {
-		snprintf(err, len, "saving the runtime changes: out of memory");
-		return -ENOMEM;
-	}
 	tmp_path(path, tmp, sizeof(tmp));
+	errno = 0;
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || json_dumpfd(root, fd, JSON_INDENT(2)) ||
 	    write(fd, "\n", 1) != 1 || fsync(fd))
 		ret = errno ? -errno : -EIO;
 	if (fd >= 0 && close(fd) && !ret)
 		ret = -errno;
+	if (ret && fd >= 0)
+		unlink(tmp);
+	return ret;
+}
+
+int xrl_overlay_stage(const char *path, const struct xrl_policy *policy,
+		      const struct xrl_lpm_key *deleted, size_t n_deleted,
+		      char *err, size_t len)
+{
+	json_t *root;
+	int ret;
+
+	root = overlay_json(policy, deleted, n_deleted);
+	if (!root) {
+		snprintf(err, len, "saving the runtime changes: out of memory");
+		return -ENOMEM;
+	}
+	ret = xrl_state_stage_json(path, root);
 	json_decref(root);
-	if (ret) {
+	if (ret)
 		snprintf(err, len,
 			 "saving the runtime changes to %s: %s; "
 			 "nothing changed",
 			 path, strerror(-ret));
-		if (fd >= 0)
-			unlink(tmp);
-	}
 	return ret;
 }
 

@@ -13,6 +13,7 @@
 #define XRL_OVERLAY_H
 
 #include <stddef.h>
+#include <jansson.h>
 #include "policy.h"
 
 #define XRL_OVERLAY_NAME "policy.runtime.json"
@@ -36,6 +37,13 @@ int xrl_overlay_stage(const char *path, const struct xrl_policy *policy,
 		      const struct xrl_lpm_key *deleted, size_t n_deleted,
 		      char *err, size_t len);
 /* Renames PATH.tmp into place (0 or -errno), or removes it. */
+/*
+ * State files are written whole beside themselves, synced, then renamed
+ * into place: @root to PATH.tmp (0 or a negative errno, and no temporary
+ * file left on error); xrl_overlay_commit() renames it to @path,
+ * xrl_overlay_discard() removes it.
+ */
+int xrl_state_stage_json(const char *path, json_t *root);
 int xrl_overlay_commit(const char *path);
 void xrl_overlay_discard(const char *path);
 
