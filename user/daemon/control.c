@@ -1082,9 +1082,8 @@ static int cmd_version(struct xrl_request *req)
 static const char *const rule_add_fields[] = {
 	"cidr", "name", "action", "pps", "burst", "bps", "burst_bytes",
 	"scope", "global", "replace", "strategy", "interval", "limit",
-	"window", "ban", "ban_after", "ban_max", NULL,
-	"scope", "global", "replace", "proto", "sport", "dport", "tcp_flags",
-	NULL,
+	"window", "ban", "ban_after", "ban_max", "proto", "sport", "dport",
+	"tcp_flags", NULL,
 };
 static const char *const rule_del_fields[] = { "rule", NULL };
 static const char *const reload_fields[] = { "path", NULL };
