@@ -82,7 +82,7 @@ def no_rule_table(files):
     # head's slot (an array of maps, then the table), with no generation
     # check: the cost of finding a known source's rule.
     t = files[MAIN]
-    old = ("\t\trule = table_rule(s.slot, (__u32)word);\n"
+    old = ("\t\trule = table_rule(s.q.slot, (__u32)word);\n"
            "\t\tif (rule && rule->gen == (__u32)(word >> 32))\n")
     if old not in t:
         raise ValueError("the hot path's table_rule()")
@@ -113,7 +113,7 @@ def no_head(files):
 def no_limit_events(files):
     # A drop does not look at the bucket's limit-event state.
     t = files[MAIN]
-    old = "\tif (!admitted)\n\t\treport_limited(key, bucket, rule, settings, now);\n"
+    old = "\t\treport_limited(key, bucket, rule, settings, now);\n"
     if old not in t:
         raise ValueError("report_limited() on drops")
     files[MAIN] = t.replace(old, "")
