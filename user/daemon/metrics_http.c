@@ -121,14 +121,16 @@ unlock:
 	return text;
 }
 
+/* @mode: MHD_RESPMEM_PERSISTENT for a constant @text, else
+ * MHD_RESPMEM_MUST_COPY. */
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status,
-			     const char *text)
+			     const char *text, enum MHD_ResponseMemoryMode mode)
 {
 	struct MHD_Response *response;
 	enum MHD_Result ret;
 
 	response = MHD_create_response_from_buffer(strlen(text), (void *)text,
-						   MHD_RESPMEM_PERSISTENT);
+						   mode);
 	if (!response)
 		return MHD_NO;
 	MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE,
@@ -198,23 +200,6 @@ static unsigned health(struct xrl_metrics_server *srv, char *text, size_t len)
 	return MHD_HTTP_OK;
 }
 
-static enum MHD_Result reply_copy(struct MHD_Connection *conn, unsigned status,
-				  const char *text)
-{
-	struct MHD_Response *response;
-	enum MHD_Result ret;
-
-	response = MHD_create_response_from_buffer(strlen(text), (void *)text,
-						   MHD_RESPMEM_MUST_COPY);
-	if (!response)
-		return MHD_NO;
-	MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE,
-				"text/plain; charset=utf-8");
-	ret = MHD_queue_response(conn, status, response);
-	MHD_destroy_response(response);
-	return ret;
-}
-
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
 			      const char *url, const char *method,
 			      const char *version, const char *upload_data,
@@ -229,20 +214,23 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
 	if (strcmp(method, MHD_HTTP_METHOD_GET) &&
 	    strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-			     "only GET /metrics or /healthz\n");
+			     "only GET /metrics or /healthz\n",
+			     MHD_RESPMEM_PERSISTENT);
 	if (!strcmp(url, "/healthz")) {
 		char body[512];
 		unsigned status = health(srv, body, sizeof(body));
 
-		return reply_copy(conn, status, body);
+		return reply(conn, status, body, MHD_RESPMEM_MUST_COPY);
 	}
 	if (strcmp(url, "/metrics"))
 		return reply(conn, MHD_HTTP_NOT_FOUND,
-			     "see /metrics or /healthz\n");
+			     "see /metrics or /healthz\n",
+			     MHD_RESPMEM_PERSISTENT);
 	text = scrape(srv, &len);
 	if (!text)
 		return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
-			     "reading the counters failed\n");
+			     "reading the counters failed\n",
+			     MHD_RESPMEM_PERSISTENT);
 	response = MHD_create_response_from_buffer(len, text,
 						   MHD_RESPMEM_MUST_FREE);
 	if (!response) {
