@@ -343,6 +343,37 @@ struct xrl_rule_match {
 	__u32 next;	/* id + 1 of the next rule of the prefix, or 0 */
 };
 
+/*
+ * Levels of a rule (docs/POLICY.md "Levels", bpf/levels.h): besides its
+ * own bucket per source key, a limit or monitor rule of scope source may
+ * keep one bucket per source masked to each of its levels' prefixes
+ * ("each address 100 pps, each /24 together 1,000"). A packet passes
+ * only when the source's bucket and every level of its family admit it;
+ * a level that refuses consumes nothing from the others (what they took
+ * is given back). Levels are GCRA limits (token buckets) whatever the
+ * rule's strategy, and not with sliding windows or aggregate scope.
+ *
+ * Level i of a rule is a classifier entry of its own, found by the rule
+ * id (struct xrl_rule_key: family XRL_KEY_LEVEL, prefixlen i, addr[0]
+ * the rule id) whose value is a struct xrl_rule: the rule's id, action,
+ * generations, and the level's limits. Its buckets live in xrl_buckets,
+ * keyed by the source masked to the level's prefix and tagged with the
+ * rule id and the level (XRL_LEVEL_TAG), and are bound (rule_id, gen) as
+ * the rule's own: a reused rule id never inherits them.
+ *
+ * prefix[i] is the level's length within its family (IPv4 1..31, IPv6
+ * 1..127), always shorter than the family's source key; bit i of ipv6
+ * says the level is for IPv6 sources, else for IPv4 ones.
+ */
+#define XRL_LEVELS_MAX		4
+
+struct xrl_rule_levels {
+	__u8 count;	/* levels 0..count-1 are set */
+	__u8 ipv6;	/* bit i: level i judges IPv6 sources */
+	__u8 prefix[XRL_LEVELS_MAX];
+	__u16 reserved;
+};
+
 struct xrl_rule {
 	__u32 id;	/* index into xrl_rule_stats, < XRL_MAX_RULES */
 	__u16 action;	/* enum xrl_action */
@@ -356,6 +387,7 @@ struct xrl_rule {
 	struct xrl_rule_window window;	/* strategy */
 	struct xrl_rule_ban ban;
 	struct xrl_rule_match match;
+	struct xrl_rule_levels levels;
 };
 
 /*
@@ -458,10 +490,13 @@ struct xrl_lpm_key {
  *   XRL_KEY_META: the policy's generation and lengths
  *   XRL_KEY_SPLIT | family, prefixlen = the source key length: the key
  *     subnet holds a rule longer than the key (see struct xrl_bucket_key)
+ *   XRL_KEY_LEVEL, prefixlen = a level, addr[0] = a rule id: that level
+ *     of that rule (struct xrl_rule_levels)
  * addr is masked to prefixlen.
  */
 #define XRL_KEY_META		0x80
 #define XRL_KEY_SPLIT		0x40
+#define XRL_KEY_LEVEL		0x20	/* prefixlen: level; addr[0]: rule id */
 
 struct xrl_rule_key {
 	__u8 family;	/* enum xrl_family, or XRL_KEY_* */
@@ -505,11 +540,21 @@ union xrl_classifier_value {
  * rules: those keys are "split" and carry the rule id, as buckets did
  * before, and are found after classification.
  *
- * tag: bits 0..7 family, bits 8..31 rule id + 1 of a split key, else 0.
+ * tag: bits 0..7 family, bits 8..28 rule id + 1 of a split key, else 0;
+ * bits 29..31 0, or for the bucket of a rule's level (struct
+ * xrl_rule_levels) the level + 1, with the rule id + 1 in bits 8..28.
  */
 #define XRL_TAG_SPLIT_SHIFT	8
+#define XRL_TAG_LEVEL_SHIFT	29
+#define XRL_TAG_SPLIT_MASK	((1U << (XRL_TAG_LEVEL_SHIFT - XRL_TAG_SPLIT_SHIFT)) - 1)
 #define XRL_BUCKET_TAG(family, split_id)				\
 	((__u32)(family) | (__u32)(split_id) << XRL_TAG_SPLIT_SHIFT)
+#define XRL_LEVEL_TAG(family, rule_id, level)				\
+	(XRL_BUCKET_TAG(family, (rule_id) + 1) |			\
+	 (__u32)((level) + 1) << XRL_TAG_LEVEL_SHIFT)
+/* The rule id + 1 a tag names (split or level), 0 for none; level + 1. */
+#define XRL_TAG_SPLIT_ID(tag)	((tag) >> XRL_TAG_SPLIT_SHIFT & XRL_TAG_SPLIT_MASK)
+#define XRL_TAG_LEVEL(tag)	((tag) >> XRL_TAG_LEVEL_SHIFT)
 
 struct xrl_bucket_key {
 	__u8 addr[16];	/* source, masked to the configured prefix */
@@ -775,7 +820,7 @@ _Static_assert(XRL_WINDOW_LIMIT_MAX + 4096 < (1ULL << XRL_WINDOW_COUNT_BITS),
 _Static_assert(sizeof(struct xrl_ban) == 40, "ban layout");
 _Static_assert(sizeof(struct xrl_ban_counters) == 16, "ban counters layout");
 _Static_assert(sizeof(struct xrl_rule_match) == 16, "rule match layout");
-_Static_assert(sizeof(struct xrl_rule) == 128, "xrl_rule layout");
+_Static_assert(sizeof(struct xrl_rule) == 136, "xrl_rule layout");
 _Static_assert(sizeof(struct xrl_agg_share) == 96, "agg share layout");
 _Static_assert(sizeof(struct xrl_agg_state) == 40, "agg state layout");
 _Static_assert(sizeof(struct xrl_lpm_key) == 20, "xrl_lpm_key layout");

@@ -370,6 +370,16 @@ static const __u8 v4_mapped_prefix[12] = {
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
 };
 
+enum xrl_family xrl_prefix_family(const struct xrl_lpm_key *prefix)
+{
+	if (prefix->prefixlen == 0)
+		return XRL_FAMILY_ANY;
+	if (prefix->prefixlen > 96 &&
+	    !memcmp(prefix->addr, v4_mapped_prefix, sizeof(v4_mapped_prefix)))
+		return XRL_FAMILY_IPV4;
+	return XRL_FAMILY_IPV6;
+}
+
 static bool host_bits_set(const __u8 addr[16], unsigned prefixlen)
 {
 	unsigned bit;
@@ -532,7 +542,8 @@ int xrl_rule_check(const struct xrl_rule_spec *rule, char *err, size_t len)
 		snprintf(err, len, "ban: not with strategy: sliding_window");
 		return -EINVAL;
 	}
-	if (xrl_match_check(rule, false, err, len))
+	if (xrl_match_check(rule, false, err, len) ||
+	    xrl_levels_check(rule, err, len))
 		return -EINVAL;
 	if (!limited)
 		return 0;
@@ -557,6 +568,7 @@ int xrl_rule_check(const struct xrl_rule_spec *rule, char *err, size_t len)
 
 int xrl_rule_compile(const struct xrl_rule_spec *rule, struct xrl_rule *out)
 {
+	struct xrl_limits level_limits[XRL_LEVELS_MAX];
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -568,6 +580,9 @@ int xrl_rule_compile(const struct xrl_rule_spec *rule, struct xrl_rule *out)
 	out->match.next = 0;
 	if (rule->action != XRL_ACTION_LIMIT && rule->action != XRL_ACTION_MONITOR)
 		return 0;
+	err = xrl_levels_compile(rule, &out->levels, level_limits);
+	if (err)
+		return err;
 	if (rule->strategy.kind != XRL_STRATEGY_TOKEN_BUCKET)
 		return xrl_strategy_compile(rule, out);
 	if (rule->pps)

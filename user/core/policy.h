@@ -28,6 +28,19 @@ struct xrl_strategy_spec {
 	uint64_t window_ns;		/* ... in any window this long */
 };
 
+/*
+ * A level of a rule (docs/POLICY.md "Levels"; include/xrl.h, struct
+ * xrl_rule_levels): the rule's sources masked to @prefix bits of
+ * @family share one more bucket, of its own limits.
+ */
+struct xrl_level_spec {
+	enum xrl_family family;		/* XRL_FAMILY_IPV4 or _IPV6 */
+	unsigned prefix;		/* length within the family */
+	uint64_t pps, burst;		/* 0: no packet limit */
+	uint64_t bps, burst_bytes;	/* 0: no bit-rate limit */
+	int line;			/* in the policy file, or 0 */
+};
+
 struct xrl_rule_spec {
 	char name[XRL_RULE_NAME_MAX];
 	struct xrl_lpm_key prefix;	/* IPv4-mapped; prefixlen 0: default */
@@ -47,6 +60,8 @@ struct xrl_rule_spec {
 		uint64_t max_ns;	/* 0: XRL_BAN_MAX_FACTOR * ns */
 	} ban;
 	struct xrl_rule_match match;	/* L4 keys; all 0: plain (no next) */
+	struct xrl_level_spec levels[XRL_LEVELS_MAX];	/* levels: */
+	unsigned n_levels;
 };
 
 /* Bans: the longest a ban may be, and ban_max unless set (ban * 8). */
@@ -117,6 +132,8 @@ int xrl_cidr_parse(const char *text, struct xrl_lpm_key *key);
  */
 bool xrl_cidr_names_ipv4(const char *text, const struct xrl_lpm_key *key,
 			 char *ipv4, size_t len);
+/* IPv4, IPv6, or ANY for the default rule (/0). */
+enum xrl_family xrl_prefix_family(const struct xrl_lpm_key *prefix);
 /* Writes a key back as CIDR text ("0.0.0.0/0" style for the default). */
 void xrl_cidr_format(const struct xrl_lpm_key *key, char *buf, size_t len);
 
@@ -148,6 +165,26 @@ uint64_t xrl_rule_ban_max(const struct xrl_rule_spec *rule);
  */
 int xrl_duration_ns_parse(const char *text, uint64_t max_ns, uint64_t *ns);
 void xrl_duration_ns_format(uint64_t ns, char *buf, size_t len);
+
+/*
+ * Levels (levels.c). xrl_levels_check() is xrl_rule_check()'s part: the
+ * rule may have levels (limit or monitor, scope source, no sliding
+ * window), each of its family, no shorter than the rule's prefix, no two
+ * alike, with limits that compile. xrl_levels_check_keys() the policy's
+ * part: each level shorter than its family's source key (@v4_prefix,
+ * @v6_prefix). -EINVAL with "levels[i].field: what is wrong" in @err.
+ */
+int xrl_levels_check(const struct xrl_rule_spec *rule, char *err, size_t len);
+int xrl_levels_check_keys(const struct xrl_rule_spec *rule, unsigned v4_prefix,
+			  unsigned v6_prefix, char *err, size_t len);
+/* The rule's levels as the data path takes them: @out (in the rule's
+ * value) and each level's limits. */
+int xrl_levels_compile(const struct xrl_rule_spec *rule,
+		       struct xrl_rule_levels *out,
+		       struct xrl_limits limits[XRL_LEVELS_MAX]);
+/* Whether two rules have the same levels. */
+bool xrl_levels_equal(const struct xrl_rule_spec *a,
+		      const struct xrl_rule_spec *b);
 
 /* Compiles a checked rule into the map value. */
 int xrl_rule_compile(const struct xrl_rule_spec *rule, struct xrl_rule *out);

@@ -13,6 +13,7 @@
 #include "bucket.h"
 #include "datapath.h"
 #include "mapwalk.h"
+#include "policy.h"
 #include "rulemaps.h"
 
 static const __u8 v4_mapped[12] = { [10] = 0xff, [11] = 0xff };

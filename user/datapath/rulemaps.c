@@ -39,18 +39,6 @@ struct xrl_rules_known {
 	struct known_rule *by_id;
 };
 
-static const __u8 v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
-
-enum xrl_family xrl_prefix_family(const struct xrl_lpm_key *prefix)
-{
-	if (prefix->prefixlen == 0)
-		return XRL_FAMILY_ANY;
-	if (prefix->prefixlen > 96 &&
-	    !memcmp(prefix->addr, v4_mapped, sizeof(v4_mapped)))
-		return XRL_FAMILY_IPV4;
-	return XRL_FAMILY_IPV6;
-}
-
 /* Length within the family: IPv4 /n is kept as /(96 + n). */
 static unsigned family_len(const struct xrl_lpm_key *prefix,
 			   enum xrl_family family)
@@ -397,7 +385,9 @@ static bool same_numbers(const struct xrl_rule_spec *a,
 	       a->strategy.kind == b->strategy.kind &&
 	       a->strategy.interval_ns == b->strategy.interval_ns &&
 	       a->strategy.limit == b->strategy.limit &&
-	       a->strategy.window_ns == b->strategy.window_ns;
+	       a->strategy.window_ns == b->strategy.window_ns &&
+	       a->ban.ns == b->ban.ns && a->ban.after_ns == b->ban.after_ns &&
+	       a->ban.max_ns == b->ban.max_ns && xrl_levels_equal(a, b);
 }
 
 /* Rules of one classifier key side by side, in policy order but a
@@ -464,6 +454,37 @@ static int chain_rules(const struct xrl_policy *policy, struct compiled *c)
 	return 0;
 }
 
+/*
+ * The classifier entries of @spec's levels (include/xrl.h, struct
+ * xrl_rule_levels): each the rule's value with the level's limits, keyed
+ * by the rule id and the level.
+ */
+static int add_levels(struct compiled *c, const struct xrl_rule_spec *spec,
+		      const struct xrl_rule *rule)
+{
+	struct xrl_limits limits[XRL_LEVELS_MAX];
+	struct xrl_rule_levels levels;
+	unsigned i;
+	int ret;
+
+	ret = xrl_levels_compile(spec, &levels, limits);
+	for (i = 0; !ret && i < levels.count; i++) {
+		memset(&c->keys[c->n], 0, sizeof(c->keys[c->n]));
+		c->keys[c->n].family = XRL_KEY_LEVEL;
+		c->keys[c->n].prefixlen = i;
+		c->keys[c->n].addr[0] = rule->id;
+		memset(&c->values[c->n], 0, sizeof(c->values[c->n]));
+		c->values[c->n].id = rule->id;
+		c->values[c->n].action = rule->action;
+		c->values[c->n].scope = rule->scope;
+		c->values[c->n].limits = limits[i];
+		c->values[c->n].gen = rule->gen;
+		c->values[c->n].since = rule->since;
+		c->n++;
+	}
+	return ret;
+}
+
 static int compile_policy(const struct xrl_policy *policy,
 			  const struct xrl_rules_known *known, __u32 gen,
 			  struct compiled *c, char *err, size_t len)
@@ -473,6 +494,8 @@ static int compile_policy(const struct xrl_policy *policy,
 	char cidr[64];
 	int ret;
 
+	for (i = 0; i < policy->n_rules; i++)
+		room += policy->rules[i].n_levels;
 	memset(c, 0, sizeof(*c));
 	c->keys = calloc(room, sizeof(*c->keys));
 	c->values = calloc(room, sizeof(*c->values));
@@ -507,6 +530,13 @@ static int compile_policy(const struct xrl_policy *policy,
 		c->ids[c->n_rules++] = spec->id;
 		if (spec->id > c->max_id)
 			c->max_id = spec->id;
+		if (spec->n_levels)
+			ret = add_levels(c, spec, value);
+		if (ret) {
+			snprintf(err, len, "rule %s: levels: %s", spec->name,
+				 strerror(-ret));
+			return ret;
+		}
 	}
 	ret = chain_rules(policy, c);
 	if (ret)

@@ -16,9 +16,6 @@
 struct xrl_datapath;
 struct xrl_policy;
 
-/* IPv4, IPv6, or ANY for the default rule (/0). */
-enum xrl_family xrl_prefix_family(const struct xrl_lpm_key *prefix);
-
 /* The classifier key of a prefix. */
 void xrl_rule_key_of(const struct xrl_lpm_key *prefix, struct xrl_rule_key *key);
 
