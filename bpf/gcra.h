@@ -296,9 +296,21 @@ static __always_inline void limit_clear(__u64 *word)
 }
 
 /*
+ * What bucket_take() returns: 0 when refused, else TAKEN with a bit for
+ * each limit it added a cost to, so that a packet then refused by
+ * another bucket (a rule's level, bpf/levels.h) gives back exactly that.
+ */
+enum bucket_taken {
+	TAKEN = 1,
+	TAKEN_PACKETS = 2,
+	TAKEN_BYTES = 4,
+};
+
+/*
  * Tries to take @packets packets of @bytes in all from every limit of
- * @limits (a rule's or a pool's). Returns true when all admit them; a limit that refuses leaves
- * every limit as it was.
+ * @limits (a rule's, a level's or a pool's). Returns non-zero (enum
+ * bucket_taken) when all admit them; a limit that refuses leaves every
+ * limit as it was.
  *
  * Both limits are first asked without writing, so a packet the byte
  * limit refuses does not touch the packet limit (a flood over its byte
@@ -323,7 +335,7 @@ __noinline int bucket_take(struct xrl_bucket *b,
 	__s64 idle_ns = now_ns - b->last_seen_ns;
 	__u64 pkt_cost = pkt->interval * packets;
 	__u64 byte_cost = byte->interval * bytes;
-	enum take_result taken = TAKE_FREE;
+	enum take_result taken = TAKE_FREE, byte_taken = TAKE_FREE;
 	struct take_loop t;
 
 	if (pkt->interval && !limit_admit(*(volatile __u64 *)pkt_word, pkt,
@@ -342,8 +354,9 @@ __noinline int bucket_take(struct xrl_bucket *b,
 		limit_clear(pkt_word);
 	}
 	if (byte->interval) {
-		if (limit_take(&t, byte_word, byte, now_ns, idle_ns,
-			       byte_cost) == TAKE_REFUSED) {
+		byte_taken = limit_take(&t, byte_word, byte, now_ns, idle_ns,
+					byte_cost);
+		if (byte_taken == TAKE_REFUSED) {
 			if (taken == TAKE_CHARGED)
 				limit_give_back(pkt_word, pkt, pkt_cost);
 			return false;
@@ -352,7 +365,30 @@ __noinline int bucket_take(struct xrl_bucket *b,
 		limit_clear(byte_word);
 	}
 	b->last_seen_ns = now_ns;
-	return true;
+	return TAKEN | (taken == TAKE_CHARGED ? TAKEN_PACKETS : 0) |
+	       (byte_taken == TAKE_CHARGED ? TAKEN_BYTES : 0);
+}
+
+/*
+ * Gives back what bucket_take() took (@taken, its result) for a packet
+ * refused after all. A charge moved a word from its debt at now (0 when
+ * full) to that debt + cost, so taking the cost back leaves it as full
+ * as it was, whatever other packets took meanwhile.
+ */
+static __always_inline void bucket_give_back(struct xrl_bucket *b,
+					     const struct xrl_limits *limits,
+					     int taken, __u64 packets,
+					     __u64 bytes)
+{
+	const struct xrl_limit *pkt = &limits->kind[XRL_LIMIT_PACKETS];
+	const struct xrl_limit *byte = &limits->kind[XRL_LIMIT_BYTES];
+
+	if (taken & TAKEN_PACKETS)
+		limit_give_back(&b->tat[XRL_LIMIT_PACKETS], pkt,
+				pkt->interval * packets);
+	if (taken & TAKEN_BYTES)
+		limit_give_back(&b->tat[XRL_LIMIT_BYTES], byte,
+				byte->interval * bytes);
 }
 
 #endif /* XRL_GCRA_H */

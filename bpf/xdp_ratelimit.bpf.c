@@ -167,6 +167,43 @@ _Static_assert(__builtin_offsetof(struct xrl_bucket, gen) ==
 	       __builtin_offsetof(struct xrl_bucket, rule_id) + 4,
 	       "rule_id and gen form one word");
 
+/*
+ * Binds a bucket found for @rule to it. A bucket of the same rule id from
+ * a generation before the id named this prefix is another rule's (a
+ * deleted rule whose id was reused): it starts full, with fresh counts,
+ * as a new bucket would. Two CPUs rebinding at once write the same.
+ */
+static __always_inline void rebind(struct xrl_bucket *b,
+				   const struct xrl_rule *rule)
+{
+	__u64 word = bucket_binding(b);
+
+	if (word == binding_of(rule->id, rule->gen))
+		return;
+	if ((__u32)word != rule->id || (__s32)((word >> 32) - rule->since) < 0) {
+		b->tat[XRL_LIMIT_PACKETS] = 0;
+		b->tat[XRL_LIMIT_BYTES] = 0;
+		b->passed = 0;
+		b->dropped = 0;
+		b->mark_ns = now_ns() & ~XRL_MARK_EVENT;
+		b->mark_passed = 0;
+		b->mark_dropped = 0;
+		b->ban_until_ns = 0;
+	}
+	*(volatile __u64 *)&b->rule_id = binding_of(rule->id, rule->gen);
+}
+
+/* What the slow path needs of a packet's source (a subprogram takes at
+ * most five arguments). */
+struct source {
+	struct xrl_bucket_key key;
+	struct classify_query q;	/* address, family, rules slot */
+	struct wire_cost cost;
+};
+
+/* A rule's levels judge with the source's bucket (bpf/levels.h). */
+#include "levels.h"
+
 /* Counts and returns the verdict of a limit or monitor rule's packet. */
 static __always_inline int judge_outcome(const struct xrl_rule *rule,
 					 bool admitted, __u64 frame_len)
@@ -204,13 +241,14 @@ static __always_inline int judge_banned(const struct xrl_rule *rule,
  * bucket keeps the binding, counts and events, the window its own state.
  * Fails open, counted, only when the kernel cannot make the state.
  */
-static __noinline int judge_window(const struct xrl_bucket_key *key,
+static __noinline int judge_window(const struct source *s,
 				   const struct xrl_settings *settings,
 				   const struct xrl_rule *rule,
-				   struct xrl_bucket *bucket,
-				   const struct wire_cost *cost)
+				   struct xrl_bucket *bucket)
 {
-	__u64 frame_len = cost->frame_len;	/* five arguments at most */
+	const struct xrl_bucket_key *key = &s->key;
+	const struct wire_cost *cost = &s->cost;
+	__u64 frame_len = cost->frame_len;
 	struct xrl_window_state *st;
 	__u64 now = now_ns();
 	bool admitted;
@@ -238,33 +276,44 @@ static __noinline int judge_window(const struct xrl_bucket_key *key,
  * the classified path and a new source all judge here, so the take
  * (bpf/gcra.h) is one body, not one inlined copy per path.
  */
-__noinline int judge_limited(const struct xrl_bucket_key *key,
-				    const struct xrl_settings *settings,
-				    const struct xrl_rule *rule,
-				    struct xrl_bucket *bucket,
-				    const struct wire_cost *cost)
+__noinline int judge_limited(const struct source *s,
+			     const struct xrl_settings *settings,
+			     const struct xrl_rule *rule,
+			     struct xrl_bucket *bucket)
 {
-	bool admitted;
+	const struct wire_cost *cost;
+	bool by_level = false;
+	int taken;
 	__u64 now;
 
-	if (!key || !settings || !rule || !bucket || !cost)
+	if (!s || !settings || !rule || !bucket)
 		return XDP_ABORTED;	/* never (a global function's check) */
 	if (rule->window.limit)
-		return judge_window(key, settings, rule, bucket, cost);
+		return judge_window(s, settings, rule, bucket);
+	cost = &s->cost;
 	now = now_ns();
 	/* 0 unless the source was banned: one predictable branch. */
 	if (bucket->ban_until_ns && rule->ban.duration_ns &&
 	    ban_active(bucket->ban_until_ns, now))
 		return judge_banned(rule, cost->frame_len);
-	admitted = bucket_take(bucket, &rule->limits, now, cost->packets,
-			       cost->bytes);
-	__sync_fetch_and_add(admitted ? &bucket->passed : &bucket->dropped, 1);
-	if (!admitted) {
-		report_limited(key, bucket, rule, settings, now);
-		if (rule->ban.duration_ns)
-			ban_offence(key, bucket, rule, settings, now);
+	taken = bucket_take(bucket, &rule->limits, now, cost->packets,
+			    cost->bytes);
+	/* 0 unless the rule has levels: one predictable branch. */
+	if (taken && rule->levels.count &&
+	    !judge_levels(s, settings, rule, now)) {
+		bucket_give_back(bucket, &rule->limits, taken, cost->packets,
+				 cost->bytes);
+		taken = 0;
+		by_level = true;
 	}
-	return judge_outcome(rule, admitted, cost->frame_len);
+	__sync_fetch_and_add(taken ? &bucket->passed : &bucket->dropped, 1);
+	if (!taken) {
+		report_limited(&s->key, bucket, rule, settings, now);
+		/* A level's refusal is its subnet's, not the source's. */
+		if (rule->ban.duration_ns && !by_level)
+			ban_offence(&s->key, bucket, rule, settings, now);
+	}
+	return judge_outcome(rule, taken, cost->frame_len);
 }
 
 /*
@@ -296,18 +345,22 @@ static __noinline void insert_source(const struct xrl_bucket_key *key,
  */
 #define JUDGE_BUCKET	(-1)
 
-__noinline int judge_new_source(const struct xrl_bucket_key *key,
-				       bool ipv4,
-				       const struct xrl_settings *settings,
-				       const struct xrl_rule *rule,
-				       const struct wire_cost *cost)
+__noinline int judge_new_source(const struct source *s,
+				const struct xrl_settings *settings,
+				const struct xrl_rule *rule)
 {
+	const struct xrl_bucket_key *key;
+	const struct wire_cost *cost;
 	struct xrl_bucket *bucket;
 	__u64 frame_len, now;
-	bool admitted;
+	int admitted;
+	bool ipv4;
 
-	if (!key || !settings || !rule || !cost)
+	if (!s || !settings || !rule)
 		return XDP_ABORTED;	/* never (a global function's check) */
+	key = &s->key;
+	cost = &s->cost;
+	ipv4 = s->q.family == XRL_FAMILY_IPV4;
 	frame_len = cost->frame_len;
 	now = now_ns();	/* read once: the clock is most of a miss */
 
@@ -323,16 +376,28 @@ __noinline int judge_new_source(const struct xrl_bucket_key *key,
 	count_table(XRL_TABLE_REFUSED);
 	switch (settings->unknown_verdict) {
 	case XRL_UNKNOWN_PASS:
-		admitted = true;
+		bucket = NULL;
+		admitted = TAKEN;
 		break;
 	case XRL_UNKNOWN_DROP:
-		admitted = false;
+		bucket = NULL;
+		admitted = 0;
 		break;
 	default:
 		bucket = prefix_bucket(key, ipv4, rule->id);
-		admitted = bucket && bucket_take(bucket, &rule->limits, now,
-						 cost->packets, cost->bytes);
+		admitted = bucket ? bucket_take(bucket, &rule->limits, now,
+						cost->packets, cost->bytes) :
+				    0;
 		break;
+	}
+	/* The levels hold the subnet back even while its new sources get
+	 * no bucket. */
+	if (admitted && rule->levels.count &&
+	    !judge_levels(s, settings, rule, now)) {
+		if (bucket && admitted > TAKEN)
+			bucket_give_back(bucket, &rule->limits, admitted,
+					 cost->packets, cost->bytes);
+		admitted = 0;
 	}
 	count_table(admitted ? XRL_TABLE_FALLBACK_PASS :
 			       XRL_TABLE_FALLBACK_DROP);
@@ -354,40 +419,6 @@ __noinline int judge_aggregate(const struct xrl_rule *rule,
 	}
 	return judge_outcome(rule, admitted, cost->frame_len);
 }
-
-/*
- * Binds a bucket found for @rule to it. A bucket of the same rule id from
- * a generation before the id named this prefix is another rule's (a
- * deleted rule whose id was reused): it starts full, with fresh counts,
- * as a new bucket would. Two CPUs rebinding at once write the same.
- */
-static __always_inline void rebind(struct xrl_bucket *b,
-				   const struct xrl_rule *rule)
-{
-	__u64 word = bucket_binding(b);
-
-	if (word == binding_of(rule->id, rule->gen))
-		return;
-	if ((__u32)word != rule->id || (__s32)((word >> 32) - rule->since) < 0) {
-		b->tat[XRL_LIMIT_PACKETS] = 0;
-		b->tat[XRL_LIMIT_BYTES] = 0;
-		b->passed = 0;
-		b->dropped = 0;
-		b->mark_ns = now_ns() & ~XRL_MARK_EVENT;
-		b->mark_passed = 0;
-		b->mark_dropped = 0;
-		b->ban_until_ns = 0;
-	}
-	*(volatile __u64 *)&b->rule_id = binding_of(rule->id, rule->gen);
-}
-
-/* What the slow path needs of a packet's source (a subprogram takes at
- * most five arguments). */
-struct source {
-	struct xrl_bucket_key key;
-	struct classify_query q;	/* address, family, rules slot */
-	struct wire_cost cost;
-};
 
 /*
  * The slow path: a source with no bucket, or whose bucket was classified
@@ -440,7 +471,7 @@ __noinline int judge_classified(struct xdp_md *ctx, struct source *s,
 		bucket = bpf_map_lookup_elem(&xrl_buckets, key);
 	}
 	if (!bucket) {
-		verdict = judge_new_source(key, ipv4, settings, rule, &s->cost);
+		verdict = judge_new_source(s, settings, rule);
 		if (verdict != JUDGE_BUCKET)
 			return verdict;
 		bucket = bpf_map_lookup_elem(&xrl_buckets, key);
@@ -453,7 +484,7 @@ __noinline int judge_classified(struct xdp_md *ctx, struct source *s,
 		}
 	}
 	rebind(bucket, rule);
-	return judge_limited(key, settings, rule, bucket, &s->cost);
+	return judge_limited(s, settings, rule, bucket);
 }
 
 /*
@@ -527,8 +558,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 		word = bucket_binding(bucket);
 		rule = table_rule(s.q.slot, (__u32)word);
 		if (rule && rule->gen == (__u32)(word >> 32))
-			return judge_limited(&s.key, settings, rule, bucket,
-					     &s.cost);
+			return judge_limited(&s, settings, rule, bucket);
 	}
 	return judge_classified(ctx, &s, settings, bucket);
 }

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * levels.h - the levels of a rule (include/xrl.h, struct
+ * xrl_rule_levels; docs/POLICY.md "Levels"): one more bucket per source
+ * masked to each level's prefix, all of which must admit the packet.
+ *
+ * Included by xdp_ratelimit.bpf.c after rebind() and the clock, which
+ * level buckets use as a source's own bucket does.
+ */
+#ifndef XRL_LEVELS_H
+#define XRL_LEVELS_H
+
+#include <stdbool.h>
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "xrl.h"
+#include "classify.h"
+#include "floods.h"
+#include "gcra.h"
+
+/*
+ * The keys judge_levels() looks up, per CPU rather than on its stack: its
+ * frame is in the deepest call chain (main, judge_limited, judge_levels,
+ * bucket_take, and the take's bpf_loop() callback), whose frames
+ * together the verifier holds to 512 bytes. XDP does not nest on a CPU.
+ */
+struct level_scratch {
+	struct xrl_bucket_key key;	/* of the level's bucket */
+	struct xrl_rule_key rule_key;	/* of the level's limits */
+};
+
+/* What the levels took of the packet, for giving it back when a later
+ * level refuses it. On the stack: a pointer stored in a map is no
+ * pointer to the verifier. */
+struct level_charges {
+	struct xrl_bucket *bucket[XRL_LEVELS_MAX];
+	__u8 taken[XRL_LEVELS_MAX];	/* bucket_take()'s result; 0: none */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct level_scratch);
+} xrl_level_scratch SEC(".maps");
+
+/* The classifier entry of level @i of rule @id: the level's limits. */
+static __always_inline const struct xrl_rule *
+level_rule(void *rules, struct level_scratch *w, __u32 id, __u32 i)
+{
+	__builtin_memset(&w->rule_key, 0, sizeof(w->rule_key));
+	w->rule_key.family = XRL_KEY_LEVEL;
+	w->rule_key.prefixlen = i;
+	w->rule_key.addr[0] = id;
+	return bpf_map_lookup_elem(rules, &w->rule_key);
+}
+
+/* The key of level @i's bucket for the source @src of @family. */
+static __always_inline void level_key(struct xrl_bucket_key *key,
+				      const __u32 src[4], __u32 family,
+				      const struct xrl_rule *rule, __u32 i,
+				      __u32 prefix)
+{
+	mask_source((__u32 *)key->addr, src, prefix,
+		    family == XRL_FAMILY_IPV4 ? 96 : 0);
+	key->tag = XRL_LEVEL_TAG(family, rule->id, i);
+}
+
+/* Inserted for a level's new bucket: rebind() binds it (a fresh one is
+ * reset whatever its binding), so nothing of it is on the stack. */
+static const struct xrl_bucket level_fresh;
+
+/*
+ * The bucket of a level the source has none of yet: made when the
+ * new-source budget has an insert left, as a source's own; NULL when
+ * the budget refuses or the kernel made none.
+ */
+static __always_inline struct xrl_bucket *
+level_insert(const struct xrl_bucket_key *key,
+	     const struct xrl_settings *settings, __u64 now)
+{
+	if (!new_source_admitted(settings, now)) {
+		count_table(XRL_TABLE_REFUSED);
+		return NULL;
+	}
+	if (!bpf_map_update_elem(&xrl_buckets, key, &level_fresh, BPF_NOEXIST))
+		count_table(XRL_TABLE_INSERT);
+	return bpf_map_lookup_elem(&xrl_buckets, key);
+}
+
+/* Gives back what the levels before @upto took of the packet (a
+ * refusal: the levels' limits are looked up again). */
+static __always_inline void levels_give_back(const struct level_charges *c,
+					     struct level_scratch *w,
+					     void *rules,
+					     const struct xrl_rule *rule,
+					     __u32 upto,
+					     const struct wire_cost *cost)
+{
+	const struct xrl_rule *level;
+	__u32 i;
+
+#pragma unroll
+	for (i = 0; i < XRL_LEVELS_MAX; i++) {
+		if (i >= upto || !c->taken[i] || !c->bucket[i])
+			continue;
+		level = level_rule(rules, w, rule->id, i);
+		if (level)
+			bucket_give_back(c->bucket[i], &level->limits,
+					 c->taken[i], cost->packets,
+					 cost->bytes);
+	}
+}
+
+/*
+ * One level's judgement of the packet: 1 admitted (its charge in
+ * @charge), 0 refused. A level without a bucket that the budget refuses
+ * one is judged by unknown_sources: drop refuses, pass skips the level,
+ * prefix takes from a fallback bucket of the level's own limits (keyed
+ * apart from the rule's by the level).
+ */
+static __always_inline int level_take(const struct xrl_bucket_key *key,
+				      bool ipv4, __u32 i,
+				      const struct xrl_rule *level,
+				      const struct xrl_settings *settings,
+				      const struct wire_cost *cost, __u64 now,
+				      struct level_charges *c)
+{
+	struct xrl_bucket *bucket;
+	bool fallback = false;
+	int taken;
+
+	bucket = bpf_map_lookup_elem(&xrl_buckets, key);
+	if (!bucket) {
+		bucket = level_insert(key, settings, now);
+		if (!bucket && settings->unknown_verdict == XRL_UNKNOWN_DROP)
+			return 0;
+		if (!bucket && settings->unknown_verdict == XRL_UNKNOWN_PASS)
+			return 1;
+		if (!bucket) {
+			bucket = prefix_bucket(key, ipv4, level->id |
+					       (i + 1) << XRL_TAG_LEVEL_SHIFT);
+			fallback = true;
+		}
+		if (!bucket)
+			return 1;	/* never: a per-CPU array's slot */
+	}
+	if (!fallback)
+		rebind(bucket, level);
+	taken = bucket_take(bucket, &level->limits, now, cost->packets,
+			    cost->bytes);
+	c->bucket[i] = bucket;
+	c->taken[i] = taken;
+	if (!taken && !fallback)
+		__sync_fetch_and_add(&bucket->dropped, 1);
+	return taken != 0;
+}
+
+/*
+ * Whether every level of @rule for the source's family admits the
+ * packet: 1 or 0. A level that refuses consumes nothing from the others:
+ * what the levels before it took is given back (the caller gives back
+ * the source's own bucket). A global function, verified once for its
+ * callers (a known source, a new one, a refused one judged by the
+ * fallback), which check rule->levels.count first: a rule without
+ * levels pays that one branch.
+ */
+__noinline int judge_levels(const struct source *s,
+			    const struct xrl_settings *settings,
+			    const struct xrl_rule *rule, __u64 now)
+{
+	struct level_charges charges = {};
+	const struct xrl_rule *level;
+	struct level_scratch *w;
+	__u32 i, slot, zero = 0;
+	bool ipv4, ipv6_level;
+	void *rules;
+
+	if (!s || !settings || !rule)
+		return 1;	/* never (a global function's check) */
+	slot = s->q.slot;
+	rules = bpf_map_lookup_elem(&xrl_policy, &slot);
+	w = bpf_map_lookup_elem(&xrl_level_scratch, &zero);
+	if (!rules || !w)
+		return 1;	/* never: the head's slot, a per-CPU entry */
+	ipv4 = s->q.family == XRL_FAMILY_IPV4;
+#pragma unroll
+	for (i = 0; i < XRL_LEVELS_MAX; i++) {
+		if (i >= rule->levels.count)
+			continue;
+		ipv6_level = rule->levels.ipv6 & (1U << i);
+		if (ipv6_level == ipv4)
+			continue;	/* the other family's */
+		/* Written by userspace with the rule, in the same slot. */
+		level = level_rule(rules, w, rule->id, i);
+		if (!level)
+			continue;
+		level_key(&w->key, s->q.addr, s->q.family, rule, i,
+			  rule->levels.prefix[i]);
+		if (!level_take(&w->key, ipv4, i, level, settings, &s->cost,
+				now, &charges)) {
+			levels_give_back(&charges, w, rules, rule, i, &s->cost);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+#endif /* XRL_LEVELS_H */
