@@ -131,28 +131,28 @@ static __always_inline int level_take(const struct xrl_bucket_key *key,
 	int taken;
 
 	bucket = bpf_map_lookup_elem(&xrl_buckets, key);
-	if (!bucket) {
+	if (!bucket)
 		bucket = level_insert(key, settings, now);
-		if (!bucket && settings->unknown_verdict == XRL_UNKNOWN_DROP)
-			return 0;
-		if (!bucket && settings->unknown_verdict == XRL_UNKNOWN_PASS)
-			return 1;
-		if (!bucket) {
+	if (bucket) {
+		rebind(bucket, level);
+	} else {
+		/* Refused an insert: judged as unknown_sources says,
+		 * counted as a source's fallback is (REFUSED = PASS + DROP). */
+		fallback = true;
+		if (settings->unknown_verdict == XRL_UNKNOWN_PREFIX)
 			bucket = prefix_bucket(key, ipv4, level->id |
 					       (i + 1) << XRL_TAG_LEVEL_SHIFT);
-			fallback = true;
-		}
-		if (!bucket)
-			return 1;	/* never: a per-CPU array's slot */
 	}
-	if (!fallback)
-		rebind(bucket, level);
-	taken = bucket_take(bucket, &level->limits, now, cost->packets,
-			    cost->bytes);
-	c->bucket[i] = bucket;
-	c->taken[i] = taken;
-	if (!taken && !fallback)
+	taken = bucket ? bucket_take(bucket, &level->limits, now,
+				     cost->packets, cost->bytes) :
+		settings->unknown_verdict == XRL_UNKNOWN_PASS;
+	if (fallback)
+		count_table(taken ? XRL_TABLE_FALLBACK_PASS :
+				    XRL_TABLE_FALLBACK_DROP);
+	else if (!taken)
 		__sync_fetch_and_add(&bucket->dropped, 1);
+	c->bucket[i] = taken > TAKEN ? bucket : NULL;
+	c->taken[i] = taken;
 	return taken != 0;
 }
 

@@ -197,20 +197,40 @@ static int bucket_of_rule(struct xrl_datapath *dp,
 	return out->rule_id == rule_id ? 0 : -ENOENT;
 }
 
+/* The key of @key_addr's bucket, untagged but for the family. */
+static void key_of_text(const char *key_addr, struct xrl_bucket_key *key)
+{
+	struct in_addr v4;
+
+	memset(key, 0, sizeof(*key));
+	key->tag = XRL_FAMILY_IPV6;
+	if (inet_pton(AF_INET, key_addr, &v4) == 1) {
+		key->tag = XRL_FAMILY_IPV4;
+		key->addr[10] = key->addr[11] = 0xff;
+		memcpy(key->addr + 12, &v4, sizeof(v4));
+	} else {
+		cr_assert_eq(inet_pton(AF_INET6, key_addr, key->addr), 1,
+			     "bucket address %s", key_addr);
+	}
+}
+
+int fixture_level_bucket(struct xrl_datapath *dp, const char *key_addr,
+			 uint32_t rule_id, unsigned level,
+			 struct xrl_bucket *out)
+{
+	struct xrl_bucket_key key;
+
+	key_of_text(key_addr, &key);
+	key.tag = XRL_LEVEL_TAG(key.tag, rule_id, level);
+	return bucket_of_rule(dp, &key, rule_id, out);
+}
+
 int fixture_bucket(struct xrl_datapath *dp, const char *key_addr,
 		   uint32_t rule_id, struct xrl_bucket *out)
 {
-	struct xrl_bucket_key key = { .tag = XRL_FAMILY_IPV6 };
-	struct in_addr v4;
+	struct xrl_bucket_key key;
 
-	if (inet_pton(AF_INET, key_addr, &v4) == 1) {
-		key.tag = XRL_FAMILY_IPV4;
-		key.addr[10] = key.addr[11] = 0xff;
-		memcpy(key.addr + 12, &v4, sizeof(v4));
-	} else {
-		cr_assert_eq(inet_pton(AF_INET6, key_addr, key.addr), 1,
-			     "bucket address %s", key_addr);
-	}
+	key_of_text(key_addr, &key);
 	/* A plain key, or one of a split subnet (include/xrl.h). */
 	if (!bucket_of_rule(dp, &key, rule_id, out))
 		return 0;

@@ -68,4 +68,11 @@ struct xrl_rule_counters fixture_rule_counters(struct xrl_datapath *dp,
 int fixture_bucket(struct xrl_datapath *dp, const char *key_addr,
 		   uint32_t rule_id, struct xrl_bucket *out);
 
+/* The bucket of level @level of rule @rule_id for the subnet @key_addr
+ * (the source masked to the level: "198.18.1.0", "fd00:0:0:100::").
+ * 0, or -ENOENT when the program made none. */
+int fixture_level_bucket(struct xrl_datapath *dp, const char *key_addr,
+			 uint32_t rule_id, unsigned level,
+			 struct xrl_bucket *out);
+
 #endif
