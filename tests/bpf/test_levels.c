@@ -16,6 +16,7 @@
 #include <criterion/criterion.h>
 #include <linux/bpf.h>
 #include <bpf/libbpf.h>
+#include "bucket.h"
 #include "fixture.h"
 #include "stats.h"
 
@@ -485,4 +486,43 @@ Test(levels, a_rule_after_a_twin_without_levels_keeps_its_levels)
 	fixture_apply(&dp, &policy);
 	cr_assert_eq(passes("198.18.1.1", 5), 5);
 	cr_assert_eq(passes("198.19.1.1", 5), 3);
+}
+
+/* How many buckets forgetting @cidr deletes. */
+static size_t forget(const char *cidr)
+{
+	struct xrl_lpm_key prefix;
+	size_t n;
+
+	cr_assert_eq(xrl_cidr_parse(cidr, &prefix), 0, "%s", cidr);
+	cr_assert_eq(xrl_buckets_forget(&dp, &prefix, &n), 0, "%s", cidr);
+	return n;
+}
+
+/*
+ * `reset` (xrl_buckets_forget) forgets a level's bucket only with its
+ * whole subnet: one source's reset, or half the /24's, leaves the /24's
+ * budget as it is; the /24's gives it back.
+ */
+Test(levels, a_reset_forgets_a_level_bucket_only_with_its_whole_subnet)
+{
+	struct xrl_rule_spec rule = {
+		.action = XRL_ACTION_LIMIT, .pps = 1, .burst = 10,
+		.levels = { V4(24, 1, 3) }, .n_levels = 1,
+	};
+	struct xrl_bucket bucket;
+	uint32_t id = add_rule("198.18.0.0/16", rule);
+
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("198.18.1.1", 5), 3);
+	cr_assert_eq(forget("198.18.1.1"), 1, "the source's own bucket");
+	cr_assert_eq(passes("198.18.1.1", 5), 0, "the /24 was refilled");
+	cr_assert_eq(forget("198.18.1.0/25"), 1);
+	cr_assert_eq(fixture_level_bucket(&dp, "198.18.1.0", id, 0, &bucket),
+		     0);
+	cr_assert_eq(forget("198.18.1.0/24"), 1, "the /24's bucket");
+	cr_assert_eq(fixture_level_bucket(&dp, "198.18.1.0", id, 0, &bucket),
+		     -ENOENT);
+	cr_assert_eq(passes("198.18.1.1", 5), 3);
+	cr_assert_eq(forget("198.18.0.0/16"), 2);
 }

@@ -288,12 +288,15 @@ static bool judged_now(const struct xrl_policy *policy,
 		       const struct top_entry *entry)
 {
 	const struct xrl_bucket_key *key = &entry->key;
-	__u32 split_id = key->tag >> XRL_TAG_SPLIT_SHIFT;
+	__u32 split_id = XRL_TAG_SPLIT_ID(key->tag);
 	const struct xrl_rule_spec *rule, *other;
 	struct xrl_lpm_key keyed = { .prefixlen = key_prefixlen(policy, key) };
 	bool longer = false;
 	size_t i;
 
+	/* A level's bucket is a subnet's, not a source's. */
+	if (XRL_TAG_LEVEL(key->tag))
+		return false;
 	memcpy(keyed.addr, key->addr, sizeof(keyed.addr));
 	for (i = keyed.prefixlen; i < 128; i++)
 		if (keyed.addr[i / 8] & (0x80 >> (i % 8)))

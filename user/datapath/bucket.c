@@ -135,18 +135,40 @@ static bool key_in(const struct xrl_settings *settings,
 }
 
 struct forget_walk {
+	const struct xrl_datapath *dp;
 	const struct xrl_settings *settings;
 	const struct xrl_lpm_key *prefix;
 	struct xrl_bucket_key *keys;
 	size_t n, cap;
 };
 
+/*
+ * Whether the bucket of a rule's level (struct xrl_rule_levels), shared
+ * by a subnet of the level's length, is forgotten with @prefix: only
+ * when the whole subnet lies in it (one source's reset leaves its /24
+ * as it is). A level no longer in force is forgotten with its subnet's
+ * sources.
+ */
+static bool level_key_in(const struct forget_walk *walk,
+			 const struct xrl_bucket_key *key)
+{
+	unsigned len;
+
+	if (!xrl_rules_level_len(walk->dp, XRL_TAG_SPLIT_ID(key->tag) - 1,
+				 XRL_TAG_LEVEL(key->tag) - 1, &len) &&
+	    walk->prefix->prefixlen > len)
+		return false;
+	return key_in(walk->settings, key, walk->prefix);
+}
+
 static int collect_in_prefix(const void *key, const void *value, void *ctx)
 {
+	const struct xrl_bucket_key *k = key;
 	struct forget_walk *walk = ctx;
 	struct xrl_bucket_key *grown;
 
-	if (!key_in(walk->settings, key, walk->prefix))
+	if (XRL_TAG_LEVEL(k->tag) ? !level_key_in(walk, k) :
+				    !key_in(walk->settings, k, walk->prefix))
 		return 0;
 	if (walk->n == walk->cap) {
 		walk->cap = walk->cap ? walk->cap * 2 : 64;
@@ -164,7 +186,9 @@ int xrl_buckets_forget(const struct xrl_datapath *dp,
 		       const struct xrl_lpm_key *prefix, size_t *n_deleted)
 {
 	struct xrl_settings settings;
-	struct forget_walk walk = { .settings = &settings, .prefix = prefix };
+	struct forget_walk walk = {
+		.dp = dp, .settings = &settings, .prefix = prefix,
+	};
 	size_t i;
 	int ret;
 

@@ -482,11 +482,11 @@ static int collect_bucket(const void *key, const void *value, void *ctx)
 {
 	const struct xrl_bucket_key *k = key;
 	const struct xrl_bucket *b = value;
-	__u32 split_id = k->tag >> XRL_TAG_SPLIT_SHIFT;
+	__u32 split_id = XRL_TAG_SPLIT_ID(k->tag);
 	struct scrub_ctx *scrub = ctx;
 	struct xrl_bucket_key *grown;
 
-	/* Bound to the id, or keyed by it in a split subnet. */
+	/* Bound to the id, or keyed by it in a split subnet or a level. */
 	if ((b->rule_id >= XRL_MAX_RULES || !scrub->reused[b->rule_id]) &&
 	    (!split_id || split_id > XRL_MAX_RULES ||
 	     !scrub->reused[split_id - 1]))
