@@ -11,6 +11,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "bucket.h"
+#include "rulemaps.h"
 #include "cmd.h"
 #include "datapath.h"
 #include "env.h"
@@ -59,7 +60,8 @@ static void print_rule(const char *addr, const struct xrl_rule *rule,
 	printf("\n");
 }
 
-static void print_bucket(const struct xrl_rule *rule,
+/* The tokens a bucket holds of each limit of @rule. */
+static void print_tokens(const struct xrl_rule *rule,
 			 const struct xrl_bucket *bucket, __u64 now)
 {
 	static const char *const kinds[] = {
@@ -68,11 +70,6 @@ static void print_bucket(const struct xrl_rule *rule,
 	struct xrl_bucket_level level;
 	int kind;
 
-	printf("bucket: %llu passed, %llu dropped, last seen %.3f s ago\n",
-	       (unsigned long long)bucket->passed,
-	       (unsigned long long)bucket->dropped,
-	       now > bucket->last_seen_ns ?
-	       (now - bucket->last_seen_ns) / 1e9 : 0.0);
 	/* A window's count is in xrl_windows; its bucket holds no tokens. */
 	for (kind = 0; kind < XRL_LIMIT_KINDS && !rule->window.limit; kind++) {
 		if (!rule->limit[kind].interval)
@@ -87,6 +84,59 @@ static void print_bucket(const struct xrl_rule *rule,
 			printf("  %s: %.1f of %.0f tokens left, full in "
 			       "%.3f s\n", kinds[kind], level.tokens,
 			       level.burst, level.full_in_ns / 1e9);
+	}
+}
+
+static void print_bucket(const struct xrl_rule *rule,
+			 const struct xrl_bucket *bucket, __u64 now)
+{
+	printf("bucket: %llu passed, %llu dropped, last seen %.3f s ago\n",
+	       (unsigned long long)bucket->passed,
+	       (unsigned long long)bucket->dropped,
+	       now > bucket->last_seen_ns ?
+	       (now - bucket->last_seen_ns) / 1e9 : 0.0);
+	print_tokens(rule, bucket, now);
+}
+
+/* The buckets of the rule's levels for @addr's family (docs/POLICY.md
+ * "Levels"): each one's subnet and tokens. */
+static void print_levels(const struct xrl_datapath *dp,
+			 const struct xrl_rule *rule, const __u8 addr[16])
+{
+	struct xrl_lpm_key subnet, host = { .prefixlen = 128 };
+	struct xrl_bucket_key key;
+	struct xrl_bucket bucket;
+	struct xrl_rule level;
+	char cidr[64];
+	unsigned i;
+	bool ipv4;
+	int ret;
+
+	memcpy(host.addr, addr, sizeof(host.addr));
+	ipv4 = xrl_prefix_family(&host) == XRL_FAMILY_IPV4;
+	for (i = 0; i < rule->levels.count && i < XRL_LEVELS_MAX; i++) {
+		if (!(rule->levels.ipv6 & (1U << i)) != ipv4)
+			continue;	/* the other family's */
+		xrl_level_key_make(addr, rule, i, &key);
+		memcpy(subnet.addr, key.addr, sizeof(subnet.addr));
+		subnet.prefixlen = rule->levels.prefix[i] + (ipv4 ? 96 : 0);
+		xrl_cidr_format(&subnet, cidr, sizeof(cidr));
+		printf("level %u: %s, shared by the rule's sources in it\n",
+		       i + 1, cidr);
+		ret = xrl_rules_level(dp, rule->id, i, &level);
+		if (ret) {
+			printf("  its limits: not in force (%s)\n",
+			       strerror(-ret));
+			continue;
+		}
+		if (bpf_map_lookup_elem(dp->buckets_fd, &key, &bucket) ||
+		    bucket.rule_id != rule->id) {
+			printf("  bucket: none yet: full\n");
+			continue;
+		}
+		printf("  bucket: %llu refused by this level\n",
+		       (unsigned long long)bucket.dropped);
+		print_tokens(&level, &bucket, xrl_datapath_now_ns());
 	}
 }
 
@@ -144,9 +194,11 @@ static int explain(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		}
 		printf("bucket: none (not seen, forgotten or evicted): its "
 		       "next packet is a new source's\n");
+		print_levels(dp, &rule, addr->addr);
 		return 0;
 	}
 	print_bucket(&rule, &bucket, xrl_datapath_now_ns());
+	print_levels(dp, &rule, addr->addr);
 	return 0;
 }
 

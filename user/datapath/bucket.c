@@ -61,6 +61,23 @@ void xrl_bucket_key_make(const struct xrl_settings *settings,
 		out[i] = src[i] & settings->v6_mask[i];
 }
 
+void xrl_level_key_make(const __u8 addr[16], const struct xrl_rule *rule,
+			unsigned level, struct xrl_bucket_key *key)
+{
+	enum xrl_family family = is_v4(addr) ? XRL_FAMILY_IPV4 :
+				 XRL_FAMILY_IPV6;
+	unsigned len = rule->levels.prefix[level % XRL_LEVELS_MAX], i;
+
+	if (family == XRL_FAMILY_IPV4)
+		len += 96;
+	memset(key, 0, sizeof(*key));
+	for (i = 0; i < len / 8; i++)
+		key->addr[i] = addr[i];
+	if (len % 8)
+		key->addr[i] = addr[i] & (0xff << (8 - len % 8));
+	key->tag = XRL_LEVEL_TAG(family, rule->id, level);
+}
+
 static enum xrl_family key_family(const struct xrl_bucket_key *key)
 {
 	return key->tag & ((1U << XRL_TAG_SPLIT_SHIFT) - 1);

@@ -53,6 +53,11 @@ struct xrl_bucket_level {
 	__u64 full_in_ns;	/* until it is full again */
 };
 
+/* The key of level @level's bucket (of @rule, in force) for the
+ * source @addr (IPv4-mapped): the program's (bpf/levels.h). */
+void xrl_level_key_make(const __u8 addr[16], const struct xrl_rule *rule,
+			unsigned level, struct xrl_bucket_key *key);
+
 /* @limit must be set (interval != 0). */
 void xrl_bucket_level(const struct xrl_limit *limit, __u64 tat_word,
 		      __u64 now_ns, struct xrl_bucket_level *out);

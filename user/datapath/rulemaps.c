@@ -137,6 +137,23 @@ int xrl_rules_level_len(const struct xrl_datapath *dp, __u32 rule_id,
 	return ret;
 }
 
+int xrl_rules_level(const struct xrl_datapath *dp, __u32 rule_id,
+		    unsigned level, struct xrl_rule *out)
+{
+	struct xrl_rule_key key = {
+		.family = XRL_KEY_LEVEL, .prefixlen = level,
+		.addr = { rule_id },
+	};
+	int fd = inner_fd(dp, dp->policy_fd), ret = 0;
+
+	if (fd < 0)
+		return fd;
+	if (bpf_map_lookup_elem(fd, &key, out))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
 struct walk_ctx {
 	int (*fn)(const struct xrl_lpm_key *prefix, const struct xrl_rule *rule,
 		  void *ctx);

@@ -59,6 +59,10 @@ void xrl_rules_forget(struct xrl_datapath *dp);
 
 /* The rule capacity of the data path (max_entries of xrl_rule_stats). */
 __u32 xrl_rules_capacity(const struct xrl_datapath *dp);
+/* The classifier entry of level @level of rule @rule_id in force: its
+ * limits (include/xrl.h, struct xrl_rule_levels). 0 or -errno. */
+int xrl_rules_level(const struct xrl_datapath *dp, __u32 rule_id,
+		    unsigned level, struct xrl_rule *out);
 /* The prefix length (IPv4-mapped: an IPv4 /n is 96 + n) of level @level
  * of the rule of id @rule_id in force. 0, -ENOENT or -errno. */
 int xrl_rules_level_len(const struct xrl_datapath *dp, __u32 rule_id,
