@@ -16,6 +16,7 @@
 #include "bench.h"
 #include "common.h"
 #include "datapath.h"
+#include "limit.h"
 #include "mapwalk.h"
 #include "policy_map.h"
 #include "micro.h"
@@ -81,6 +82,7 @@ struct micro {
 	size_t rules;			/* --rules: only this many */
 	bool window;			/* --window: only the window rows */
 	bool bans_only;			/* --bans: only the bans rows */
+	bool levels_only;		/* --levels: only the levels rows */
 };
 
 struct side {
@@ -370,6 +372,71 @@ static int measure_window(struct micro *m)
 	row_ns("limiter vs reference, 1 sliding_window rule (1000000 in "
 	       "1ms: admitted), one hot source", &sides[1], &sides[0], "", 0);
 	return 0;
+}
+
+/*
+ * Levels (issue 14) on one hot source: the default rule with 0, 2 (/24,
+ * /16) and 3 (/24, /16, /8) IPv4 levels, every bucket admitting (10^12
+ * pps, burst 2^32), so each packet takes from the source's bucket and
+ * from every level's: one lookup of the level's limits and one of its
+ * bucket, and a compare-and-swap, per level. Against the reference as
+ * the token-bucket rows are; the 0-level row is the same rule without
+ * levels, for the cost of the levels themselves.
+ */
+static int apply_levels(struct micro *m, unsigned n_levels)
+{
+	static const unsigned prefixes[] = { 24, 16, 8 };
+	struct xrl_policy policy;
+	struct xrl_rule_spec *rule;
+	char err[256] = "";
+	unsigned i;
+	int ret;
+
+	ret = bench_build_policy(&policy, 1, false);
+	if (ret)
+		goto out;
+	rule = &policy.rules[0];
+	rule->pps = XRL_RATE_MAX;
+	rule->burst = XRL_BURST_MAX;
+	rule->n_levels = n_levels;
+	for (i = 0; i < n_levels; i++)
+		rule->levels[i] = (struct xrl_level_spec){
+			.family = XRL_FAMILY_IPV4, .prefix = prefixes[i],
+			.pps = XRL_RATE_MAX, .burst = XRL_BURST_MAX,
+		};
+	ret = xrl_policy_apply(&m->dp, &policy, err, sizeof(err));
+	if (ret)
+		bench_log("micro: %u levels: %s", n_levels, err);
+out:
+	xrl_policy_free(&policy);
+	return ret;
+}
+
+static int measure_levels(struct micro *m)
+{
+	static const unsigned counts[] = { 0, 2, 3 };
+	struct side sides[2] = {
+		{ .prog_fd = bpf_program__fd(m->ref->progs.bench_ref) },
+		{ .prog_fd = m->dp.prog_fd },
+	};
+	char name[160];
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; !ret && i < sizeof(counts) / sizeof(*counts); i++) {
+		ret = apply_levels(m, counts[i]);
+		if (!ret)
+			ret = side_by_side(m, TRAFFIC_HOT, sides, 2);
+		if (ret)
+			break;
+		snprintf(name, sizeof(name), "limiter vs reference, 1 rule "
+			 "with %u IPv4 level%s%s (all admitting), one hot "
+			 "source", counts[i], counts[i] == 1 ? "" : "s",
+			 counts[i] == 3 ? " (/24, /16, /8)" :
+			 counts[i] == 2 ? " (/24, /16)" : "");
+		row_ns(name, &sides[1], &sides[0], "", 0);
+	}
+	return ret;
 }
 
 /*
@@ -667,7 +734,7 @@ static int measure_bans(struct micro *m)
 static void usage(void)
 {
 	fprintf(stderr, "usage: xrl-bench micro [--runs N] [--quick] "
-		"[--only hot,rotate,new|l4] [--rules N] [--window] [--bans] "
+		"[--only hot,rotate,new|l4] [--rules N] [--window] [--bans] [--levels] "
 		"[--variant FILE]...\n");
 }
 
@@ -681,6 +748,7 @@ static int parse_args(struct micro *m, int argc, char **argv)
 		{ "rules", required_argument, NULL, 'n' },
 		{ "window", no_argument, NULL, 'w' },
 		{ "bans", no_argument, NULL, 'b' },
+		{ "levels", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
@@ -715,6 +783,9 @@ static int parse_args(struct micro *m, int argc, char **argv)
 		case 'w':
 			m->window = true;
 			m->only = "hot";
+			break;
+		case 'v':
+			m->levels_only = true;
 			break;
 		case 'b':
 			m->bans_only = true;
@@ -926,6 +997,10 @@ int bench_micro(int argc, char **argv)
 		ret = measure_bans(&m);
 		goto unload;
 	}
+	if (m.levels_only) {
+		ret = measure_levels(&m);
+		goto unload;
+	}
 	ret = measure_floor(&m);
 	for (i = 0; !ret && i < sizeof(rule_counts) / sizeof(*rule_counts); i++)
 		ret = measure_rules(&m, rule_counts[i]);
@@ -943,6 +1018,8 @@ int bench_micro(int argc, char **argv)
 		ret = measure_bans(&m);
 	if (!ret)
 		ret = measure_l4(&m);
+	if (!ret)
+		ret = measure_levels(&m);
 unload:
 	if (ret)
 		bench_log("micro: %s", strerror(-ret));
