@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <criterion/criterion.h>
 #include <linux/bpf.h>
 #include <bpf/libbpf.h>
@@ -525,4 +526,79 @@ Test(levels, a_reset_forgets_a_level_bucket_only_with_its_whole_subnet)
 		     -ENOENT);
 	cr_assert_eq(passes("198.18.1.1", 5), 3);
 	cr_assert_eq(forget("198.18.0.0/16"), 2);
+}
+
+/* How many of @n copies of @pkt pass, one run each, now. */
+static unsigned frames_pass(const struct packet *pkt, unsigned n)
+{
+	unsigned i, passed = 0;
+
+	for (i = 0; i < n; i++)
+		passed += fixture_run(&dp, pkt) == XDP_PASS;
+	return passed;
+}
+
+/* An L4 rule's levels: its SYNs of one /24 share the level, and the
+ * sources' other traffic (the plain rule's) none of it. */
+Test(levels, an_l4_rule_has_levels_of_its_own)
+{
+	struct xrl_rule_spec syn = {
+		.action = XRL_ACTION_LIMIT, .pps = 1, .burst = 10,
+		.match = { .proto = IPPROTO_TCP, .flags = XRL_MATCH_SYN },
+		.levels = { V4(24, 1, 3) }, .n_levels = 1,
+	};
+	struct xrl_rule_spec plain = {
+		.action = XRL_ACTION_LIMIT, .pps = 1, .burst = 10,
+	};
+	struct packet syn_a = packet_l4("198.18.1.1", PACKET_TCP_SYN, 999, 80);
+	struct packet syn_b = packet_l4("198.18.1.2", PACKET_TCP_SYN, 999, 80);
+	struct packet ack_a = packet_l4("198.18.1.1", PACKET_TCP_ACK, 999, 80);
+
+	add_rule("198.18.0.0/16", syn);
+	add_rule("198.18.0.0/16", plain);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(frames_pass(&syn_a, 2), 2);
+	cr_assert_eq(frames_pass(&syn_b, 5), 1, "the /24's SYNs: 3");
+	cr_assert_eq(frames_pass(&ack_a, 10), 10, "the plain rule's traffic");
+}
+
+/* A level of bytes (bps, burst_bytes), with a packet limit on the
+ * source: 128-byte frames, 1,000 bytes of the /24 at once: 7 frames. */
+Test(levels, a_level_of_bytes_limits_the_subnet_bytes)
+{
+	struct xrl_rule_spec rule = {
+		.action = XRL_ACTION_LIMIT, .pps = 1, .burst = 10,
+		.n_levels = 1,
+	};
+	struct packet a = packet_l4("198.18.1.1", PACKET_UDP, 1, 2);
+	struct packet b = packet_l4("198.18.1.2", PACKET_UDP, 1, 2);
+
+	rule.levels[0] = (struct xrl_level_spec){
+		.family = XRL_FAMILY_IPV4, .prefix = 24,
+		.bps = 8, .burst_bytes = 1000,
+	};
+	add_rule("198.18.0.0/16", rule);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(a.len, 128);
+	cr_assert_eq(frames_pass(&a, 5), 5);
+	cr_assert_eq(frames_pass(&b, 5), 2, "1000 bytes: 7 of 128");
+}
+
+/* A leaky-bucket rule's levels are token buckets: the source paces at
+ * one packet, its /24 holds a burst of 3. */
+Test(levels, a_leaky_bucket_rule_has_token_bucket_levels)
+{
+	struct xrl_rule_spec rule = {
+		.action = XRL_ACTION_LIMIT,
+		.strategy = { .kind = XRL_STRATEGY_LEAKY_BUCKET,
+			      .interval_ns = 10 * NS_PER_MS },
+		.levels = { V4(24, 1, 3) }, .n_levels = 1,
+	};
+
+	add_rule("198.18.0.0/16", rule);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("198.18.1.1", 3), 1, "a pace: burst 1");
+	cr_assert_eq(passes("198.18.1.2", 3), 1);
+	cr_assert_eq(passes("198.18.1.3", 3), 1);
+	cr_assert_eq(passes("198.18.1.4", 3), 0, "the /24's 3");
 }
