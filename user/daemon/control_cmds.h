@@ -59,5 +59,11 @@ json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
 int xrl_control_parse_ban(json_t *req, struct xrl_rule_spec *rule, char *err,
 			  size_t len);
 void xrl_control_ban_json(json_t *obj, const struct xrl_rule_spec *rule);
+/* "levels" of a rule (control_levels.c): a list of level texts
+ * (xrl_level_parse) read into @rule (checked with the rule), and added
+ * to @obj when the rule has levels. */
+int xrl_control_parse_levels(json_t *req, struct xrl_rule_spec *rule,
+			     char *err, size_t len);
+void xrl_control_levels_json(json_t *obj, const struct xrl_rule_spec *rule);
 
 #endif
