@@ -90,6 +90,15 @@ Test(levels_control, rule_add_with_levels_is_listed_with_them)
 	cr_assert_eq(cli("rule list"), 0, "%s", out);
 	cr_assert(strstr(out, " level 28:pps=100,burst=200"), "%s", out);
 
+	/* README's example, as it shows. */
+	cr_assert_eq(cli("rule add 198.18.0.0/15 --name v4 --pps 100 "
+			 "--burst 100 --level 24:pps=1k,burst=1k"), 0, "%s",
+		     out);
+	cr_assert_str_eq(out, "added:     3  v4                   "
+			 "198.18.0.0/15          limit    runtime pps 100/s "
+			 "burst 100 level 24:pps=1k,burst=1k  (passed 0, "
+			 "dropped 0)\n");
+
 	/* The JSON way, in the default rule: each level says its family. */
 	resp = request_ok(&env, "{\"cmd\":\"rule.add\",\"cidr\":\"0.0.0.0/0\","
 			  "\"replace\":true,\"pps\":\"1k\",\"burst\":\"1k\","

@@ -44,24 +44,23 @@ static void level_is(const struct xrl_level_spec *level,
 	cr_assert_eq(level->line, line);
 }
 
-/* docs/POLICY.md "Levels", its example. */
+/* docs/POLICY.md "Levels", its example as written there. */
 static const char example[] =
 	"keys: {ipv4_prefix: 32, ipv6_prefix: 64}\n"		/* 1 */
 	"rules:\n"
-	"  - cidr: 198.18.0.0/15\n"
-	"    pps: 100\n"
-	"    burst: 100\n"					/* 5 */
+	"  - name: v4\n"
+	"    cidr: 198.18.0.0/15\n"
+	"    pps: 100              # each address (the source key, /32)\n"
+	"    burst: 100\n"
 	"    levels:\n"
-	"      - {prefix: 24, pps: 1k, burst: 1k}\n"
-	"  - cidr: fd00::/8\n"
-	"    pps: 500\n"
-	"    burst: 500\n"					/* 10 */
+	"      - {prefix: 24, pps: 1k, burst: 1k}      # each /24 together\n"
+	"  - name: v6\n"
+	"    cidr: fd00::/8\n"					/* 10 */
+	"    pps: 500              # each /64 (the source key)\n"
+	"    burst: 500\n"
 	"    levels:\n"
-	"      - prefix: 56\n"
-	"        pps: 2k\n"
-	"        burst: 2k\n"
-	"      - {prefix: 48, pps: 5k, burst: 5k, bps: 100M, "	/* 15 */
-	"burst_bytes: 1M}\n";
+	"      - {prefix: 56, pps: 2k, burst: 2k}      # each /56 together\n"
+	"      - {prefix: 48, pps: 5k, burst: 5k}      # each /48 together\n";
 
 TestSuite(policy_levels);
 
@@ -76,13 +75,28 @@ Test(policy_levels, levels_load_into_the_rule_with_the_rules_family)
 	v4 = &config.policy.rules[1];
 	v6 = &config.policy.rules[2];
 	cr_assert_eq(v4->n_levels, 1);
-	level_is(&v4->levels[0], XRL_FAMILY_IPV4, 24, 1000, 1000, 0, 0, 7);
+	level_is(&v4->levels[0], XRL_FAMILY_IPV4, 24, 1000, 1000, 0, 0, 8);
 	cr_assert_eq(v6->n_levels, 2);
-	level_is(&v6->levels[0], XRL_FAMILY_IPV6, 56, 2000, 2000, 0, 0, 12);
-	level_is(&v6->levels[1], XRL_FAMILY_IPV6, 48, 5000, 5000, 100000000,
-		 1000000, 15);
+	level_is(&v6->levels[0], XRL_FAMILY_IPV6, 56, 2000, 2000, 0, 0, 14);
+	level_is(&v6->levels[1], XRL_FAMILY_IPV6, 48, 5000, 5000, 0, 0, 15);
 	/* The rule's own limit stays its own. */
 	cr_assert_eq(v6->pps, 500);
+	xrl_config_free(&config);
+}
+
+Test(policy_levels, a_level_in_block_style_is_at_the_line_of_its_prefix)
+{
+	struct xrl_config config;
+
+	cr_assert_eq(load("rules:\n  - cidr: fd00::/8\n    pps: 5\n"
+			  "    burst: 5\n    levels:\n"
+			  "      - pps: 2k\n"
+			  "        burst: 2k\n"
+			  "        prefix: 56\n"
+			  "        bps: 100M\n"
+			  "        burst_bytes: 1M\n", &config), 0, "%s", err);
+	level_is(&config.policy.rules[1].levels[0], XRL_FAMILY_IPV6, 56, 2000,
+		 2000, 100000000, 1000000, 8);
 	xrl_config_free(&config);
 }
 
