@@ -163,8 +163,8 @@ Test(levels_control, a_bad_level_is_refused_in_one_line_and_not_applied)
 		"whole rule has no levels)");
 	refused("{\"cmd\":\"rule.add\",\"cidr\":\"0.0.0.0/0\",\"replace\":"
 		"true,\"pps\":1,\"burst\":1,\"levels\":[\"16:pps=1,burst=1\"]}",
-		"rule.add: levels[0].prefix: the default rule covers IPv4 and "
-		"IPv6 sources: write ipv4/16 or ipv6/16");
+		"rule.add: levels[0].prefix: a rule for every source covers "
+		"IPv4 and IPv6 sources: write ipv4/16 or ipv6/16");
 	refused("{\"cmd\":\"rule.add\",\"cidr\":\"198.18.0.0/16\",\"action\":"
 		"\"deny\",\"levels\":[\"20:pps=1,burst=1\"]}",
 		"rule.add: levels: only for limit and monitor rules, not "

@@ -128,6 +128,13 @@ Test(policy_levels, the_default_rule_says_the_family_of_each_level)
 		"p.yaml:5: default.levels[0].prefix: the default rule covers "
 		"IPv4 and IPv6 sources: write ipv4_prefix: or ipv6_prefix: "
 		"(24)");
+	/* So does an L4 rule of every source. */
+	refused("rules:\n  - cidr: 0.0.0.0/0\n    proto: udp\n    pps: 10\n"
+		"    burst: 10\n    levels:\n"
+		"    - {prefix: 24, pps: 100, burst: 100}\n",
+		"p.yaml:7: rules[0].levels[0].prefix: a rule for every source "
+		"covers IPv4 and IPv6 sources: write ipv4_prefix: or "
+		"ipv6_prefix: (24)");
 }
 
 Test(policy_levels, a_leaky_bucket_or_monitor_rule_may_have_levels)
@@ -437,8 +444,8 @@ Test(level_text, bad_level_text_is_refused_naming_the_field)
 		     "levels[1].prefix: \"1234\" is not a prefix length (like "
 		     "24, ipv4/24 or ipv6/48)");
 	text_refused("24:pps=1", XRL_FAMILY_ANY,
-		     "levels[1].prefix: the default rule covers IPv4 and IPv6 "
-		     "sources: write ipv4/24 or ipv6/24");
+		     "levels[1].prefix: a rule for every source covers IPv4 and "
+		     "IPv6 sources: write ipv4/24 or ipv6/24");
 	text_refused("24:pps", XRL_FAMILY_IPV4,
 		     "levels[1]: \"pps\" is not KEY=VALUE (pps, burst, bps, "
 		     "burst_bytes)");

@@ -280,9 +280,9 @@ static int parse_text_prefix(const char *text, size_t n, unsigned index,
 		bits = bits * 10 + (unsigned)(*p - '0');
 	}
 	if (level->family == XRL_FAMILY_ANY) {
-		snprintf(err, len, "levels[%u].prefix: the default rule covers "
-			 "IPv4 and IPv6 sources: write ipv4/%u or ipv6/%u",
-			 index, bits, bits);
+		snprintf(err, len, "levels[%u].prefix: a rule for every "
+			 "source covers IPv4 and IPv6 sources: write ipv4/%u "
+			 "or ipv6/%u", index, bits, bits);
 		return -EINVAL;
 	}
 	level->prefix = bits;

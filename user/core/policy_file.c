@@ -909,9 +909,10 @@ static int resolve_levels(struct loader *ld, const char *path,
 		node = map_value(ld, level_item(ld, map, i), "prefix");
 		snprintf(sub, sizeof(sub), "levels[%u].prefix", i);
 		field_name(field, path, sub);
-		return fail(ld, node, field, node, "the default rule covers "
-			    "IPv4 and IPv6 sources: write ipv4_prefix: or "
-			    "ipv6_prefix:");
+		return fail(ld, node, field, node, "%s covers IPv4 and IPv6 "
+			    "sources: write ipv4_prefix: or ipv6_prefix:",
+			    rule->prefix.prefixlen || strcmp(path, "default") ?
+			    "a rule for every source" : "the default rule");
 	}
 	return 0;
 }
