@@ -524,7 +524,7 @@ static void ports_json(json_t *obj, const char *key, __u16 lo, __u16 hi)
 }
 
 /* An L4 rule's keys as rule.add takes them, and "match" to show. */
-static void rule_match_json(json_t *obj, const struct xrl_rule_match *m)
+void xrl_control_match_json(json_t *obj, const struct xrl_rule_match *m)
 {
 	char text[64];
 
@@ -567,7 +567,7 @@ json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
 			    json_string(xrl_scope_name(rule->scope)));
 	xrl_control_strategy_json(obj, rule);
 	if (!xrl_match_is_plain(&rule->match))
-		rule_match_json(obj, &rule->match);
+		xrl_control_match_json(obj, &rule->match);
 	json_object_set_new(obj, "source",
 			    json_string(rule->runtime ? "runtime" : "file"));
 	xrl_control_ban_json(obj, rule);

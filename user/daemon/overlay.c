@@ -149,6 +149,8 @@ static json_t *rule_json(const struct xrl_rule_spec *rule)
 		json_object_set_new(obj, "global", json_true());
 	if (obj && rule->strategy.kind != XRL_STRATEGY_TOKEN_BUCKET)
 		xrl_control_strategy_json(obj, rule);
+	if (obj && !xrl_match_is_plain(&rule->match))
+		xrl_control_match_json(obj, &rule->match);
 	xrl_control_ban_json(obj, rule);
 	xrl_control_levels_json(obj, rule);
 	return obj;
