@@ -177,6 +177,12 @@ Test(levels_control, a_bad_level_is_refused_in_one_line_and_not_applied)
 			 "burst, bps, burst_bytes)"), "%s", out);
 	nl = strchr(out, '\n');
 	cr_assert(nl && !nl[1], "one line: %s", out);
+	cr_assert_eq(cli("rule add 198.18.0.0/16 --pps 1 --burst 1 "
+			 "--level 17:pps=1,burst=1 --level 18:pps=1,burst=1 "
+			 "--level 19:pps=1,burst=1 --level 20:pps=1,burst=1 "
+			 "--level 21:pps=1,burst=1"), 1, "%s", out);
+	cr_assert_str_eq(out, "xdp-ratelimit: rule: --level: 5 levels, more "
+			 "than the maximum 4\n");
 
 	dump_policy(&env, &after);
 	cr_assert(dump_equal(&before, &after), "the policy in force changed");
