@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <criterion/criterion.h>
 #include "daemon.h"
 #include "fixture.h"
@@ -196,6 +197,7 @@ Test(levels_control, a_runtime_rule_keeps_its_levels_through_a_restart)
 {
 	struct policy_dump before, after;
 	const char *error;
+	int status;
 
 	daemon_start(&env, NULL);
 	cr_assert_eq(cli("rule add fd00:18::/32 --name v6 --pps 500 "
@@ -227,6 +229,18 @@ Test(levels_control, a_runtime_rule_keeps_its_levels_through_a_restart)
 	cr_assert_str_eq(error, "reload: the runtime rule v6 (fd00:18::/32): "
 			 "levels[0].prefix: /56 is not shorter than the IPv6 "
 			 "source key /48 (keys.ipv6_prefix)");
+	dump_policy(&env, &after);
+	cr_assert(dump_equal(&before, &after), "the policy in force changed");
+	dump_free(&after);
+
+	/* And a start with that file: refused, the policy left in force. */
+	daemon_stop(&env, SIGTERM);
+	status = daemon_run_to_exit(&env, NULL);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) != 0, "%d", status);
+	cr_assert(log_contains(&env, "runtime changes: the runtime rule v6 "
+			       "(fd00:18::/32): levels[0].prefix: /56 is not "
+			       "shorter than the IPv6 source key /48 "
+			       "(keys.ipv6_prefix)"), "%s", daemon_log(&env));
 	dump_policy(&env, &after);
 	cr_assert(dump_equal(&before, &after), "the policy in force changed");
 	dump_free(&before);
