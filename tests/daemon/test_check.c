@@ -129,3 +129,22 @@ Test(check, without_a_data_path_says_what_attach_would_apply)
 	cr_assert(strstr(out, "/none): attach would apply all 4 rules\n"
 			 "nothing applied\n"), "%s", out);
 }
+
+Test(check, shows_the_levels_of_a_rule_it_would_add)
+{
+	cr_assert_eq(check("default:\n  action: allow\nrules:\n"
+			   "  - name: scanners\n    cidr: 198.18.1.0/24\n"
+			   "    action: deny\n"
+			   "  - name: web\n    cidr: 198.18.2.0/24\n"
+			   "    pps: 10\n    burst: 5\n"
+			   "  - name: lab\n    cidr: 198.18.4.0/24\n"
+			   "    pps: 10\n    burst: 5\n"
+			   "  - name: new\n    cidr: 198.18.3.0/24\n"
+			   "    pps: 10\n    burst: 5\n"
+			   "    levels: [{prefix: 28, pps: 100, burst: 200},"
+			   " {prefix: 26, bps: 8M, burst_bytes: 1M}]\n"),
+		     0, "%s", out);
+	cr_assert(strstr(out, "\n  add     198.18.3.0/24            limit pps "
+			 "10/s burst 5 level 28:pps=100,burst=200 level "
+			 "26:bps=8M,burst_bytes=1M\n"), "%s", out);
+}

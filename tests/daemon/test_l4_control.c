@@ -5,6 +5,7 @@
  * at once for the data path; rule.list shows the match; refusals name
  * the field; rule.del takes the L4 rule by name and leaves the plain one.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <criterion/criterion.h>
@@ -109,5 +110,27 @@ Test(l4_control, an_l4_rule_added_at_runtime_takes_only_its_traffic)
 	resp = request_ok(&env, "{\"cmd\":\"rule.list\"}");
 	cr_assert_not_null(rule_named(resp, "lab"));
 	cr_assert_null(rule_named(resp, "198.18.3.0/24 udp dport 0-1023"));
+	json_decref(resp);
+}
+
+Test(l4_control, a_runtime_l4_rule_keeps_its_match_through_a_restart)
+{
+	json_t *resp, *rule;
+
+	env_write(&env, NULL, plain_policy);
+	daemon_start(&env, NULL);
+	json_decref(request_ok(&env, "{\"cmd\":\"rule.add\",\"cidr\":"
+			       "\"198.18.3.0/24\",\"proto\":\"udp\",\"dport\":"
+			       "\"0-1023\",\"action\":\"deny\"}"));
+	daemon_stop(&env, SIGTERM);
+	daemon_start(&env, NULL);
+	cr_assert_eq(judge("198.18.3.1", false), XDP_DROP, "UDP to 0: denied");
+	cr_assert_eq(judge("198.18.3.1", true), XDP_PASS, "TCP: the plain rule");
+	resp = request_ok(&env, "{\"cmd\":\"rule.list\"}");
+	rule = rule_named(resp, "198.18.3.0/24 udp dport 0-1023");
+	cr_assert_not_null(rule);
+	cr_assert_str_eq(json_string_value(json_object_get(rule, "match")),
+			 "udp dport 0-1023");
+	cr_assert_not_null(rule_named(resp, "lab"));
 	json_decref(resp);
 }

@@ -24,8 +24,11 @@ static void same_policy_or_abort(const struct xrl_policy *a,
 		abort();
 	for (i = 0; i < a->n_rules; i++) {
 		struct xrl_rule_spec x = a->rules[i], y = b->rules[i];
+		unsigned k;
 
 		x.line = y.line = 0;	/* lines belong to each text */
+		for (k = 0; k < XRL_LEVELS_MAX; k++)
+			x.levels[k].line = y.levels[k].line = 0;
 		if (memcmp(&x, &y, sizeof(x)))
 			abort();
 	}

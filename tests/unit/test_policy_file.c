@@ -71,7 +71,7 @@ Test(policy_file_keys, unknown_key_in_rule)
 		"p.yaml:3: rules[0].ppss: unknown key, expected one of: name, "
 		"cidr, action, pps, burst, bps, burst_bytes, scope, global, "
 		"strategy, interval, limit, window, ban, ban_after, ban_max, "
-		"proto, sport, dport, tcp_flags");
+		"levels, proto, sport, dport, tcp_flags");
 }
 
 Test(policy_file_keys, unknown_key_in_default)
@@ -79,7 +79,7 @@ Test(policy_file_keys, unknown_key_in_default)
 	refused("default:\n  action: allow\n  cidr: 198.18.0.0/24\n",
 		"p.yaml:3: default.cidr: unknown key, expected one of: action, "
 		"pps, burst, bps, burst_bytes, scope, global, strategy, "
-		"interval, limit, window, ban, ban_after, ban_max");
+		"interval, limit, window, ban, ban_after, ban_max, levels");
 }
 
 Test(policy_file_keys, unknown_key_with_control_bytes_stays_one_line)
@@ -764,8 +764,11 @@ static void assert_same_policy(const struct xrl_policy *a,
 	cr_assert_eq(a->n_rules, b->n_rules);
 	for (i = 0; i < a->n_rules; i++) {
 		struct xrl_rule_spec x = a->rules[i], y = b->rules[i];
+		unsigned k;
 
 		x.line = y.line = 0;
+		for (k = 0; k < XRL_LEVELS_MAX; k++)
+			x.levels[k].line = y.levels[k].line = 0;
 		cr_assert(!memcmp(&x, &y, sizeof(x)), "rule %zu (%s) differs", i,
 			  x.name);
 	}
@@ -819,10 +822,14 @@ Test(policy_write, awkward_names_and_numbers_round_trip)
 	       "  - {name: \"yes\", cidr: 198.18.3.3, action: monitor,"
 	       " pps: 1, burst: 1, bps: 999, burst_bytes: 7}\n"
 	       "  - {name: '10k', cidr: 198.19.0.0/17, action: allow}\n"
+	       "  - {name: lv, cidr: 'fd00::/32', pps: 9, burst: 9, levels:"
+	       " [{prefix: 40, pps: 2.5M, burst: 12345}, {prefix: 33,"
+	       " pps: 1G, burst: 1, bps: 1000000000000, burst_bytes: 7}]}\n"
 	       "  - {name: 'naïve ☃', cidr: 198.19.128.0/17, action: allow,"
 	       " pps: 5, burst: 5}\n",
 	       &config);
-	cr_assert_eq(config.policy.n_rules, 6);
+	cr_assert_eq(config.policy.n_rules, 7);
+	cr_assert_eq(config.policy.rules[5].n_levels, 2);
 	round_trip(&config.policy);
 	xrl_config_free(&config);
 }

@@ -125,7 +125,7 @@ Test(policy_l4, combinations_that_cannot_match_are_refused)
 	refused("default:\n  pps: 1\n  burst: 1\n  proto: tcp\n",
 		"p.yaml:4: default.proto: unknown key, expected one of: "
 		"action, pps, burst, bps, burst_bytes, scope, global, strategy, "
-		"interval, limit, window, ban, ban_after, ban_max");
+		"interval, limit, window, ban, ban_after, ban_max, levels");
 }
 
 Test(policy_l4, two_rules_with_one_match_at_one_prefix_are_refused)

@@ -19,6 +19,8 @@ static void describe_spec(const struct xrl_rule_spec *rule, char *buf,
 			  size_t len)
 {
 	size_t n = snprintf(buf, len, "%s", xrl_action_name(rule->action));
+	char level[160];
+	unsigned i;
 
 	if (rule->pps && n < len)
 		n += snprintf(buf + n, len - n, " pps %llu/s burst %llu",
@@ -29,9 +31,16 @@ static void describe_spec(const struct xrl_rule_spec *rule, char *buf,
 			      (unsigned long long)rule->bps,
 			      (unsigned long long)rule->burst_bytes);
 	if (rule->scope != XRL_SCOPE_SOURCE && n < len)
-		snprintf(buf + n, len - n, " scope %s%s",
-			 xrl_scope_name(rule->scope),
-			 rule->global ? " global" : "");
+		n += snprintf(buf + n, len - n, " scope %s%s",
+			      xrl_scope_name(rule->scope),
+			      rule->global ? " global" : "");
+	/* As rule list shows them. */
+	for (i = 0; i < rule->n_levels && i < XRL_LEVELS_MAX && n < len; i++) {
+		xrl_level_format(&rule->levels[i],
+				 xrl_prefix_family(&rule->prefix), level,
+				 sizeof(level));
+		n += snprintf(buf + n, len - n, " level %s", level);
+	}
 }
 
 static void print_change(enum xrl_rule_change change,
@@ -44,7 +53,7 @@ static void print_change(enum xrl_rule_change change,
 		[XRL_RULE_REMOVED] = "remove",
 		[XRL_RULE_CHANGED] = "change",
 	};
-	char cidr[64], what[256];
+	char cidr[64], what[1024];
 
 	xrl_cidr_format(prefix, cidr, sizeof(cidr));
 	if (!prefix->prefixlen)

@@ -44,6 +44,7 @@ enum {
 	OPT_LIMIT,
 	OPT_WINDOW,
 	OPT_FOR,
+	OPT_LEVEL,
 };
 
 #define JSON_OPT { "json", OPT_JSON, NULL, "the daemon's JSON response" }
@@ -80,6 +81,10 @@ static const struct xrl_opt rule_opts[] = {
 	  "(100ms, 500us)" },
 	{ "limit", OPT_LIMIT, "N", "sliding_window: at most N packets ..." },
 	{ "window", OPT_WINDOW, "D", "... in any window of D (1s, 1m)" },
+	{ "level", OPT_LEVEL, "L", "and each subnet of the rule's sources "
+	  "together: PREFIX:pps=R,burst=B[,bps=R,burst_bytes=B] "
+	  "(24:pps=1k,burst=2k; ipv4/24, ipv6/48 in the default rule); up to "
+	  "4 times" },
 	JSON_OPT,
 	{}
 };
@@ -136,7 +141,7 @@ static void word_error(const struct control_args *args, const char *err,
 		{ "global:", "--global:" }, { "n:", "--count:" },
 		{ "strategy:", "--strategy:" }, { "interval:", "--interval:" },
 		{ "limit:", "--limit:" }, { "window:", "--window:" },
-		{ "for:", "--for:" },
+		{ "for:", "--for:" }, { "levels:", "--level:" },
 		{ "ban_after:", "--ban-after:" }, { "ban_max:", "--ban-max:" },
 		{ "ban:", "--ban:" },
 		{ "proto:", "--proto:" }, { "sport:", "--sport:" },
@@ -254,6 +259,15 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 			json_object_set_new(args->request, "for",
 					    json_string(optarg));
 			break;
+		case OPT_LEVEL:
+			/* The daemon parses each (xrl_level_parse). */
+			if (!json_object_get(args->request, "levels"))
+				json_object_set_new(args->request, "levels",
+						    json_array());
+			json_array_append_new(json_object_get(args->request,
+							      "levels"),
+					      json_string(optarg));
+			break;
 		case OPT_TOP_N:
 			n = strtol(optarg, &end, 10);
 			if (*end || n < 1 || n > 100000) {
@@ -318,6 +332,8 @@ static void print_rule(json_t *rule)
 {
 	json_t *passed = json_object_get(rule, "passed");
 	json_t *dropped = json_object_get(rule, "dropped");
+	json_t *level;
+	size_t i;
 
 	printf("%5lld  %-20s %-22s %-8s %-7s", int_of(rule, "id"),
 	       str_of(rule, "name"), str_of(rule, "cidr"),
@@ -338,6 +354,8 @@ static void print_rule(json_t *rule)
 		printf(" after %s", str_of(rule, "ban_after"));
 	if (str_of(rule, "ban_max"))
 		printf(" max %s", str_of(rule, "ban_max"));
+	json_array_foreach(json_object_get(rule, "levels"), i, level)
+		printf(" level %s", json_string_value(level));
 	if (passed && dropped)
 		printf("  (passed %lld, dropped %lld",
 		       int_of(passed, "packets"), int_of(dropped, "packets"));

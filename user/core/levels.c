@@ -8,6 +8,7 @@
 #include <string.h>
 #include "limit.h"
 #include "policy.h"
+#include "policy_file.h"
 
 /* The longest level a family could have: one bit under its address. */
 static unsigned family_bits(enum xrl_family family)
@@ -227,4 +228,173 @@ bool xrl_levels_equal(const struct xrl_rule_spec *a,
 			return false;
 	}
 	return true;
+}
+
+/* ---- a level as text (the control socket and the CLI) --------------- */
+
+static const char *const level_keys[] = {
+	"pps", "burst", "bps", "burst_bytes",
+};
+
+#define N_LEVEL_KEYS	(sizeof(level_keys) / sizeof(level_keys[0]))
+
+static uint64_t *level_value(struct xrl_level_spec *level, unsigned key)
+{
+	uint64_t *values[N_LEVEL_KEYS] = {
+		&level->pps, &level->burst, &level->bps, &level->burst_bytes,
+	};
+
+	return values[key];
+}
+
+/* "24", "ipv4/24" or "ipv6/48", the first @n bytes of @text. */
+static int parse_text_prefix(const char *text, size_t n, unsigned index,
+			     enum xrl_family rule_family,
+			     struct xrl_level_spec *level, char *err,
+			     size_t len)
+{
+	const char *p = text, *end = text + n;
+	unsigned bits = 0;
+
+	level->family = rule_family;
+	if (n > 5 && (!strncmp(text, "ipv4/", 5) ||
+		      !strncmp(text, "ipv6/", 5))) {
+		level->family = text[3] == '4' ? XRL_FAMILY_IPV4 :
+						 XRL_FAMILY_IPV6;
+		p += 5;
+	}
+	if (p == end || end - p > 3) {
+		snprintf(err, len, "levels[%u].prefix: \"%.*s\" is not a "
+			 "prefix length (like 24, ipv4/24 or ipv6/48)", index,
+			 (int)(n < 32 ? n : 32), text);
+		return -EINVAL;
+	}
+	for (; p < end; p++) {
+		if (*p < '0' || *p > '9') {
+			snprintf(err, len, "levels[%u].prefix: \"%.*s\" is not "
+				 "a prefix length (like 24, ipv4/24 or "
+				 "ipv6/48)", index, (int)(n < 32 ? n : 32),
+				 text);
+			return -EINVAL;
+		}
+		bits = bits * 10 + (unsigned)(*p - '0');
+	}
+	if (level->family == XRL_FAMILY_ANY) {
+		snprintf(err, len, "levels[%u].prefix: a rule for every "
+			 "source covers IPv4 and IPv6 sources: write ipv4/%u "
+			 "or ipv6/%u", index, bits, bits);
+		return -EINVAL;
+	}
+	level->prefix = bits;
+	return 0;
+}
+
+/* One "KEY=VALUE" of @n bytes into @level; @given marks keys met. */
+static int parse_text_limit(const char *text, size_t n, unsigned index,
+			    struct xrl_level_spec *level, unsigned *given,
+			    char *err, size_t len)
+{
+	const char *eq = memchr(text, '=', n);
+	char value[32];
+	unsigned key;
+	size_t klen;
+	int ret;
+
+	if (!eq) {
+		snprintf(err, len, "levels[%u]: \"%.*s\" is not KEY=VALUE "
+			 "(pps, burst, bps, burst_bytes)", index,
+			 (int)(n < 32 ? n : 32), text);
+		return -EINVAL;
+	}
+	klen = (size_t)(eq - text);
+	for (key = 0; key < N_LEVEL_KEYS; key++)
+		if (strlen(level_keys[key]) == klen &&
+		    !strncmp(level_keys[key], text, klen))
+			break;
+	if (key == N_LEVEL_KEYS) {
+		snprintf(err, len, "levels[%u]: unknown key \"%.*s\" (pps, "
+			 "burst, bps, burst_bytes)", index,
+			 (int)(klen < 32 ? klen : 32), text);
+		return -EINVAL;
+	}
+	if (*given & (1U << key)) {
+		snprintf(err, len, "levels[%u].%s: given twice", index,
+			 level_keys[key]);
+		return -EINVAL;
+	}
+	*given |= 1U << key;
+	n -= klen + 1;
+	snprintf(value, sizeof(value), "%.*s", (int)n, eq + 1);
+	ret = n < sizeof(value) ? xrl_parse_quantity(value, level_value(level,
+								      key)) :
+				  -ERANGE;
+	if (ret) {
+		snprintf(err, len, "levels[%u].%s: \"%s\" is not a quantity "
+			 "(like 1500, 10k, 2.5M, 1G)", index, level_keys[key],
+			 value);
+		return -EINVAL;
+	}
+	if (!*level_value(level, key)) {
+		snprintf(err, len, "levels[%u].%s: must be at least 1", index,
+			 level_keys[key]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int xrl_level_parse(const char *text, unsigned index,
+		    enum xrl_family rule_family, struct xrl_level_spec *level,
+		    char *err, size_t len)
+{
+	const char *colon = strchr(text, ':'), *item, *comma;
+	unsigned given = 0;
+	int ret;
+
+	memset(level, 0, sizeof(*level));
+	if (!colon) {
+		snprintf(err, len, "levels[%u]: \"%.48s\" is not "
+			 "PREFIX:KEY=VALUE,... (like 24:pps=1k,burst=2k)",
+			 index, text);
+		return -EINVAL;
+	}
+	ret = parse_text_prefix(text, (size_t)(colon - text), index,
+				rule_family, level, err, len);
+	for (item = colon + 1; !ret; item = comma + 1) {
+		comma = strchr(item, ',');
+		if (!comma)
+			comma = item + strlen(item);
+		ret = parse_text_limit(item, (size_t)(comma - item), index,
+				       level, &given, err, len);
+		if (!*comma)
+			break;
+	}
+	return ret;
+}
+
+void xrl_level_format(const struct xrl_level_spec *level,
+		      enum xrl_family rule_family, char *buf, size_t len)
+{
+	struct xrl_level_spec copy = *level;
+	char value[32];
+	size_t used;
+	unsigned key;
+	int n;
+
+	if (rule_family == XRL_FAMILY_ANY)
+		n = snprintf(buf, len, "ipv%d/%u:",
+			     level->family == XRL_FAMILY_IPV4 ? 4 : 6,
+			     level->prefix);
+	else
+		n = snprintf(buf, len, "%u:", level->prefix);
+	used = n < 0 ? 0 : (size_t)n;
+	for (key = 0; key < N_LEVEL_KEYS && used < len; key++) {
+		if (!*level_value(&copy, key))
+			continue;
+		xrl_format_quantity(*level_value(&copy, key), value,
+				    sizeof(value));
+		n = snprintf(buf + used, len - used, "%s%s=%s",
+			     buf[used - 1] == ':' ? "" : ",", level_keys[key],
+			     value);
+		used += n < 0 ? 0 : (size_t)n;
+	}
 }

@@ -182,6 +182,20 @@ int xrl_levels_check_keys(const struct xrl_rule_spec *rule, unsigned v4_prefix,
 int xrl_levels_compile(const struct xrl_rule_spec *rule,
 		       struct xrl_rule_levels *out,
 		       struct xrl_limits limits[XRL_LEVELS_MAX]);
+/*
+ * A level as text, for the control socket and the CLI: "24:pps=1k,burst=2k"
+ * (PREFIX:KEY=VALUE,... with the keys of the policy file's level and its
+ * quantities), the prefix of the rule's family, or "ipv4/24", "ipv6/48"
+ * (the only way in the default rule, @rule_family XRL_FAMILY_ANY). -EINVAL
+ * with "levels[@index].field: what is wrong" in @err; the ranges are
+ * xrl_levels_check()'s. Formatted back the same way, parsing back to the
+ * same level.
+ */
+int xrl_level_parse(const char *text, unsigned index,
+		    enum xrl_family rule_family, struct xrl_level_spec *level,
+		    char *err, size_t len);
+void xrl_level_format(const struct xrl_level_spec *level,
+		      enum xrl_family rule_family, char *buf, size_t len);
 /* Whether two rules have the same levels. */
 bool xrl_levels_equal(const struct xrl_rule_spec *a,
 		      const struct xrl_rule_spec *b);

@@ -202,6 +202,22 @@ static int unknown_key(struct loader *ld, const char *field,
 		    expected);
 }
 
+/* The value of @key in @map (a map walked already), or NULL. */
+static yaml_node_t *map_value(struct loader *ld, yaml_node_t *map,
+			      const char *key)
+{
+	yaml_node_pair_t *pair;
+
+	if (!map || map->type != YAML_MAPPING_NODE)
+		return NULL;
+	for (pair = map->data.mapping.pairs.start;
+	     pair < map->data.mapping.pairs.top; pair++)
+		if (!strcmp(key_text(yaml_document_get_node(ld->doc, pair->key)),
+			    key))
+			return yaml_document_get_node(ld->doc, pair->value);
+	return NULL;
+}
+
 /*
  * Hands each value of @map to its field's parse function, in file order.
  * @seen (optional) gets the value nodes by field index.
@@ -675,6 +691,232 @@ static int parse_tcp_flags(struct loader *ld, const char *field,
 	return 0;
 }
 
+/* ---- a rule's levels (levels.c) ------------------------------------ */
+
+/* A level's "prefix:" is of the rule's family, known once the rule's map
+ * is read (cidr: may follow levels:): XRL_FAMILY_ANY until then. */
+static int parse_level_prefix_in(struct loader *ld, const char *field,
+				 yaml_node_t *value, enum xrl_family family,
+				 struct xrl_level_spec *level)
+{
+	level->family = family;
+	return parse_uint_range(ld, field, value, 1, 128, &level->prefix);
+}
+
+static int parse_level_prefix(struct loader *ld, const char *field,
+			      yaml_node_t *value, void *target)
+{
+	return parse_level_prefix_in(ld, field, value, XRL_FAMILY_ANY,
+				     target);
+}
+
+static int parse_level_ipv4_prefix(struct loader *ld, const char *field,
+				   yaml_node_t *value, void *target)
+{
+	return parse_level_prefix_in(ld, field, value, XRL_FAMILY_IPV4,
+				     target);
+}
+
+static int parse_level_ipv6_prefix(struct loader *ld, const char *field,
+				   yaml_node_t *value, void *target)
+{
+	return parse_level_prefix_in(ld, field, value, XRL_FAMILY_IPV6,
+				     target);
+}
+
+static int parse_level_pps(struct loader *ld, const char *field,
+			   yaml_node_t *value, void *target)
+{
+	struct xrl_level_spec *level = target;
+
+	return parse_amount(ld, field, value, XRL_RATE_MAX, &level->pps);
+}
+
+static int parse_level_burst(struct loader *ld, const char *field,
+			     yaml_node_t *value, void *target)
+{
+	struct xrl_level_spec *level = target;
+
+	return parse_amount(ld, field, value, XRL_BURST_MAX, &level->burst);
+}
+
+static int parse_level_bps(struct loader *ld, const char *field,
+			   yaml_node_t *value, void *target)
+{
+	struct xrl_level_spec *level = target;
+
+	return parse_amount(ld, field, value, XRL_RATE_MAX, &level->bps);
+}
+
+static int parse_level_burst_bytes(struct loader *ld, const char *field,
+				   yaml_node_t *value, void *target)
+{
+	struct xrl_level_spec *level = target;
+
+	return parse_amount(ld, field, value, XRL_BURST_MAX,
+			    &level->burst_bytes);
+}
+
+/* The three ways to give a level's prefix come first: LEVEL_PREFIXES. */
+#define LEVEL_PREFIXES	3
+
+static const struct field level_fields[] = {
+	{ "prefix", parse_level_prefix },
+	{ "ipv4_prefix", parse_level_ipv4_prefix },
+	{ "ipv6_prefix", parse_level_ipv6_prefix },
+	{ "pps", parse_level_pps },
+	{ "burst", parse_level_burst },
+	{ "bps", parse_level_bps },
+	{ "burst_bytes", parse_level_burst_bytes },
+};
+
+/* Exactly one of prefix:, ipv4_prefix:, ipv6_prefix:; the level's line
+ * is its prefix's. */
+static int check_level_prefix(struct loader *ld, const char *path,
+			      yaml_node_t *map, const struct seen *seen,
+			      struct xrl_level_spec *level)
+{
+	yaml_node_t *first = NULL;
+	char field[FIELD_MAX];
+	int i;
+
+	for (i = 0; i < LEVEL_PREFIXES; i++)
+		if (seen->node[i] && (!first || seen->node[i]->start_mark.index <
+					       first->start_mark.index))
+			first = seen->node[i];
+	for (i = 0; i < LEVEL_PREFIXES; i++) {
+		yaml_node_t *node = seen->node[i];
+
+		if (!node || node == first)
+			continue;
+		field_name(field, path, level_fields[i].key);
+		return fail(ld, node, field, node, "a level has one of "
+			    "prefix, ipv4_prefix or ipv6_prefix, not two");
+	}
+	if (!first)
+		return fail(ld, map, path, NULL, "a level needs prefix, "
+			    "ipv4_prefix or ipv6_prefix");
+	level->line = node_line(first);
+	return 0;
+}
+
+/* levels: a list of 1 to XRL_LEVELS_MAX maps of level_fields. */
+static int parse_levels(struct loader *ld, const char *field,
+			yaml_node_t *value, void *target)
+{
+	struct rule_draft *draft = target;
+	char path[FIELD_MAX];
+	struct seen seen;
+	size_t count, i;
+	int ret;
+
+	ret = expect_type(ld, field, value, YAML_SEQUENCE_NODE);
+	if (ret)
+		return ret;
+	count = value->data.sequence.items.top -
+		value->data.sequence.items.start;
+	if (!count)
+		return fail(ld, value, field, NULL, "an empty list (leave "
+			    "levels: out for none)");
+	if (count > XRL_LEVELS_MAX)
+		return fail(ld, value, field, NULL, "%zu levels, more than the "
+			    "maximum %d", count, XRL_LEVELS_MAX);
+	memset(draft->spec.levels, 0, sizeof(draft->spec.levels));
+	for (i = 0; i < count; i++) {
+		yaml_node_t *map = yaml_document_get_node(ld->doc,
+				value->data.sequence.items.start[i]);
+
+		snprintf(path, sizeof(path), "%s[%zu]", field, i);
+		ret = walk_map(ld, path, map, level_fields,
+			       ARRAY_SIZE(level_fields),
+			       &draft->spec.levels[i], &seen);
+		if (!ret)
+			ret = check_level_prefix(ld, path, map, &seen,
+						 &draft->spec.levels[i]);
+		if (ret)
+			return ret;
+	}
+	draft->spec.n_levels = (unsigned)count;
+	return 0;
+}
+
+/* The node of level @index of the rule at @map, or NULL. */
+static yaml_node_t *level_item(struct loader *ld, yaml_node_t *map,
+			       unsigned long index)
+{
+	yaml_node_t *levels = map ? map_value(ld, map, "levels") : NULL;
+
+	if (!levels || levels->type != YAML_SEQUENCE_NODE ||
+	    index >= (unsigned long)(levels->data.sequence.items.top -
+				     levels->data.sequence.items.start))
+		return NULL;
+	return yaml_document_get_node(ld->doc,
+				      levels->data.sequence.items.start[index]);
+}
+
+/*
+ * "levels[i].key: why" (levels.c) of the rule at @map: at that key of
+ * level i as the file writes it (its prefix by whichever of its three
+ * names it has), else at the level, else at the rule.
+ */
+static int level_error(struct loader *ld, const char *path, yaml_node_t *map,
+		       const char *why)
+{
+	const char *colon = strstr(why, ": "), *key = NULL;
+	yaml_node_t *level, *at = NULL;
+	char name[32], sub[64], field[FIELD_MAX];
+	unsigned long index;
+	char *rest;
+	int i;
+
+	index = strtoul(why + strlen("levels["), &rest, 10);
+	level = level_item(ld, map, index);
+	if (colon && rest[0] == ']' && rest[1] == '.' && colon > rest + 2) {
+		snprintf(name, sizeof(name), "%.*s", (int)(colon - rest - 2),
+			 rest + 2);
+		key = name;
+	}
+	for (i = 0; level && key && !at && i < LEVEL_PREFIXES; i++)
+		if (!strcmp(key, "prefix") || !strcmp(key, level_fields[i].key))
+			if ((at = map_value(ld, level, level_fields[i].key)))
+				key = level_fields[i].key;
+	if (level && key && !at)
+		at = map_value(ld, level, key);
+	snprintf(sub, sizeof(sub), "levels[%lu]%s%s", index, key ? "." : "",
+		 key ? key : "");
+	field_name(field, path, sub);
+	return fail(ld, at ? at : level ? level : map, field, at, "%s",
+		    colon ? colon + 2 : why);
+}
+
+/* A level's "prefix:" takes the rule's family; the default rule covers
+ * both, so it must say which. */
+static int resolve_levels(struct loader *ld, const char *path,
+			  yaml_node_t *map, struct xrl_rule_spec *rule)
+{
+	enum xrl_family family = xrl_prefix_family(&rule->prefix);
+	char sub[32], field[FIELD_MAX];
+	yaml_node_t *node;
+	unsigned i;
+
+	for (i = 0; i < rule->n_levels; i++) {
+		if (rule->levels[i].family != XRL_FAMILY_ANY)
+			continue;
+		if (family != XRL_FAMILY_ANY) {
+			rule->levels[i].family = family;
+			continue;
+		}
+		node = map_value(ld, level_item(ld, map, i), "prefix");
+		snprintf(sub, sizeof(sub), "levels[%u].prefix", i);
+		field_name(field, path, sub);
+		return fail(ld, node, field, node, "%s covers IPv4 and IPv6 "
+			    "sources: write ipv4_prefix: or ipv6_prefix:",
+			    rule->prefix.prefixlen || strcmp(path, "default") ?
+			    "a rule for every source" : "the default rule");
+	}
+	return 0;
+}
+
 #define LIMIT_FIELDS					\
 	{ "action", parse_action },			\
 	{ "pps", parse_pps },				\
@@ -689,7 +931,8 @@ static int parse_tcp_flags(struct loader *ld, const char *field,
 	{ "window", parse_window },			\
 	{ "ban", parse_ban },				\
 	{ "ban_after", parse_ban_after },		\
-	{ "ban_max", parse_ban_max }
+	{ "ban_max", parse_ban_max },			\
+	{ "levels", parse_levels }
 
 static const struct field rule_fields[] = {
 	{ "name", parse_name },
@@ -718,10 +961,15 @@ static int rule_error(struct loader *ld, const char *path, yaml_node_t *map,
 
 	if (!colon)
 		return fail(ld, map, path, NULL, "%s", why);
+	if (!strncmp(why, "levels[", strlen("levels[")))
+		return level_error(ld, path, map, why);
 	snprintf(key, sizeof(key), "%.*s", (int)(colon - why), why);
 	index = find_field(fields, n, key);
 	if (index >= 0 && seen->node[index])
-		at = shown = seen->node[index];
+		at = seen->node[index];
+	/* A value is shown when it is one: not a list (levels:). */
+	if (at != map && at->type == YAML_SCALAR_NODE)
+		shown = at;
 	field_name(field, path, key);
 	return fail(ld, at, field, shown, "%s", colon + 2);
 }
@@ -750,6 +998,8 @@ static int parse_default(struct loader *ld, const char *field,
 	draft.spec.action = XRL_ACTION_LIMIT;
 	ret = walk_map(ld, field, value, default_fields,
 		       ARRAY_SIZE(default_fields), &draft, &seen);
+	if (!ret)
+		ret = resolve_levels(ld, field, value, &draft.spec);
 	if (ret)
 		return ret;
 	draft.spec.line = node_line(value);
@@ -779,6 +1029,9 @@ static int parse_rule(struct loader *ld, const char *path, yaml_node_t *map,
 		return fail(ld, map, field, NULL, "missing (every rule but "
 			    "default: needs one)");
 	}
+	ret = resolve_levels(ld, path, map, &draft.spec);
+	if (ret)
+		return ret;
 	name = draft.name_text ? draft.name_text : draft.cidr_text;
 	if (!draft.name_text && !xrl_match_is_plain(&draft.spec.match)) {
 		/* Rules of one prefix must not share the CIDR as a name. */
@@ -797,19 +1050,6 @@ static int parse_rule(struct loader *ld, const char *path, yaml_node_t *map,
 	if (!ret)
 		*spec = draft.spec;
 	return ret;
-}
-
-static yaml_node_t *map_value(struct loader *ld, yaml_node_t *map,
-			      const char *key)
-{
-	yaml_node_pair_t *pair;
-
-	for (pair = map->data.mapping.pairs.start;
-	     pair < map->data.mapping.pairs.top; pair++)
-		if (!strcmp(key_text(yaml_document_get_node(ld->doc, pair->key)),
-			    key))
-			return yaml_document_get_node(ld->doc, pair->value);
-	return NULL;
 }
 
 static int compare_names(const void *a, const void *b)
@@ -1247,8 +1487,35 @@ static const struct field top_fields[] = {
 _Static_assert(ARRAY_SIZE(top_fields) <= MAX_FIELDS, "top_fields");
 _Static_assert(ARRAY_SIZE(key_fields) <= MAX_FIELDS, "key_fields");
 _Static_assert(ARRAY_SIZE(rule_fields) <= MAX_FIELDS, "rule_fields");
+_Static_assert(ARRAY_SIZE(level_fields) <= MAX_FIELDS, "level_fields");
 _Static_assert(ARRAY_SIZE(new_sources_fields) <= MAX_FIELDS, "new_sources");
 _Static_assert(ARRAY_SIZE(events_fields) <= MAX_FIELDS, "events_fields");
+
+/* Levels against the source keys, once the whole file is read (keys:
+ * may follow the rules). */
+static int check_level_keys(struct loader *ld, const struct xrl_policy *p)
+{
+	yaml_node_t *root = yaml_document_get_root_node(ld->doc), *map;
+	char path[FIELD_MAX], why[160];
+	size_t i;
+
+	for (i = 0; i < p->n_rules; i++) {
+		if (!xrl_levels_check_keys(&p->rules[i], p->v4_prefix,
+					   p->v6_prefix, why, sizeof(why)))
+			continue;
+		/* rules[k] of the file is policy rule k + 1 */
+		if (i == 0) {
+			snprintf(path, sizeof(path), "default");
+			map = map_value(ld, root, "default");
+		} else {
+			snprintf(path, sizeof(path), "rules[%zu]", i - 1);
+			map = rule_item(ld, map_value(ld, root, "rules"),
+					i - 1);
+		}
+		return level_error(ld, path, map, why);
+	}
+	return 0;
+}
 
 /* ---- loading -------------------------------------------------------- */
 
@@ -1339,6 +1606,8 @@ int xrl_config_load_string(const char *text, size_t text_len, const char *name,
 		goto delete_doc;
 	ret = walk_map(&ld, "", yaml_document_get_root_node(&doc), top_fields,
 		       ARRAY_SIZE(top_fields), config, NULL);
+	if (!ret)
+		ret = check_level_keys(&ld, &config->policy);
 	if (ret)
 		xrl_config_free(config);
 delete_doc:
@@ -1448,8 +1717,7 @@ void xrl_config_free(struct xrl_config *config)
 
 /* ---- writing -------------------------------------------------------- */
 
-/* The shortest exact text: 10000 -> "10k", 2500000 -> "2500k". */
-static void format_quantity(uint64_t value, char *buf, size_t len)
+void xrl_format_quantity(uint64_t value, char *buf, size_t len)
 {
 	static const struct { char suffix; uint64_t scale; } units[] = {
 		{ 'G', 1000000000 }, { 'M', 1000000 }, { 'k', 1000 },
@@ -1498,7 +1766,7 @@ static int emit_quantity(yaml_emitter_t *emitter, const char *key,
 
 	if (!value)
 		return 0;
-	format_quantity(value, text, sizeof(text));
+	xrl_format_quantity(value, text, sizeof(text));
 	return emit_pair(emitter, key, text);
 }
 
@@ -1588,6 +1856,49 @@ static int emit_match(yaml_emitter_t *emitter, const struct xrl_rule_match *m)
 	return ret;
 }
 
+/* levels:, each level a flow map: "prefix:" in a rule of one family,
+ * "ipv4_prefix:" or "ipv6_prefix:" in the default rule. */
+static int emit_levels(yaml_emitter_t *emitter,
+		       const struct xrl_rule_spec *rule)
+{
+	bool both = xrl_prefix_family(&rule->prefix) == XRL_FAMILY_ANY;
+	const struct xrl_level_spec *level;
+	yaml_event_t event;
+	char number[16];
+	unsigned i;
+	int ret;
+
+	if (!rule->n_levels)
+		return 0;
+	ret = emit_scalar(emitter, "levels");
+	if (!ret)
+		ret = emit(emitter, &event,
+			   yaml_sequence_start_event_initialize(&event, NULL,
+				NULL, 1, YAML_BLOCK_SEQUENCE_STYLE));
+	for (i = 0; !ret && i < rule->n_levels && i < XRL_LEVELS_MAX; i++) {
+		level = &rule->levels[i];
+		snprintf(number, sizeof(number), "%u", level->prefix);
+		ret = emit_map_start(emitter, true);
+		if (!ret)
+			ret = emit_pair(emitter, !both ? "prefix" :
+					level->family == XRL_FAMILY_IPV4 ?
+					"ipv4_prefix" : "ipv6_prefix", number);
+		if (!ret)
+			ret = emit_quantity(emitter, "pps", level->pps);
+		if (!ret)
+			ret = emit_quantity(emitter, "burst", level->burst);
+		if (!ret)
+			ret = emit_quantity(emitter, "bps", level->bps);
+		if (!ret)
+			ret = emit_quantity(emitter, "burst_bytes",
+					    level->burst_bytes);
+		if (!ret)
+			ret = emit_map_end(emitter);
+	}
+	return ret ? ret : emit(emitter, &event,
+				yaml_sequence_end_event_initialize(&event));
+}
+
 /* The fields of a rule, inside its map. */
 static int emit_rule_body(yaml_emitter_t *emitter,
 			  const struct xrl_rule_spec *rule)
@@ -1610,6 +1921,8 @@ static int emit_rule_body(yaml_emitter_t *emitter,
 		ret = emit_pair(emitter, "global", "true");
 	if (!ret)
 		ret = emit_ban(emitter, rule);
+	if (!ret)
+		ret = emit_levels(emitter, rule);
 	return ret ? ret : emit_match(emitter, &rule->match);
 }
 

@@ -53,6 +53,8 @@ void xrl_config_free(struct xrl_config *config);
  * -EDOM (a decimal that is no whole number: "1.5") or -ERANGE (over
  * UINT64_MAX). @value is written only on success. */
 int xrl_parse_quantity(const char *text, uint64_t *value);
+/* The shortest exact text of @value: 10000 -> "10k", 2500000 -> "2500k". */
+void xrl_format_quantity(uint64_t value, char *buf, size_t len);
 
 /* Writes @policy back as a policy file (rules in order); loading it gives
  * the same policy, line numbers aside. 0 or -EIO/-ENOMEM. */

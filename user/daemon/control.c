@@ -524,7 +524,7 @@ static void ports_json(json_t *obj, const char *key, __u16 lo, __u16 hi)
 }
 
 /* An L4 rule's keys as rule.add takes them, and "match" to show. */
-static void rule_match_json(json_t *obj, const struct xrl_rule_match *m)
+void xrl_control_match_json(json_t *obj, const struct xrl_rule_match *m)
 {
 	char text[64];
 
@@ -567,10 +567,11 @@ json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
 			    json_string(xrl_scope_name(rule->scope)));
 	xrl_control_strategy_json(obj, rule);
 	if (!xrl_match_is_plain(&rule->match))
-		rule_match_json(obj, &rule->match);
+		xrl_control_match_json(obj, &rule->match);
 	json_object_set_new(obj, "source",
 			    json_string(rule->runtime ? "runtime" : "file"));
 	xrl_control_ban_json(obj, rule);
+	xrl_control_levels_json(obj, rule);
 	if (rule->global) {
 		json_object_set_new(obj, "global", json_true());
 		json_object_set_new(obj, "degraded", json_boolean(
@@ -815,6 +816,8 @@ int xrl_control_parse_rule(json_t *req, struct xrl_rule_spec *rule, char *err,
 	if (!ret)
 		ret = xrl_control_parse_ban(req, rule, err, len);
 	if (!ret)
+		ret = xrl_control_parse_levels(req, rule, err, len);
+	if (!ret)
 		ret = xrl_rule_check(rule, err, len);
 	return ret;
 }
@@ -866,6 +869,10 @@ static int cmd_rule_add(struct xrl_request *req)
 	replace = replace_item && json_is_true(replace_item);
 	ret = xrl_control_parse_rule(req->json, &rule, req->err,
 				     sizeof(req->err));
+	if (!ret)
+		ret = xrl_levels_check_keys(&rule, req->state->policy.v4_prefix,
+					    req->state->policy.v6_prefix,
+					    req->err, sizeof(req->err));
 	if (!ret)
 		ret = xrl_daemon_check_in_force(req->state, req->err,
 						sizeof(req->err));
@@ -1083,7 +1090,7 @@ static const char *const rule_add_fields[] = {
 	"cidr", "name", "action", "pps", "burst", "bps", "burst_bytes",
 	"scope", "global", "replace", "strategy", "interval", "limit",
 	"window", "ban", "ban_after", "ban_max", "proto", "sport", "dport",
-	"tcp_flags", NULL,
+	"tcp_flags", "levels", NULL,
 };
 static const char *const rule_del_fields[] = { "rule", NULL };
 static const char *const reload_fields[] = { "path", NULL };

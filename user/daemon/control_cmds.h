@@ -42,6 +42,10 @@ int xrl_control_events(struct xrl_request *req);
  * "interval", "limit", "window" when set). */
 void xrl_control_strategy_json(json_t *obj, const struct xrl_rule_spec *rule);
 
+/* Adds an L4 rule's keys to @obj as rule.add takes them ("proto",
+ * "sport", "dport", "tcp_flags"), and "match" to show. */
+void xrl_control_match_json(json_t *obj, const struct xrl_rule_match *m);
+
 /* Field readers: absent optional fields read as 0 / NULL. */
 int xrl_control_quantity(json_t *req, const char *field, uint64_t *value,
 			 char *err, size_t len);
@@ -59,5 +63,11 @@ json_t *xrl_control_rule_json(const struct xrl_daemon_state *state,
 int xrl_control_parse_ban(json_t *req, struct xrl_rule_spec *rule, char *err,
 			  size_t len);
 void xrl_control_ban_json(json_t *obj, const struct xrl_rule_spec *rule);
+/* "levels" of a rule (control_levels.c): a list of level texts
+ * (xrl_level_parse) read into @rule (checked with the rule), and added
+ * to @obj when the rule has levels. */
+int xrl_control_parse_levels(json_t *req, struct xrl_rule_spec *rule,
+			     char *err, size_t len);
+void xrl_control_levels_json(json_t *obj, const struct xrl_rule_spec *rule);
 
 #endif

@@ -149,7 +149,10 @@ static json_t *rule_json(const struct xrl_rule_spec *rule)
 		json_object_set_new(obj, "global", json_true());
 	if (obj && rule->strategy.kind != XRL_STRATEGY_TOKEN_BUCKET)
 		xrl_control_strategy_json(obj, rule);
+	if (obj && !xrl_match_is_plain(&rule->match))
+		xrl_control_match_json(obj, &rule->match);
 	xrl_control_ban_json(obj, rule);
+	xrl_control_levels_json(obj, rule);
 	return obj;
 }
 
@@ -264,7 +267,7 @@ int xrl_overlay_merge(struct xrl_policy *policy,
 		      char *err, size_t len)
 {
 	struct xrl_rule_spec *same, *named;
-	char cidr[64], other[64], at[32];
+	char cidr[64], other[64], at[32], why[160];
 	size_t i;
 	int ret;
 
@@ -278,10 +281,18 @@ int xrl_overlay_merge(struct xrl_policy *policy,
 			return ret;
 	}
 	for (i = 0; i < n_rules; i++) {
+		xrl_cidr_format(&rules[i].prefix, cidr, sizeof(cidr));
+		/* The file's keys may have changed under the rule's levels. */
+		if (xrl_levels_check_keys(&rules[i], policy->v4_prefix,
+					  policy->v6_prefix, why,
+					  sizeof(why))) {
+			snprintf(err, len, "the runtime rule %s (%s): %s",
+				 rules[i].name, cidr, why);
+			return -EINVAL;
+		}
 		same = rule_of_prefix(policy, &rules[i].prefix,
 				      &rules[i].match);
 		named = xrl_policy_find(policy, rules[i].name);
-		xrl_cidr_format(&rules[i].prefix, cidr, sizeof(cidr));
 		if (named && named != same) {
 			xrl_cidr_format(&named->prefix, other, sizeof(other));
 			at[0] = '\0';
