@@ -148,3 +148,24 @@ Test(check, shows_the_levels_of_a_rule_it_would_add)
 			 "10/s burst 5 level 28:pps=100,burst=200 level "
 			 "26:bps=8M,burst_bytes=1M\n"), "%s", out);
 }
+
+/* A level's limits are their own classifier entries: a change of them
+ * alone is a change of the rule, and the same levels are none. */
+Test(check, a_change_of_a_level_alone_is_a_change)
+{
+	static const char levelled[] =
+		"default:\n  action: allow\nrules:\n"
+		"  - name: lab\n    cidr: 198.18.4.0/24\n    pps: 10\n"
+		"    burst: 5\n    levels: [{prefix: 28, pps: %s, burst: 200}]\n";
+	char yaml[512];
+
+	snprintf(yaml, sizeof(yaml), levelled, "100");
+	env_write(&env, NULL, yaml);
+	cr_assert_eq(env_cli(&env, out, sizeof(out), "reload", true), 0,
+		     "%s", out);
+	cr_assert_eq(check(yaml), 0, "%s", out);
+	cr_assert(!strstr(out, "change  198.18.4.0/24"), "%s", out);
+	snprintf(yaml, sizeof(yaml), levelled, "101");
+	cr_assert_eq(check(yaml), 0, "%s", out);
+	cr_assert(strstr(out, "\n  change  198.18.4.0/24"), "%s", out);
+}

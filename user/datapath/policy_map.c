@@ -318,6 +318,7 @@ int xrl_policy_matches_map(const struct xrl_datapath *dp,
 }
 
 struct diff_ctx {
+	const struct xrl_datapath *dp;
 	const struct xrl_policy *next;
 	const struct xrl_rule_spec **sorted;
 	bool *seen;		/* by index in next->rules */
@@ -325,6 +326,27 @@ struct diff_ctx {
 	void *ctx;
 	struct xrl_policy_diff *diff;
 };
+
+/* Whether the levels' limits in force (their own classifier entries,
+ * include/xrl.h) are those @rule compiles to: its levels' prefixes and
+ * families are in the rule's value, compared with the rest of it. */
+static bool same_level_limits(const struct xrl_datapath *dp,
+			      const struct xrl_rule_spec *rule,
+			      const struct xrl_rule *in_force)
+{
+	struct xrl_limits limits[XRL_LEVELS_MAX];
+	struct xrl_rule_levels levels;
+	struct xrl_rule level;
+	unsigned i;
+
+	if (xrl_levels_compile(rule, &levels, limits))
+		return false;
+	for (i = 0; i < levels.count && i < XRL_LEVELS_MAX; i++)
+		if (xrl_rules_level(dp, in_force->id, i, &level) ||
+		    memcmp(&level.limits, &limits[i], sizeof(limits[i])))
+			return false;
+	return true;
+}
 
 static int diff_rule(const struct xrl_lpm_key *key,
 		     const struct xrl_rule *in_force, void *ctx)
@@ -348,7 +370,8 @@ static int diff_rule(const struct xrl_lpm_key *key,
 	compiled.gen = in_force->gen;	/* the install's, not the policy's */
 	compiled.since = in_force->since;
 	compiled.match.next = in_force->match.next;
-	if (memcmp(&compiled, in_force, sizeof(compiled))) {
+	if (memcmp(&compiled, in_force, sizeof(compiled)) ||
+	    !same_level_limits(d->dp, rule, in_force)) {
 		d->diff->changed++;
 		d->fn(XRL_RULE_CHANGED, key, rule, in_force, d->ctx);
 	} else {
@@ -379,7 +402,7 @@ int xrl_policy_diff(const struct xrl_datapath *dp,
 		    void *ctx, struct xrl_policy_diff *diff)
 {
 	struct xrl_settings in_force, wanted;
-	struct diff_ctx d = { .next = next, .fn = fn, .ctx = ctx,
+	struct diff_ctx d = { .dp = dp, .next = next, .fn = fn, .ctx = ctx,
 			      .diff = diff };
 	size_t i;
 	int ret;
