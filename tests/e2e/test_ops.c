@@ -30,7 +30,9 @@ static const char policy[] =
 	"    burst: 20\n"
 	"  - name: other\n    cidr: 198.18.2.0/24\n    pps: 1\n"
 	"    burst: 20\n"
-	"  - name: v6\n    cidr: fd00:7::/48\n    pps: 1\n    burst: 20\n";
+	"  - name: v6\n    cidr: fd00:7::/48\n    pps: 1\n    burst: 20\n"
+	"  - name: levelled\n    cidr: 198.18.4.0/23\n    pps: 1\n"
+	"    burst: 20\n    levels: [{prefix: 24, pps: 1, burst: 30}]\n";
 
 static double now_s(void)
 {
@@ -195,4 +197,70 @@ Test(ops, ipv6_sources_share_their_64s_bucket_in_explain_and_reset)
 	cr_assert_str_eq(out, "fd00:7::9: forgot 1 bucket\n");
 	cli_ok("explain fd00:7::1");
 	cr_assert(strstr(out, "bucket: none"), "%s", out);
+}
+
+/* "  packets: T of 30 tokens left" of the level's bucket. */
+static double level_tokens(void)
+{
+	const char *line = strstr(out, "level 1: ");
+	double tokens;
+
+	cr_assert_not_null(line, "%s", out);
+	line = strstr(line, "  packets: ");
+	cr_assert_not_null(line, "%s", out);
+	cr_assert_eq(sscanf(line, "  packets: %lf of 30 tokens left", &tokens),
+		     1, "%s", line);
+	return tokens;
+}
+
+/*
+ * A rule with a /24 level: explain shows the level's bucket beside the
+ * source's (24 packets of two sources taken from its 30); a third
+ * source's flood is refused by the level, which explain counts; reset
+ * of one source leaves the /24's bucket, reset of the /24 forgets it.
+ */
+Test(ops, explain_and_reset_know_a_rules_levels)
+{
+	double start, elapsed, tokens;
+	unsigned refused;
+	const char *line;
+
+	start = now_s();
+	wire_send(&topo, "198.18.4.7", 12);
+	wire_send(&topo, "198.18.4.8", 12);
+	wire_rx_drain(&rx, QUIET_MS);
+	cr_assert_eq(wire_rx_count(&rx, "198.18.4.7"), 12);
+	cr_assert_eq(wire_rx_count(&rx, "198.18.4.8"), 12);
+	cli_ok("explain 198.18.4.7");
+	elapsed = now_s() - start;
+	cr_assert(strstr(out, "\nbucket key: 198.18.4.7/32, rule 4\n"
+			 "bucket: 12 passed, 0 dropped"), "%s", out);
+	cr_assert(strstr(out, "\nlevel 1: 198.18.4.0/24, shared by the "
+			 "rule's sources in it\n  bucket: 0 refused by this "
+			 "level\n"), "%s", out);
+	tokens = level_tokens();
+	cr_assert(tokens >= 6 - 0.05 && tokens <= 6 + elapsed + 0.05,
+		  "%.3f tokens of the /24 after 24 of 30", tokens);
+
+	wire_send(&topo, "198.18.4.9", 20);
+	wire_rx_drain(&rx, QUIET_MS);
+	cr_assert_lt(wire_rx_count(&rx, "198.18.4.9"), 20);
+	cli_ok("explain 198.18.4.9");
+	line = strstr(out, "  bucket: ");
+	cr_assert_not_null(line, "%s", out);
+	cr_assert_eq(sscanf(line, "  bucket: %u refused by this level",
+			    &refused), 1, "%s", out);
+	cr_assert_eq(refused, 20 - wire_rx_count(&rx, "198.18.4.9"), "%s",
+		     out);
+
+	cli_ok("reset 198.18.4.7");
+	cr_assert_str_eq(out, "198.18.4.7: forgot 1 bucket\n");
+	cli_ok("explain 198.18.4.8");
+	cr_assert_lt(level_tokens(), 1, "%s", out);
+	cli_ok("reset 198.18.4.0/24");
+	cr_assert_str_eq(out, "198.18.4.0/24: forgot 3 buckets\n");
+	cli_ok("explain 198.18.4.8");
+	cr_assert(strstr(out, "\nlevel 1: 198.18.4.0/24, shared by the "
+			 "rule's sources in it\n  bucket: none yet: full\n"),
+		  "%s", out);
 }
