@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * One policy file with every key of policy language v2 (issue 14: L4
- * match, strategies, bans), loaded as an operator writes it and judged
+ * match, levels, strategies, bans), loaded as an operator writes it and judged
  * on crafted frames with the test clock: what each rule did, asserted
  * and printed as a table.
  */
@@ -54,7 +54,20 @@ static const char every_key[] =
 	"    burst: 4\n"
 	"    ban: 1m\n"
 	"    ban_after: 0s\n"
-	"    ban_max: 4m\n";
+	"    ban_max: 4m\n"
+	"  - name: tiers-v4\n"		/* each address 10, each /24 25 */
+	"    cidr: 198.18.44.0/22\n"
+	"    pps: 1\n"
+	"    burst: 10\n"
+	"    levels:\n"
+	"      - {prefix: 24, pps: 1, burst: 25}\n"
+	"  - name: tiers-v6\n"		/* each /64 4, /56 6, /48 10 */
+	"    cidr: fd00:44::/32\n"
+	"    pps: 1\n"
+	"    burst: 4\n"
+	"    levels:\n"
+	"      - {prefix: 56, pps: 1, burst: 6}\n"
+	"      - {prefix: 48, pps: 1, burst: 10}\n";
 
 static struct xrl_datapath dp;
 static struct xrl_config config;
@@ -78,6 +91,9 @@ static void teardown(void)
 
 TestSuite(policy_v2, .init = setup, .fini = teardown);
 
+/* How many of @n packets from @src pass at @now. */
+static unsigned passes_src(const char *src, unsigned n, __u64 now);
+
 /* How many of @n copies of @pkt pass at @now. */
 static unsigned passes_at(const struct packet *pkt, unsigned n, __u64 now)
 {
@@ -87,6 +103,14 @@ static unsigned passes_at(const struct packet *pkt, unsigned n, __u64 now)
 	while (n--)
 		passed += fixture_run(&dp, pkt) == XDP_PASS;
 	return passed;
+}
+
+static unsigned passes_src(const char *src, unsigned n, __u64 now)
+{
+	struct packet pkt;
+
+	cr_assert_eq(packet_from(&pkt, src), 0, "%s", src);
+	return passes_at(&pkt, n, now);
 }
 
 static struct xrl_rule_counters counters(const char *name)
@@ -154,6 +178,18 @@ Test(policy_v2, every_new_key_judges_its_crafted_traffic)
 	cr_assert_eq(passes_at(&login, 1, t + 61 * S + 119 * S), 0);
 	cr_assert_eq(passes_at(&login, 1, t + 61 * S + 121 * S), 1);
 
+	/* Levels: three addresses of one /24 get 10, 10 and the /24's last
+	 * 5; another /24 its own. Four /64s: two in one /56 share its 6,
+	 * a third /56 its 4, and the fourth nothing of the /48's 10. */
+	cr_assert_eq(passes_src("198.18.44.1", 10, t), 10);
+	cr_assert_eq(passes_src("198.18.44.2", 10, t), 10);
+	cr_assert_eq(passes_src("198.18.44.3", 10, t), 5);
+	cr_assert_eq(passes_src("198.18.45.1", 10, t), 10);
+	cr_assert_eq(passes_src("fd00:44:0:100::1", 8, t), 4);
+	cr_assert_eq(passes_src("fd00:44:0:101::1", 8, t), 2);
+	cr_assert_eq(passes_src("fd00:44:0:200::1", 8, t), 4);
+	cr_assert_eq(passes_src("fd00:44:0:300::1", 8, t), 0);
+
 	printf("| rule        | crafted traffic (test clock)                             | passed | dropped | banned |\n");
 	printf("|---|---|---|---|---|\n");
 	row("syn-flood", "50 SYNs to :80 at once");
@@ -162,6 +198,8 @@ Test(policy_v2, every_new_key_judges_its_crafted_traffic)
 	row("paced", "10 at t, 10 at t+99ms, 10 at t+100ms");
 	row("window", "15 at t, 5 at t+0.9s, 15 at t+1.07s");
 	row("login", "10 at t, then 1-4 at t+30s..t+182s (banned 1m, then 2m)");
+	row("tiers-v4", "10 each from 3 addresses of one /24, 10 from another");
+	row("tiers-v6", "8 each from 4 /64s: 2 in one /56, 3 /56s of one /48");
 
 	cr_assert_eq(counters("syn-flood").outcome[XRL_RULE_DROPPED].packets,
 		     45);
@@ -169,4 +207,6 @@ Test(policy_v2, every_new_key_judges_its_crafted_traffic)
 	cr_assert_eq(counters("dns-replies").outcome[XRL_RULE_DROPPED].packets,
 		     17);
 	cr_assert_gt(counters("login").outcome[XRL_RULE_BANNED].packets, 0);
+	cr_assert_eq(counters("tiers-v4").outcome[XRL_RULE_DROPPED].packets, 5);
+	cr_assert_eq(counters("tiers-v6").outcome[XRL_RULE_PASSED].packets, 10);
 }
