@@ -56,11 +56,7 @@ TestSuite(floods, .init = setup, .fini = teardown);
 
 static struct xrl_table_counters table_counters(void)
 {
-	struct xrl_table_counters c;
-	int ret = xrl_table_stats_read(&dp, &c);
-
-	cr_assert_eq(ret, 0, "reading table counters: %s", strerror(-ret));
-	return c;
+	return fixture_table_counters(&dp);
 }
 
 static uint64_t table_delta(const struct xrl_table_counters *before,

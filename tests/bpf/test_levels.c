@@ -60,29 +60,10 @@ static struct xrl_level_spec level(enum xrl_family family, unsigned prefix,
 #define V4(prefix, pps, burst)	level(XRL_FAMILY_IPV4, prefix, pps, burst)
 #define V6(prefix, pps, burst)	level(XRL_FAMILY_IPV6, prefix, pps, burst)
 
-/* Adds @rule (its numbers, levels and the rest set by the caller) for
- * @cidr (NULL: the default rule, replaced); returns its id. */
+/* @rule for @cidr (NULL: the default rule, replaced); returns its id. */
 static uint32_t add_rule(const char *cidr, struct xrl_rule_spec rule)
 {
-	char err[160];
-	int ret;
-
-	if (!cidr) {
-		rule.id = 0;
-		snprintf(rule.name, sizeof(rule.name), "%s",
-			 XRL_DEFAULT_RULE_NAME);
-		cr_assert_eq(xrl_rule_check(&rule, err, sizeof(err)), 0,
-			     "default: %s", err);
-		policy.rules[0] = rule;
-		return 0;
-	}
-	snprintf(rule.name, sizeof(rule.name), "%s", cidr);
-	cr_assert_eq(xrl_cidr_parse(cidr, &rule.prefix), 0, "%s", cidr);
-	cr_assert_eq(xrl_rule_check(&rule, err, sizeof(err)), 0, "%s: %s",
-		     cidr, err);
-	ret = xrl_policy_add(&policy, &rule);
-	cr_assert_eq(ret, 0, "adding %s: %s", cidr, strerror(-ret));
-	return policy.rules[policy.n_rules - 1].id;
+	return fixture_rule_spec(&policy, cidr, rule);
 }
 
 static struct packet packet_of(const char *src)
@@ -111,11 +92,7 @@ static void at_ms(uint64_t ms)
 
 static struct xrl_table_counters table_counters(void)
 {
-	struct xrl_table_counters c;
-	int ret = xrl_table_stats_read(&dp, &c);
-
-	cr_assert_eq(ret, 0, "reading table counters: %s", strerror(-ret));
-	return c;
+	return fixture_table_counters(&dp);
 }
 
 static uint64_t table_delta(const struct xrl_table_counters *before,

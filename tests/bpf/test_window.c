@@ -36,19 +36,9 @@ static void teardown(void)
 
 TestSuite(window, .init = setup, .fini = teardown);
 
-/* Adds @rule (numbers and strategy set by the caller) for @cidr. */
 static uint32_t add_rule(const char *cidr, struct xrl_rule_spec rule)
 {
-	char err[128];
-	int ret;
-
-	snprintf(rule.name, sizeof(rule.name), "%s", cidr);
-	cr_assert_eq(xrl_cidr_parse(cidr, &rule.prefix), 0, "%s", cidr);
-	cr_assert_eq(xrl_rule_check(&rule, err, sizeof(err)), 0, "%s: %s",
-		     cidr, err);
-	ret = xrl_policy_add(&policy, &rule);
-	cr_assert_eq(ret, 0, "adding %s: %s", cidr, strerror(-ret));
-	return policy.rules[policy.n_rules - 1].id;
+	return fixture_rule_spec(&policy, cidr, rule);
 }
 
 static uint32_t window_rule(const char *cidr, enum xrl_action action,

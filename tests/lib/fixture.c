@@ -43,7 +43,14 @@ uint32_t fixture_rule(struct xrl_policy *policy, const char *cidr,
 		.bps = bps,
 		.burst_bytes = burst_bytes,
 	};
-	char err[128];
+
+	return fixture_rule_spec(policy, cidr, rule);
+}
+
+uint32_t fixture_rule_spec(struct xrl_policy *policy, const char *cidr,
+			   struct xrl_rule_spec rule)
+{
+	char err[160];
 	int ret;
 
 	if (!cidr) {
@@ -57,7 +64,8 @@ uint32_t fixture_rule(struct xrl_policy *policy, const char *cidr,
 	snprintf(rule.name, sizeof(rule.name), "%s", cidr);
 	ret = xrl_cidr_parse(cidr, &rule.prefix);
 	cr_assert_eq(ret, 0, "cidr %s: %s", cidr, strerror(-ret));
-	cr_assert_eq(xrl_rule_check(&rule, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(xrl_rule_check(&rule, err, sizeof(err)), 0, "%s: %s",
+		     cidr, err);
 	ret = xrl_policy_add(policy, &rule);
 	cr_assert_eq(ret, 0, "adding %s: %s", cidr, strerror(-ret));
 	return policy->rules[policy->n_rules - 1].id;
@@ -185,6 +193,15 @@ struct xrl_rule_counters fixture_rule_counters(struct xrl_datapath *dp,
 	cr_assert_eq(ret, 0, "reading counters of rule %u: %s", rule_id,
 		     strerror(-ret));
 	return totals;
+}
+
+struct xrl_table_counters fixture_table_counters(struct xrl_datapath *dp)
+{
+	struct xrl_table_counters c;
+	int ret = xrl_table_stats_read(dp, &c);
+
+	cr_assert_eq(ret, 0, "reading table counters: %s", strerror(-ret));
+	return c;
 }
 
 /* The bucket of @key, if it is bound to @rule_id. */

@@ -28,6 +28,14 @@ uint32_t fixture_rule(struct xrl_policy *policy, const char *cidr,
 		  enum xrl_action action, uint64_t pps, uint64_t burst,
 		  uint64_t bps, uint64_t burst_bytes);
 
+/* The same with every field of @rule set by the caller (strategy,
+ * levels, bans, L4 match); its name and prefix come from @cidr. */
+uint32_t fixture_rule_spec(struct xrl_policy *policy, const char *cidr,
+			   struct xrl_rule_spec rule);
+
+/* The table counters (xrl_table_stats), summed over CPUs. */
+struct xrl_table_counters fixture_table_counters(struct xrl_datapath *dp);
+
 /* Judges @pkt once; returns the XDP verdict. */
 int fixture_run(struct xrl_datapath *dp, const struct packet *pkt);
 
