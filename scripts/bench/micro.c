@@ -21,6 +21,7 @@
 #include "micro.h"
 #include "policy_map.h"
 #include "packet.h"
+#include "previous.h"
 #include "policy.h"
 #include "ref.skel.h"
 #include "report.h"
@@ -81,6 +82,7 @@ struct micro {
 	size_t rules;			/* --rules: only this many */
 	bool window;			/* --window: only the window rows */
 	bool bans_only;			/* --bans: only the bans rows */
+	const char *previous;		/* --previous: its host (prevhost.c) */
 };
 
 struct side {
@@ -664,11 +666,152 @@ static int measure_bans(struct micro *m)
 	return ret;
 }
 
+/*
+ * Issue 14: with none of the new keys in the policy, every row within 2%
+ * of the previous data path (the commit scripts/bench/previous built,
+ * held by prevhost.c). The two programs run under the same wrapper over
+ * the same traffic, alternating run by run, each with its own maps
+ * filled by its own library; the ratio is current / previous.
+ */
+#define GOAL_PREVIOUS		1.02
+#define GOAL_PREVIOUS_TEXT	"<= 1.02 (issue 14)"
+
+static void row_previous(const struct prev_host *host, const char *what,
+			 const struct side *cur, const struct side *prev)
+{
+	char name[256];
+
+	snprintf(name, sizeof(name), "current vs previous data path (%s), %s",
+		 host->commit, what);
+	row_ns(name, cur, prev, GOAL_PREVIOUS_TEXT, GOAL_PREVIOUS);
+}
+
+/* Warms both sides for traffic @t and measures them side by side. */
+static int previous_pair(struct micro *m, enum traffic t, struct side *sides)
+{
+	int ret = warm(m, t, sides[0].prog_fd);
+
+	if (!ret)
+		ret = warm(m, t, sides[1].prog_fd);
+	if (!ret)
+		ret = side_by_side(m, t, sides, 2);
+	return ret;
+}
+
+static int previous_rules(struct micro *m, struct prev_host *host,
+			  size_t n_rules)
+{
+	struct side sides[2] = {
+		{ .prog_fd = host->prog_fd },
+		{ .prog_fd = m->dp.prog_fd },
+	};
+	char what[128];
+	int t, ret;
+
+	ret = bench_apply_rules(&m->dp, n_rules, false);
+	if (!ret)
+		ret = prev_host_rules(host, n_rules);
+	for (t = 0; !ret && t < TRAFFICS; t++) {
+		if (m->only && !strstr(m->only, traffic_keys[t]))
+			continue;
+		bench_log("micro: previous data path, %zu rules, %s", n_rules,
+			  traffics[t].name);
+		ret = previous_pair(m, t, sides);
+		if (ret)
+			break;
+		snprintf(what, sizeof(what), "%zu rule%s, %s", n_rules,
+			 n_rules > 1 ? "s" : "", traffics[t].name);
+		row_previous(host, what, &sides[1], &sides[0]);
+	}
+	return ret;
+}
+
+/* The rows of micro that need more than a rule count: the default
+ * new-source budget, and the test clock (no clock read). */
+static int previous_others(struct micro *m, struct prev_host *host)
+{
+	struct side sides[2] = {
+		{ .prog_fd = host->prog_fd },
+		{ .prog_fd = m->dp.prog_fd },
+	};
+	int ret;
+
+	ret = bench_apply_rules(&m->dp, 1, true);
+	if (!ret)
+		ret = prev_host_budget(host);
+	if (!ret)
+		ret = previous_pair(m, TRAFFIC_NEW, sides);
+	if (ret)
+		return ret;
+	row_previous(host, "1 rule, always-new sources, table full, default "
+		     "new-source budget", &sides[1], &sides[0]);
+
+	sides[0].prog_fd = host->clockless_fd;
+	sides[1].prog_fd = m->dp_clockless.prog_fd;
+	ret = bench_apply_rules(&m->dp_clockless, 1, false);
+	if (!ret)
+		ret = prev_host_clockless(host, 1);
+	if (!ret)
+		ret = previous_pair(m, TRAFFIC_HOT, sides);
+	if (ret)
+		return ret;
+	row_previous(host, "1 rule, no clock read (test clock), one hot "
+		     "source", &sides[1], &sides[0]);
+	return 0;
+}
+
+/* Bytes per tracked source of both bucket maps (see measure_memory). */
+static int previous_memory(struct micro *m, struct prev_host *host)
+{
+	unsigned long long memlock, entries, prev_memlock, prev_entries;
+	double per, prev_per;
+	char name[160], value[96], ratio[32];
+	int ret;
+
+	ret = map_memlock(m->dp.buckets_fd, &memlock, &entries);
+	if (!ret)
+		ret = map_memlock(host->buckets_fd, &prev_memlock,
+				  &prev_entries);
+	if (ret)
+		return ret;
+	per = (double)memlock / entries;
+	prev_per = (double)prev_memlock / prev_entries;
+	snprintf(name, sizeof(name), "current vs previous data path (%s), "
+		 "%s bytes/source", host->commit, XRL_MAP_BUCKETS);
+	snprintf(value, sizeof(value), "%.0f bytes/source (against %.0f)",
+		 per, prev_per);
+	snprintf(ratio, sizeof(ratio), "%.2f", per / prev_per);
+	bench_row("memory", name, value, ratio, GOAL_PREVIOUS_TEXT,
+		  bench_verdict(per / prev_per, GOAL_PREVIOUS));
+	return 0;
+}
+
+static int measure_previous(struct micro *m)
+{
+	static const size_t rule_counts[] = { 1, 1000, 100000 };
+	struct prev_host host;
+	size_t i;
+	int ret;
+
+	ret = prev_host_start(&host, m->previous);
+	if (ret)
+		return ret;
+	for (i = 0; !ret && i < sizeof(rule_counts) / sizeof(*rule_counts); i++)
+		if (!m->rules || m->rules == rule_counts[i])
+			ret = previous_rules(m, &host, rule_counts[i]);
+	if (!ret && !m->only && !m->rules)
+		ret = previous_others(m, &host);
+	if (!ret)
+		ret = previous_memory(m, &host);
+	prev_host_stop(&host);
+	return ret;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: xrl-bench micro [--runs N] [--quick] "
 		"[--only hot,rotate,new|l4] [--rules N] [--window] [--bans] "
-		"[--variant FILE]...\n");
+		"[--variant FILE]... [--previous HOST]\n");
 }
 
 static int parse_args(struct micro *m, int argc, char **argv)
@@ -681,6 +824,7 @@ static int parse_args(struct micro *m, int argc, char **argv)
 		{ "rules", required_argument, NULL, 'n' },
 		{ "window", no_argument, NULL, 'w' },
 		{ "bans", no_argument, NULL, 'b' },
+		{ "previous", required_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
@@ -718,6 +862,9 @@ static int parse_args(struct micro *m, int argc, char **argv)
 			break;
 		case 'b':
 			m->bans_only = true;
+			break;
+		case 'p':
+			m->previous = optarg;
 			break;
 		case 'n':
 			m->rules = strtoul(optarg, NULL, 10);
@@ -906,6 +1053,10 @@ int bench_micro(int argc, char **argv)
 		goto unload;
 	if (m.n_variants) {
 		ret = measure_variants(&m, m.rules ? m.rules : 1);
+		goto unload;
+	}
+	if (m.previous) {
+		ret = measure_previous(&m);	/* the previous rows alone */
 		goto unload;
 	}
 	if (m.only && !strcmp(m.only, "l4")) {
