@@ -83,6 +83,7 @@ struct micro {
 	bool window;			/* --window: only the window rows */
 	bool bans_only;			/* --bans: only the bans rows */
 	const char *previous;		/* --previous: its host (prevhost.c) */
+	bool previous_clockless;	/* --clockless: its test-clock path */
 };
 
 struct side {
@@ -811,7 +812,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: xrl-bench micro [--runs N] [--quick] "
 		"[--only hot,rotate,new|l4] [--rules N] [--window] [--bans] "
-		"[--variant FILE]... [--previous HOST]\n");
+		"[--variant FILE]... [--previous HOST [--clockless]]\n");
 }
 
 static int parse_args(struct micro *m, int argc, char **argv)
@@ -825,6 +826,7 @@ static int parse_args(struct micro *m, int argc, char **argv)
 		{ "window", no_argument, NULL, 'w' },
 		{ "bans", no_argument, NULL, 'b' },
 		{ "previous", required_argument, NULL, 'p' },
+		{ "clockless", no_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
@@ -865,6 +867,9 @@ static int parse_args(struct micro *m, int argc, char **argv)
 			break;
 		case 'p':
 			m->previous = optarg;
+			break;
+		case 'c':
+			m->previous_clockless = true;
 			break;
 		case 'n':
 			m->rules = strtoul(optarg, NULL, 10);
@@ -959,15 +964,27 @@ static int load_variant(const char *path, struct bpf_object **objp,
 	return dp->prog_fd < 0 ? -ENOENT : fill_elim_rule(obj);
 }
 
-/* Every variant against the reference, side by side in one loop. */
-static int measure_variants(struct micro *m, size_t n_rules)
+/*
+ * Every variant against the reference, side by side in one loop; with
+ * @host, against that previous data path instead (issue 14: what each
+ * of its steps costs a policy that uses none of its keys).
+ */
+static int measure_variants(struct micro *m, size_t n_rules,
+			    const struct prev_host *host)
 {
 	struct side sides[MAX_SIDES];
 	const char *base;
-	char name[192];
+	char name[256], against[80];
 	int t, i, ret = 0;
 
 	sides[0].prog_fd = bpf_program__fd(m->ref->progs.bench_ref);
+	snprintf(against, sizeof(against), "reference");
+	if (host) {
+		sides[0].prog_fd = m->previous_clockless ? host->clockless_fd :
+							   host->prog_fd;
+		snprintf(against, sizeof(against), "previous data path (%s)",
+			 host->commit);
+	}
 	for (i = 0; !ret && i < m->n_variants; i++) {
 		sides[i + 1].prog_fd = m->variant_dp[i].prog_fd;
 		ret = bench_apply_rules(&m->variant_dp[i], n_rules, false);
@@ -985,13 +1002,31 @@ static int measure_variants(struct micro *m, size_t n_rules)
 			base = strrchr(m->variant_path[i], '/');
 			base = base ? base + 1 : m->variant_path[i];
 			snprintf(name, sizeof(name), "limiter variant %.*s vs "
-				 "reference, %zu rule%s, %s",
-				 (int)strcspn(base, "."), base, n_rules,
-				 n_rules > 1 ? "s" : "", traffics[t].name);
+				 "%s, %zu rule%s, %s",
+				 (int)strcspn(base, "."), base, against,
+				 n_rules, n_rules > 1 ? "s" : "",
+				 traffics[t].name);
 			row_vs("elimination, ns/packet", name, &sides[i + 1],
 			       &sides[0], "", 0);
 		}
 	}
+	return ret;
+}
+
+/* The variants against the previous data path of --previous. */
+static int measure_variants_previous(struct micro *m, size_t n_rules)
+{
+	struct prev_host host;
+	int ret;
+
+	ret = prev_host_start(&host, m->previous);
+	if (ret)
+		return ret;
+	ret = m->previous_clockless ? prev_host_clockless(&host, n_rules) :
+				      prev_host_rules(&host, n_rules);
+	if (!ret)
+		ret = measure_variants(m, n_rules, &host);
+	prev_host_stop(&host);
 	return ret;
 }
 
@@ -1052,7 +1087,9 @@ int bench_micro(int argc, char **argv)
 	if (ret)
 		goto unload;
 	if (m.n_variants) {
-		ret = measure_variants(&m, m.rules ? m.rules : 1);
+		ret = m.previous ?
+			measure_variants_previous(&m, m.rules ? m.rules : 1) :
+			measure_variants(&m, m.rules ? m.rules : 1, NULL);
 		goto unload;
 	}
 	if (m.previous) {
