@@ -65,7 +65,8 @@ static int adopt(struct prev_host *host)
 	if (!fgets(line, sizeof(line), host->from_host))
 		return -EPIPE;
 	if (sscanf(line, "ready %d %d %d %d %47s", &pid, &prog, &buckets,
-		   &clockless, host->commit) != 5 || pid != host->pid)
+		   &clockless, host->commit) != 5 ||
+	    pid != host->pid)
 		return -EPROTO;
 	pidfd = syscall(SYS_pidfd_open, host->pid, 0);
 	if (pidfd < 0)
@@ -73,8 +74,7 @@ static int adopt(struct prev_host *host)
 	host->prog_fd = take_fd(pidfd, prog);
 	host->buckets_fd = take_fd(pidfd, buckets);
 	host->clockless_fd = take_fd(pidfd, clockless);
-	if (host->prog_fd < 0 || host->buckets_fd < 0 ||
-	    host->clockless_fd < 0)
+	if (host->prog_fd < 0 || host->buckets_fd < 0 || host->clockless_fd < 0)
 		ret = -EBADF;
 	close(pidfd);
 	return ret;
@@ -138,7 +138,7 @@ void prev_host_stop(struct prev_host *host)
 	if (host->prog_fd >= 0)
 		close(host->prog_fd);
 	if (host->to_host >= 0)
-		close(host->to_host);	/* its end of input */
+		close(host->to_host); /* its end of input */
 	if (host->from_host)
 		fclose(host->from_host);
 	if (host->pid > 0)
