@@ -84,6 +84,7 @@ struct micro {
 	bool bans_only;			/* --bans: only the bans rows */
 	const char *previous;		/* --previous: its host (prevhost.c) */
 	bool previous_clockless;	/* --clockless: its test-clock path */
+	bool budget;			/* --budget: variants' rules with it */
 };
 
 struct side {
@@ -812,7 +813,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: xrl-bench micro [--runs N] [--quick] "
 		"[--only hot,rotate,new|l4] [--rules N] [--window] [--bans] "
-		"[--variant FILE]... [--previous HOST [--clockless]]\n");
+		"[--variant FILE]... [--budget] [--previous HOST [--clockless]]\n");
 }
 
 static int parse_args(struct micro *m, int argc, char **argv)
@@ -827,6 +828,7 @@ static int parse_args(struct micro *m, int argc, char **argv)
 		{ "bans", no_argument, NULL, 'b' },
 		{ "previous", required_argument, NULL, 'p' },
 		{ "clockless", no_argument, NULL, 'c' },
+		{ "budget", no_argument, NULL, 'g' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
@@ -870,6 +872,10 @@ static int parse_args(struct micro *m, int argc, char **argv)
 			break;
 		case 'c':
 			m->previous_clockless = true;
+			break;
+		case 'g':
+			m->budget = true;	/* 1 rule, the default budget */
+			m->rules = 1;
 			break;
 		case 'n':
 			m->rules = strtoul(optarg, NULL, 10);
@@ -987,7 +993,8 @@ static int measure_variants(struct micro *m, size_t n_rules,
 	}
 	for (i = 0; !ret && i < m->n_variants; i++) {
 		sides[i + 1].prog_fd = m->variant_dp[i].prog_fd;
-		ret = bench_apply_rules(&m->variant_dp[i], n_rules, false);
+		ret = bench_apply_rules(&m->variant_dp[i], n_rules,
+					m->budget);
 	}
 	for (t = 0; !ret && t < TRAFFICS; t++) {
 		if (m->only && !strstr(m->only, traffic_keys[t]))
@@ -1002,10 +1009,11 @@ static int measure_variants(struct micro *m, size_t n_rules,
 			base = strrchr(m->variant_path[i], '/');
 			base = base ? base + 1 : m->variant_path[i];
 			snprintf(name, sizeof(name), "limiter variant %.*s vs "
-				 "%s, %zu rule%s, %s",
+				 "%s, %zu rule%s, %s%s",
 				 (int)strcspn(base, "."), base, against,
 				 n_rules, n_rules > 1 ? "s" : "",
-				 traffics[t].name);
+				 traffics[t].name, m->budget ? ", default "
+				 "new-source budget" : "");
 			row_vs("elimination, ns/packet", name, &sides[i + 1],
 			       &sides[0], "", 0);
 		}
@@ -1022,8 +1030,12 @@ static int measure_variants_previous(struct micro *m, size_t n_rules)
 	ret = prev_host_start(&host, m->previous);
 	if (ret)
 		return ret;
-	ret = m->previous_clockless ? prev_host_clockless(&host, n_rules) :
-				      prev_host_rules(&host, n_rules);
+	if (m->budget)
+		ret = prev_host_budget(&host);
+	else if (m->previous_clockless)
+		ret = prev_host_clockless(&host, n_rules);
+	else
+		ret = prev_host_rules(&host, n_rules);
 	if (!ret)
 		ret = measure_variants(m, n_rules, &host);
 	prev_host_stop(&host);

@@ -184,10 +184,10 @@ def no_issue14_branches(files):
 
 
 def bucket_72(files):
-    # Also the bucket without its ban word: 72 bytes as before issue 14
-    # (a copy of include/xrl.h beside the sources, which their quoted
-    # includes find first).
-    no_issue14_branches(files)
+    # No ban checks, and the bucket without its ban word: 72 bytes as
+    # before issue 14 (a copy of include/xrl.h beside the sources, which
+    # their quoted includes find first).
+    no_ban_branches(files)
     with open(os.path.join(os.path.dirname(src.rstrip("/")) or ".",
                            "include", "xrl.h")) as f:
         files["xrl.h"] = f.read()
@@ -213,7 +213,7 @@ OPT_IN = {
     "no-window-branch": no_window_branch,
     "no-l4-classify": no_l4_classify,
     "no-issue14-branches": no_issue14_branches,
-    "no-issue14-bucket-72": bucket_72,
+    "no-ban-bucket-72": bucket_72,
 }
 VARIANTS.update(OPT_IN)
 
