@@ -18,7 +18,7 @@ LDLIBS    += -lbpf -lelf -lz -lyaml -ljansson -lhiredis -lmicrohttpd -lpthread -
 XRL_LIBS   := $(BUILD)/libxrl-daemon.a $(BUILD)/libxrl-datapath.a $(BUILD)/libxrl-core.a
 BENCH_BPF  := $(wildcard scripts/bench/*.bpf.c)
 BENCH_SKELS := $(patsubst scripts/bench/%.bpf.c,$(BENCH)/%.skel.h,$(BENCH_BPF))
-BENCH_SRCS := $(filter-out %.bpf.c scripts/bench/sync_cost.c,$(wildcard scripts/bench/*.c)) tests/lib/packet.c
+BENCH_SRCS := $(filter-out %.bpf.c scripts/bench/sync_cost.c scripts/bench/prevhost.c,$(wildcard scripts/bench/*.c)) tests/lib/packet.c
 BENCH_OBJS := $(patsubst %.c,$(BENCH)/obj/%.o,$(notdir $(BENCH_SRCS)))
 
 .DELETE_ON_ERROR:

@@ -22,6 +22,7 @@
 #include "micro.h"
 #include "policy_map.h"
 #include "packet.h"
+#include "previous.h"
 #include "policy.h"
 #include "ref.skel.h"
 #include "report.h"
@@ -83,6 +84,9 @@ struct micro {
 	bool window;			/* --window: only the window rows */
 	bool bans_only;			/* --bans: only the bans rows */
 	bool levels_only;		/* --levels: only the levels rows */
+	const char *previous;		/* --previous: its host (prevhost.c) */
+	bool previous_clockless;	/* --clockless: its test-clock path */
+	bool budget;			/* --budget: variants' rules with it */
 };
 
 struct side {
@@ -731,11 +735,153 @@ static int measure_bans(struct micro *m)
 	return ret;
 }
 
+/*
+ * Issue 14: with none of the new keys in the policy, every row within 2%
+ * of the previous data path (the commit scripts/bench/previous built,
+ * held by prevhost.c). The two programs run under the same wrapper over
+ * the same traffic, alternating run by run, each with its own maps
+ * filled by its own library; the ratio is current / previous.
+ */
+#define GOAL_PREVIOUS		1.02
+#define GOAL_PREVIOUS_TEXT	"<= 1.02 (issue 14)"
+
+static void row_previous(const struct prev_host *host, const char *what,
+			 const struct side *cur, const struct side *prev)
+{
+	char name[256];
+
+	snprintf(name, sizeof(name), "current vs previous data path (%s), %s",
+		 host->commit, what);
+	row_ns(name, cur, prev, GOAL_PREVIOUS_TEXT, GOAL_PREVIOUS);
+}
+
+/* Warms both sides for traffic @t and measures them side by side. */
+static int previous_pair(struct micro *m, enum traffic t, struct side *sides)
+{
+	int ret = warm(m, t, sides[0].prog_fd);
+
+	if (!ret)
+		ret = warm(m, t, sides[1].prog_fd);
+	if (!ret)
+		ret = side_by_side(m, t, sides, 2);
+	return ret;
+}
+
+static int previous_rules(struct micro *m, struct prev_host *host,
+			  size_t n_rules)
+{
+	struct side sides[2] = {
+		{ .prog_fd = host->prog_fd },
+		{ .prog_fd = m->dp.prog_fd },
+	};
+	char what[128];
+	int t, ret;
+
+	ret = bench_apply_rules(&m->dp, n_rules, false);
+	if (!ret)
+		ret = prev_host_rules(host, n_rules);
+	for (t = 0; !ret && t < TRAFFICS; t++) {
+		if (m->only && !strstr(m->only, traffic_keys[t]))
+			continue;
+		bench_log("micro: previous data path, %zu rules, %s", n_rules,
+			  traffics[t].name);
+		ret = previous_pair(m, t, sides);
+		if (ret)
+			break;
+		snprintf(what, sizeof(what), "%zu rule%s, %s", n_rules,
+			 n_rules > 1 ? "s" : "", traffics[t].name);
+		row_previous(host, what, &sides[1], &sides[0]);
+	}
+	return ret;
+}
+
+/* The rows of micro that need more than a rule count: the default
+ * new-source budget, and the test clock (no clock read). */
+static int previous_others(struct micro *m, struct prev_host *host)
+{
+	struct side sides[2] = {
+		{ .prog_fd = host->prog_fd },
+		{ .prog_fd = m->dp.prog_fd },
+	};
+	int ret;
+
+	ret = bench_apply_rules(&m->dp, 1, true);
+	if (!ret)
+		ret = prev_host_budget(host);
+	if (!ret)
+		ret = previous_pair(m, TRAFFIC_NEW, sides);
+	if (ret)
+		return ret;
+	row_previous(host, "1 rule, always-new sources, table full, default "
+		     "new-source budget", &sides[1], &sides[0]);
+
+	sides[0].prog_fd = host->clockless_fd;
+	sides[1].prog_fd = m->dp_clockless.prog_fd;
+	ret = bench_apply_rules(&m->dp_clockless, 1, false);
+	if (!ret)
+		ret = prev_host_clockless(host, 1);
+	if (!ret)
+		ret = previous_pair(m, TRAFFIC_HOT, sides);
+	if (ret)
+		return ret;
+	row_previous(host, "1 rule, no clock read (test clock), one hot "
+		     "source", &sides[1], &sides[0]);
+	return 0;
+}
+
+/* Bytes per tracked source of both bucket maps (see measure_memory). */
+static int previous_memory(struct micro *m, struct prev_host *host)
+{
+	unsigned long long memlock, entries, prev_memlock, prev_entries;
+	double per, prev_per;
+	char name[160], value[96], ratio[32];
+	int ret;
+
+	ret = map_memlock(m->dp.buckets_fd, &memlock, &entries);
+	if (!ret)
+		ret = map_memlock(host->buckets_fd, &prev_memlock,
+				  &prev_entries);
+	if (ret)
+		return ret;
+	per = (double)memlock / entries;
+	prev_per = (double)prev_memlock / prev_entries;
+	snprintf(name, sizeof(name), "current vs previous data path (%s), "
+		 "%s bytes/source", host->commit, XRL_MAP_BUCKETS);
+	snprintf(value, sizeof(value), "%.0f bytes/source (against %.0f)",
+		 per, prev_per);
+	snprintf(ratio, sizeof(ratio), "%.2f", per / prev_per);
+	bench_row("memory", name, value, ratio, GOAL_PREVIOUS_TEXT,
+		  bench_verdict(per / prev_per, GOAL_PREVIOUS));
+	return 0;
+}
+
+static int measure_previous(struct micro *m)
+{
+	static const size_t rule_counts[] = { 1, 1000, 100000 };
+	struct prev_host host;
+	size_t i;
+	int ret;
+
+	ret = prev_host_start(&host, m->previous);
+	if (ret)
+		return ret;
+	for (i = 0; !ret && i < sizeof(rule_counts) / sizeof(*rule_counts); i++)
+		if (!m->rules || m->rules == rule_counts[i])
+			ret = previous_rules(m, &host, rule_counts[i]);
+	if (!ret && !m->only && !m->rules)
+		ret = previous_others(m, &host);
+	if (!ret)
+		ret = previous_memory(m, &host);
+	prev_host_stop(&host);
+	return ret;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: xrl-bench micro [--runs N] [--quick] "
-		"[--only hot,rotate,new|l4] [--rules N] [--window] [--bans] [--levels] "
-		"[--variant FILE]...\n");
+		"[--only hot,rotate,new|l4] [--rules N] [--window] [--bans] "
+		"[--levels] [--variant FILE]... [--budget] "
+		"[--previous HOST [--clockless]]\n");
 }
 
 static int parse_args(struct micro *m, int argc, char **argv)
@@ -749,6 +895,9 @@ static int parse_args(struct micro *m, int argc, char **argv)
 		{ "window", no_argument, NULL, 'w' },
 		{ "bans", no_argument, NULL, 'b' },
 		{ "levels", no_argument, NULL, 'v' },
+		{ "previous", required_argument, NULL, 'p' },
+		{ "clockless", no_argument, NULL, 'c' },
+		{ "budget", no_argument, NULL, 'g' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
@@ -789,6 +938,16 @@ static int parse_args(struct micro *m, int argc, char **argv)
 			break;
 		case 'b':
 			m->bans_only = true;
+			break;
+		case 'p':
+			m->previous = optarg;
+			break;
+		case 'c':
+			m->previous_clockless = true;
+			break;
+		case 'g':
+			m->budget = true;	/* 1 rule, the default budget */
+			m->rules = 1;
 			break;
 		case 'n':
 			m->rules = strtoul(optarg, NULL, 10);
@@ -883,18 +1042,31 @@ static int load_variant(const char *path, struct bpf_object **objp,
 	return dp->prog_fd < 0 ? -ENOENT : fill_elim_rule(obj);
 }
 
-/* Every variant against the reference, side by side in one loop. */
-static int measure_variants(struct micro *m, size_t n_rules)
+/*
+ * Every variant against the reference, side by side in one loop; with
+ * @host, against that previous data path instead (issue 14: what each
+ * of its steps costs a policy that uses none of its keys).
+ */
+static int measure_variants(struct micro *m, size_t n_rules,
+			    const struct prev_host *host)
 {
 	struct side sides[MAX_SIDES];
 	const char *base;
-	char name[192];
+	char name[256], against[80];
 	int t, i, ret = 0;
 
 	sides[0].prog_fd = bpf_program__fd(m->ref->progs.bench_ref);
+	snprintf(against, sizeof(against), "reference");
+	if (host) {
+		sides[0].prog_fd = m->previous_clockless ? host->clockless_fd :
+							   host->prog_fd;
+		snprintf(against, sizeof(against), "previous data path (%s)",
+			 host->commit);
+	}
 	for (i = 0; !ret && i < m->n_variants; i++) {
 		sides[i + 1].prog_fd = m->variant_dp[i].prog_fd;
-		ret = bench_apply_rules(&m->variant_dp[i], n_rules, false);
+		ret = bench_apply_rules(&m->variant_dp[i], n_rules,
+					m->budget);
 	}
 	for (t = 0; !ret && t < TRAFFICS; t++) {
 		if (m->only && !strstr(m->only, traffic_keys[t]))
@@ -909,13 +1081,36 @@ static int measure_variants(struct micro *m, size_t n_rules)
 			base = strrchr(m->variant_path[i], '/');
 			base = base ? base + 1 : m->variant_path[i];
 			snprintf(name, sizeof(name), "limiter variant %.*s vs "
-				 "reference, %zu rule%s, %s",
-				 (int)strcspn(base, "."), base, n_rules,
-				 n_rules > 1 ? "s" : "", traffics[t].name);
+				 "%s, %zu rule%s, %s%s",
+				 (int)strcspn(base, "."), base, against,
+				 n_rules, n_rules > 1 ? "s" : "",
+				 traffics[t].name, m->budget ? ", default "
+				 "new-source budget" : "");
 			row_vs("elimination, ns/packet", name, &sides[i + 1],
 			       &sides[0], "", 0);
 		}
 	}
+	return ret;
+}
+
+/* The variants against the previous data path of --previous. */
+static int measure_variants_previous(struct micro *m, size_t n_rules)
+{
+	struct prev_host host;
+	int ret;
+
+	ret = prev_host_start(&host, m->previous);
+	if (ret)
+		return ret;
+	if (m->budget)
+		ret = prev_host_budget(&host);
+	else if (m->previous_clockless)
+		ret = prev_host_clockless(&host, n_rules);
+	else
+		ret = prev_host_rules(&host, n_rules);
+	if (!ret)
+		ret = measure_variants(m, n_rules, &host);
+	prev_host_stop(&host);
 	return ret;
 }
 
@@ -976,7 +1171,13 @@ int bench_micro(int argc, char **argv)
 	if (ret)
 		goto unload;
 	if (m.n_variants) {
-		ret = measure_variants(&m, m.rules ? m.rules : 1);
+		ret = m.previous ?
+			measure_variants_previous(&m, m.rules ? m.rules : 1) :
+			measure_variants(&m, m.rules ? m.rules : 1, NULL);
+		goto unload;
+	}
+	if (m.previous) {
+		ret = measure_previous(&m);	/* the previous rows alone */
 		goto unload;
 	}
 	if (m.only && !strcmp(m.only, "l4")) {

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-# variants.py SRC_BPF_DIR OUT_DIR [--clockless] [--keep=a,b]: writes OUT_DIR/<variant>/ copies of the
-# data path sources, each with one step of the packet path removed, for
-# scripts/bench/eliminate. A variant whose text no longer matches the
-# sources is skipped with a message, never built wrong.
+# variants.py SRC_BPF_DIR OUT_DIR [--clockless] [--keep=a,b]: writes
+# OUT_DIR/<variant>/ copies of the data path sources, each with one step
+# of the packet path removed, for scripts/bench/eliminate (the OPT_IN
+# ones only when --keep names them). A variant whose text no longer
+# matches the sources is skipped with a message, never built wrong.
 import os
 import re
 import shutil
@@ -133,6 +134,69 @@ def no_atomics(files):
     no_counters(files)
 
 
+# Issue 14's steps on the packet path when a policy uses none of its keys
+# (opt-in with --keep, compared with the previous data path by
+# `scripts/bench/eliminate --previous`): what each costs there.
+def remove(files, name, old, new=""):
+    if old not in files[name]:
+        raise ValueError(old.strip().splitlines()[0])
+    files[name] = files[name].replace(old, new)
+
+
+def no_ban_branches(files):
+    # The ban checks of the judging paths, the manual-ban check of every
+    # packet and the ban word's reset at a rebind.
+    remove(files, MAIN, "\t/* 0 unless the source was banned: one predictable branch. */\n"
+           "\tif (bucket->ban_until_ns && rule->ban.duration_ns &&\n"
+           "\t    ban_active(bucket->ban_until_ns, now))\n"
+           "\t\treturn judge_banned(rule, cost->frame_len);\n")
+    remove(files, MAIN, "\t\tif (rule->ban.duration_ns)\n"
+           "\t\t\tban_offence(key, bucket, rule, settings, now);\n")
+    remove(files, MAIN, "\tif (rule->ban.duration_ns && ban_recorded(key, rule, now))\n"
+           "\t\treturn judge_banned(rule, frame_len);\n")
+    remove(files, MAIN, "\t\tb->ban_until_ns = 0;\n")
+    remove(files, MAIN, "\tif (settings->manual_bans && source_banned(&s))\n"
+           "\t\treturn XDP_DROP;\n")
+
+
+def no_window_branch(files):
+    remove(files, MAIN, "\tif (rule->window.limit)\n"
+           "\t\treturn judge_window(key, settings, rule, bucket, cost);\n")
+
+
+def no_l4_classify(files):
+    # The classifier as before L4 rules: no L4 parse on the meta's flag,
+    # an entry's rule taken as it is, no split for an L4 rule looked at.
+    # (ctx kept live: a global caller's argument the compiler would drop)
+    remove(files, "classify.h", "\tif (meta->long_rules & XRL_META_L4)\n"
+           "\t\tparse_l4(ctx, &c.l4);\n",
+           "\tasm volatile(\"\" : : \"r\"(ctx));\n")
+    remove(files, "classify.h", "\tif (!rule || !rule->match.proto)\n"
+           "\t\treturn rule;\n", "\treturn rule;\n")
+    remove(files, "classify.h", "c.found_len > key_len || c.l4_seen",
+           "c.found_len > key_len")
+
+
+def no_issue14_branches(files):
+    no_ban_branches(files)
+    no_window_branch(files)
+    no_l4_classify(files)
+
+
+def bucket_72(files):
+    # No ban checks, and the bucket without its ban word: 72 bytes as
+    # before issue 14 (a copy of include/xrl.h beside the sources, which
+    # their quoted includes find first).
+    no_ban_branches(files)
+    with open(os.path.join(os.path.dirname(src.rstrip("/")) or ".",
+                           "include", "xrl.h")) as f:
+        files["xrl.h"] = f.read()
+    remove(files, "xrl.h", "\t__u64 ban_until_ns;\n")
+    remove(files, "xrl.h", "sizeof(struct xrl_bucket) == 80",
+           "sizeof(struct xrl_bucket) == 72")
+    remove(files, "bans.h", "\tbucket->ban_until_ns = now + length;\n")
+
+
 VARIANTS = {
     "full": lambda files: None,
     "no-global-and-rule-counters": no_counters,
@@ -144,6 +208,14 @@ VARIANTS = {
     "no-limit-events": no_limit_events,
     "no-counters-at-all": no_atomics,
 }
+OPT_IN = {
+    "no-ban-branches": no_ban_branches,
+    "no-window-branch": no_window_branch,
+    "no-l4-classify": no_l4_classify,
+    "no-issue14-branches": no_issue14_branches,
+    "no-ban-bucket-72": bucket_72,
+}
+VARIANTS.update(OPT_IN)
 
 originals = {}
 for name in os.listdir(src):
@@ -151,7 +223,8 @@ for name in os.listdir(src):
         originals[name] = f.read()
 
 for variant, edit in VARIANTS.items():
-    if keep is not None and variant not in keep:
+    if (keep is None and variant in OPT_IN) or \
+            (keep is not None and variant not in keep):
         continue
     files = dict(originals)
     if clockless:
