@@ -338,6 +338,21 @@ __noinline int bucket_take(struct xrl_bucket *b,
 	enum take_result taken = TAKE_FREE, byte_taken = TAKE_FREE;
 	struct take_loop t;
 
+	/*
+	 * Another CPU admitted a packet of this bucket at a later time
+	 * than our reading of the clock (this CPU was held between reading
+	 * it and getting here: an interrupt, a descheduled virtual CPU).
+	 * The time now is at least that CPU's: judged at our older reading,
+	 * its admissions would look like debt owed all at once, and past a
+	 * short tolerance (a burst of 2^32 at 10^12 pps is 4.3 ms) refuse a
+	 * packet within its limit. So the packet is judged at the later
+	 * time, which never lies ahead of the real one.
+	 */
+	if (idle_ns < 0) {
+		now_ns -= idle_ns;	/* the other CPU's last_seen_ns */
+		idle_ns = 0;
+	}
+
 	if (pkt->interval && !limit_admit(*(volatile __u64 *)pkt_word, pkt,
 					  now_ns, idle_ns, pkt_cost))
 		return false;

@@ -509,7 +509,6 @@ static __noinline bool source_banned(const struct source *s)
 SEC("xdp")
 int xdp_ratelimit(struct xdp_md *ctx)
 {
-	__u64 frame_len = ctx->data_end - ctx->data;
 	const struct xrl_policy_head *head;
 	const struct xrl_settings *settings;
 	const struct xrl_rule *rule;
@@ -525,25 +524,26 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	settings = &head->settings;
 	s.q.slot = head->rules_slot;
 
+	/* Sets s.cost.frame_len first, whatever it finds. */
 	parsed = parse_source(ctx, s.q.addr, &s.cost);
 	if (parsed == PARSE_IPV4_MAPPED &&
 	    settings->ipv4_mapped_verdict == XRL_IPV4_MAPPED_IPV6)
 		parsed = PARSE_IPV6;
 	if (parsed == PARSE_IPV4_MAPPED) {
-		count_verdict(XRL_VERDICT_IPV4_MAPPED, frame_len);
+		count_verdict(XRL_VERDICT_IPV4_MAPPED, s.cost.frame_len);
 		return XDP_DROP;
 	}
 	if (parsed == PARSE_VLAN_OVERFLOW) {
-		count_verdict(XRL_VERDICT_VLAN_OVERFLOW, frame_len);
+		count_verdict(XRL_VERDICT_VLAN_OVERFLOW, s.cost.frame_len);
 		return settings->vlan_overflow_verdict ==
 			XRL_VLAN_OVERFLOW_PASS ? XDP_PASS : XDP_DROP;
 	}
 	if (parsed == PARSE_NONIP) {
-		count_verdict(XRL_VERDICT_NONIP, frame_len);
+		count_verdict(XRL_VERDICT_NONIP, s.cost.frame_len);
 		return XDP_PASS;
 	}
 	if (parsed == PARSE_MALFORMED) {
-		count_verdict(XRL_VERDICT_MALFORMED, frame_len);
+		count_verdict(XRL_VERDICT_MALFORMED, s.cost.frame_len);
 		return settings->malformed_verdict == XRL_MALFORMED_DROP ?
 			XDP_DROP : XDP_PASS;
 	}
