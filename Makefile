@@ -66,6 +66,8 @@ test_objs = $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(wildcard tests/$(1)/*.c))
 # tests/unit needs nothing but the core: no libbpf, no servers, no root.
 TEST_INC_unit    := $(INC_core)
 TEST_LIBS_unit   := $(LIBS_core)
+# What of tests/lib the unit tests use: only what needs the core layer.
+TEST_LIB_OBJS_unit := $(BUILD)/tests/lib/policy_text.o
 TEST_LDLIBS_unit := $(LDLIBS_CORE)
 # tests/unit needs nothing but the core: no libbpf, no servers, no root.
 
@@ -125,7 +127,7 @@ $(BUILD)/tests/%.o: tests/%.c $(SKELS) $(TEST_SKELS) Makefile
 	$(Q)$(CC) $(CPPFLAGS) $(or $(TEST_INC_$(patsubst %/,%,$(dir $*))),$(INC_ALL)) \
 		-Itests/lib -I$(BUILD)/tests/progs $(CFLAGS) -c $< -o $@
 
-$(BUILD)/tests/test-%: $$(call test_objs,$$*) $$(if $$(TEST_LIBS_$$*),,$(TEST_LIB_OBJS)) \
+$(BUILD)/tests/test-%: $$(call test_objs,$$*) $$(if $$(TEST_LIBS_$$*),$$(TEST_LIB_OBJS_$$*),$(TEST_LIB_OBJS)) \
 		$$(or $$(TEST_LIBS_$$*),$(LIBS_ALL)) Makefile
 	$(call msg,TEST-LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(filter %.o,$^) $(or $(TEST_LIBS_$*),$(LIBS_ALL)) \

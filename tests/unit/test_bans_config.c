@@ -11,30 +11,9 @@
 #include <string.h>
 #include "ban.h"
 #include "policy_file.h"
+#include "policy_text.h"
 
 #define S	1000000000ULL
-
-static char err[1024];
-
-static int load(const char *text, struct xrl_config *config)
-{
-	return xrl_config_load_string(text, strlen(text), "p.yaml", config,
-				      err, sizeof(err));
-}
-
-static void refused(const char *text, const char *expected)
-{
-	struct xrl_config config;
-
-	cr_assert_eq(load(text, &config), -EINVAL, "loaded: %s", text);
-	cr_assert_str_eq(err, expected);
-	cr_assert_null(strchr(err, '\n'), "one line: %s", err);
-}
-
-static void loaded(const char *text, struct xrl_config *config)
-{
-	cr_assert_eq(load(text, config), 0, "refused: %s", err);
-}
 
 #define RULE "rules:\n  - cidr: 198.18.0.0/24\n    pps: 10\n    burst: 5\n"
 
@@ -45,7 +24,7 @@ Test(bans_config, ban_keys_compile_into_the_rule)
 	struct xrl_config config;
 	struct xrl_rule rule;
 
-	loaded(RULE "    ban: 30s\n    ban_after: 2s\n    ban_max: 1h\n",
+	policy_loaded(RULE "    ban: 30s\n    ban_after: 2s\n    ban_max: 1h\n",
 	       &config);
 	cr_assert_eq(config.policy.rules[1].ban.ns, 30 * S);
 	cr_assert_eq(config.policy.rules[1].ban.after_ns, 2 * S);
@@ -62,14 +41,14 @@ Test(bans_config, ban_max_defaults_to_eight_bans_and_no_ban_compiles_zero)
 	struct xrl_config config;
 	struct xrl_rule rule;
 
-	loaded(RULE "    ban: 500ms\n", &config);
+	policy_loaded(RULE "    ban: 500ms\n", &config);
 	cr_assert_eq(xrl_rule_compile(&config.policy.rules[1], &rule), 0);
 	cr_assert_eq(rule.ban.duration_ns, S / 2);
 	cr_assert_eq(rule.ban.after_ns, 0);
 	cr_assert_eq(rule.ban.max_ns, 4 * S);
 	xrl_config_free(&config);
 
-	loaded(RULE, &config);
+	policy_loaded(RULE, &config);
 	cr_assert_eq(xrl_rule_compile(&config.policy.rules[1], &rule), 0);
 	cr_assert_eq(rule.ban.duration_ns, 0);
 	cr_assert_eq(rule.ban.max_ns, 0);
@@ -80,64 +59,64 @@ Test(bans_config, default_rule_may_ban)
 {
 	struct xrl_config config;
 
-	loaded("default:\n  pps: 10\n  burst: 5\n  ban: 7d\n", &config);
+	policy_loaded("default:\n  pps: 10\n  burst: 5\n  ban: 7d\n", &config);
 	cr_assert_eq(config.policy.rules[0].ban.ns, 7 * 86400 * S);
 	xrl_config_free(&config);
 }
 
 Test(bans_config, bad_durations_refused_with_their_line)
 {
-	refused(RULE "    ban: 30\n",
+	policy_refused(RULE "    ban: 30\n",
 		"p.yaml:5: rules[0].ban: not a duration such as 30s, 500ms, "
 		"10m, 1h or 7d (30)");
-	refused(RULE "    ban: -1s\n",
+	policy_refused(RULE "    ban: -1s\n",
 		"p.yaml:5: rules[0].ban: not a duration such as 30s, 500ms, "
 		"10m, 1h or 7d (-1s)");
-	refused(RULE "    ban: 1.5s\n",
+	policy_refused(RULE "    ban: 1.5s\n",
 		"p.yaml:5: rules[0].ban: not a duration such as 30s, 500ms, "
 		"10m, 1h or 7d (1.5s)");
-	refused(RULE "    ban: 31d\n",
+	policy_refused(RULE "    ban: 31d\n",
 		"p.yaml:5: rules[0].ban: over the maximum 30d (31d)");
-	refused(RULE "    ban: 99999999999999999999999s\n",
+	policy_refused(RULE "    ban: 99999999999999999999999s\n",
 		"p.yaml:5: rules[0].ban: over the maximum 30d "
 		"(99999999999999999999999s)");
-	refused(RULE "    ban: 0s\n",
+	policy_refused(RULE "    ban: 0s\n",
 		"p.yaml:5: rules[0].ban: a ban lasts at least 1ms (leave "
 		"ban: out for none) (0s)");
-	refused(RULE "    ban: [1s]\n",
+	policy_refused(RULE "    ban: [1s]\n",
 		"p.yaml:5: rules[0].ban: must be a single value, not a list");
-	refused(RULE "    ban: 1s\n    ban_max: 0ms\n",
+	policy_refused(RULE "    ban: 1s\n    ban_max: 0ms\n",
 		"p.yaml:6: rules[0].ban_max: at least 1ms (0ms)");
-	refused(RULE "    ban: 1s\n    ban_after: 2x\n",
+	policy_refused(RULE "    ban: 1s\n    ban_after: 2x\n",
 		"p.yaml:6: rules[0].ban_after: not a duration such as 30s, "
 		"500ms, 10m, 1h or 7d (2x)");
 }
 
 Test(bans_config, combinations_that_cannot_ban_refused)
 {
-	refused(RULE "    ban: 1m\n    ban_max: 30s\n",
+	policy_refused(RULE "    ban: 1m\n    ban_max: 30s\n",
 		"p.yaml:6: rules[0].ban_max: shorter than ban: (30s)");
-	refused(RULE "    ban_after: 1s\n",
+	policy_refused(RULE "    ban_after: 1s\n",
 		"p.yaml:5: rules[0].ban_after: needs ban: (how long a ban "
 		"lasts) (1s)");
-	refused(RULE "    ban_max: 1h\n",
+	policy_refused(RULE "    ban_max: 1h\n",
 		"p.yaml:5: rules[0].ban_max: needs ban: (how long a ban "
 		"lasts) (1h)");
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    action: allow\n"
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    action: allow\n"
 		"    ban: 1m\n",
 		"p.yaml:4: rules[0].ban: only a limit rule bans (this one is "
 		"allow) (1m)");
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    action: deny\n"
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    action: deny\n"
 		"    ban: 1m\n",
 		"p.yaml:4: rules[0].ban: only a limit rule bans (this one is "
 		"deny) (1m)");
-	refused(RULE "    action: monitor\n    ban: 1m\n",
+	policy_refused(RULE "    action: monitor\n    ban: 1m\n",
 		"p.yaml:6: rules[0].ban: only a limit rule bans (this one is "
 		"monitor) (1m)");
-	refused(RULE "    scope: aggregate\n    ban: 1m\n",
+	policy_refused(RULE "    scope: aggregate\n    ban: 1m\n",
 		"p.yaml:6: rules[0].ban: only a rule of scope source bans (an "
 		"aggregate has no source to ban) (1m)");
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    strategy: sliding_window\n"
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    strategy: sliding_window\n"
 		"    limit: 50\n    window: 1s\n    ban: 1m\n",
 		"p.yaml:6: rules[0].ban: not with strategy: sliding_window (1m)");
 }
@@ -149,12 +128,12 @@ static void round_trip(const char *text)
 	size_t size = 0, i;
 	FILE *out;
 
-	loaded(text, &config);
+	policy_loaded(text, &config);
 	out = open_memstream(&written, &size);
 	cr_assert_not_null(out);
 	cr_assert_eq(xrl_policy_write_yaml(out, &config.policy), 0);
 	fclose(out);
-	loaded(written, &again);
+	policy_loaded(written, &again);
 	cr_assert_eq(again.policy.n_rules, config.policy.n_rules);
 	for (i = 0; i < config.policy.n_rules; i++) {
 		cr_assert_eq(again.policy.rules[i].ban.ns,
@@ -203,7 +182,7 @@ Test(bans_config, the_documented_example_loads)
 	struct xrl_config config;
 	struct xrl_rule rule;
 
-	loaded("rules:\n"
+	policy_loaded("rules:\n"
 	       "  - name: login\n"
 	       "    cidr: 198.18.0.0/15\n"
 	       "    pps: 20\n"

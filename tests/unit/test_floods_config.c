@@ -13,27 +13,7 @@
 #include <string.h>
 #include "limit.h"
 #include "policy_file.h"
-
-static char err[1024];
-
-static int load(const char *text, struct xrl_config *config)
-{
-	return xrl_config_load_string(text, strlen(text), "p.yaml", config,
-				      err, sizeof(err));
-}
-
-static void refused(const char *text, const char *expected)
-{
-	struct xrl_config config;
-
-	cr_assert_eq(load(text, &config), -EINVAL, "loaded: %s", text);
-	cr_assert_str_eq(err, expected);
-}
-
-static void loaded(const char *text, struct xrl_config *config)
-{
-	cr_assert_eq(load(text, config), 0, "refused: %s", err);
-}
+#include "policy_text.h"
 
 TestSuite(floods_config);
 
@@ -41,7 +21,7 @@ Test(floods_config, defaults_are_derived_budget_and_prefix_fallback)
 {
 	struct xrl_config config;
 
-	loaded("malformed: pass\n", &config);
+	policy_loaded("malformed: pass\n", &config);
 	cr_assert_eq(config.policy.new_pps, 0);
 	cr_assert_eq(config.policy.new_burst, 0);
 	cr_assert_not(config.policy.new_sources_off);
@@ -53,18 +33,18 @@ Test(floods_config, new_sources_map_and_off)
 {
 	struct xrl_config config;
 
-	loaded("new_sources: {pps: 2k, burst: 5000}\n", &config);
+	policy_loaded("new_sources: {pps: 2k, burst: 5000}\n", &config);
 	cr_assert_eq(config.policy.new_pps, 2000);
 	cr_assert_eq(config.policy.new_burst, 5000);
 	cr_assert_not(config.policy.new_sources_off);
 	xrl_config_free(&config);
 
-	loaded("new_sources:\n  burst: 10\n  pps: 1\n", &config);
+	policy_loaded("new_sources:\n  burst: 10\n  pps: 1\n", &config);
 	cr_assert_eq(config.policy.new_pps, 1);
 	cr_assert_eq(config.policy.new_burst, 10);
 	xrl_config_free(&config);
 
-	loaded("new_sources: off\n", &config);
+	policy_loaded("new_sources: off\n", &config);
 	cr_assert(config.policy.new_sources_off);
 	xrl_config_free(&config);
 }
@@ -83,7 +63,7 @@ Test(floods_config, unknown_sources_each_mode)
 	size_t i;
 
 	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		loaded(modes[i].text, &config);
+		policy_loaded(modes[i].text, &config);
 		cr_assert_eq(config.policy.unknown, modes[i].verdict, "%s",
 			     modes[i].text);
 		xrl_config_free(&config);
@@ -92,29 +72,29 @@ Test(floods_config, unknown_sources_each_mode)
 
 Test(floods_config, bad_values_are_refused_with_field_and_line)
 {
-	refused("malformed: pass\nnew_sources: {pps: 10}\n",
+	policy_refused("malformed: pass\nnew_sources: {pps: 10}\n",
 		"p.yaml:2: new_sources.burst: missing");
-	refused("new_sources:\n  burst: 10\n",
+	policy_refused("new_sources:\n  burst: 10\n",
 		"p.yaml:2: new_sources.pps: missing");
-	refused("new_sources: {pps: 0, burst: 10}\n",
+	policy_refused("new_sources: {pps: 0, burst: 10}\n",
 		"p.yaml:1: new_sources.pps: must be at least 1 (0)");
-	refused("new_sources: {pps: 10, burst: 5G}\n",
+	policy_refused("new_sources: {pps: 10, burst: 5G}\n",
 		"p.yaml:1: new_sources.burst: over the maximum 4294967296 (5G)");
-	refused("new_sources: {pps: ten, burst: 10}\n",
+	policy_refused("new_sources: {pps: ten, burst: 10}\n",
 		"p.yaml:1: new_sources.pps: not a number with an optional k, "
 		"M or G (ten)");
-	refused("new_sources: {pps: 10, burst: 10, rate: 1}\n",
+	policy_refused("new_sources: {pps: 10, burst: 10, rate: 1}\n",
 		"p.yaml:1: new_sources.rate: unknown key, expected one of: "
 		"pps, burst");
-	refused("new_sources: on\n",
+	policy_refused("new_sources: on\n",
 		"p.yaml:1: new_sources: must be off or a map of pps and burst "
 		"(on)");
-	refused("new_sources: [1, 2]\n",
+	policy_refused("new_sources: [1, 2]\n",
 		"p.yaml:1: new_sources: must be a map, not a list");
-	refused("unknown_sources: maybe\n",
+	policy_refused("unknown_sources: maybe\n",
 		"p.yaml:1: unknown_sources: must be pass, drop or prefix "
 		"(maybe)");
-	refused("unknown_sources: {pass: 1}\n",
+	policy_refused("unknown_sources: {pass: 1}\n",
 		"p.yaml:1: unknown_sources: must be a single value, not a map");
 }
 
@@ -125,12 +105,12 @@ static void round_trip(const char *text)
 	size_t size = 0;
 	FILE *out;
 
-	loaded(text, &config);
+	policy_loaded(text, &config);
 	out = open_memstream(&written, &size);
 	cr_assert_not_null(out);
 	cr_assert_eq(xrl_policy_write_yaml(out, &config.policy), 0);
 	fclose(out);
-	loaded(written, &again);
+	policy_loaded(written, &again);
 	cr_assert_eq(again.policy.new_pps, config.policy.new_pps, "%s", written);
 	cr_assert_eq(again.policy.new_burst, config.policy.new_burst);
 	cr_assert_eq(again.policy.new_sources_off,

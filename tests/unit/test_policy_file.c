@@ -13,38 +13,9 @@
 #include <unistd.h>
 #include "limit.h"
 #include "policy_file.h"
+#include "policy_text.h"
 
 #define EXAMPLE "examples/policy.yaml"
-
-static char err[1024];
-
-static int load(const char *text, struct xrl_config *config)
-{
-	return xrl_config_load_string(text, strlen(text), "p.yaml", config,
-				      err, sizeof(err));
-}
-
-/* Refused with exactly @expected, and nothing handed back to apply. */
-static void refused(const char *text, const char *expected)
-{
-	struct xrl_config config, zero = { 0 };
-	int ret;
-
-	memset(&config, 0xa5, sizeof(config));
-	ret = load(text, &config);
-	cr_assert_eq(ret, -EINVAL, "loaded (%d): %s", ret, text);
-	cr_assert_str_eq(err, expected);
-	cr_assert(!memcmp(&config, &zero, sizeof(config)),
-		  "config not emptied on error");
-	cr_assert_null(strchr(err, '\n'), "error spans lines");
-}
-
-static void loaded(const char *text, struct xrl_config *config)
-{
-	int ret = load(text, config);
-
-	cr_assert_eq(ret, 0, "refused (%d): %s", ret, err);
-}
 
 /* ---- keys ----------------------------------------------------------- */
 
@@ -52,7 +23,7 @@ TestSuite(policy_file_keys);
 
 Test(policy_file_keys, unknown_top_level_key)
 {
-	refused("malformed: pass\nrule: []\n",
+	policy_refused("malformed: pass\nrule: []\n",
 		"p.yaml:2: rule: unknown key, expected one of: keys, malformed, "
 		"vlan_overflow, ipv4_mapped, new_sources, unknown_sources, "
 		"events, interfaces, default, rules, redis, sync_interval");
@@ -60,14 +31,14 @@ Test(policy_file_keys, unknown_top_level_key)
 
 Test(policy_file_keys, unknown_key_in_keys)
 {
-	refused("keys:\n  ipv4_prefix: 24\n  ipv4_prefx: 24\n",
+	policy_refused("keys:\n  ipv4_prefix: 24\n  ipv4_prefx: 24\n",
 		"p.yaml:3: keys.ipv4_prefx: unknown key, expected one of: "
 		"ipv4_prefix, ipv6_prefix");
 }
 
 Test(policy_file_keys, unknown_key_in_rule)
 {
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    ppss: 10\n",
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    ppss: 10\n",
 		"p.yaml:3: rules[0].ppss: unknown key, expected one of: name, "
 		"cidr, action, pps, burst, bps, burst_bytes, scope, global, "
 		"strategy, interval, limit, window, ban, ban_after, ban_max, "
@@ -76,7 +47,7 @@ Test(policy_file_keys, unknown_key_in_rule)
 
 Test(policy_file_keys, unknown_key_in_default)
 {
-	refused("default:\n  action: allow\n  cidr: 198.18.0.0/24\n",
+	policy_refused("default:\n  action: allow\n  cidr: 198.18.0.0/24\n",
 		"p.yaml:3: default.cidr: unknown key, expected one of: action, "
 		"pps, burst, bps, burst_bytes, scope, global, strategy, "
 		"interval, limit, window, ban, ban_after, ban_max, levels");
@@ -84,7 +55,7 @@ Test(policy_file_keys, unknown_key_in_default)
 
 Test(policy_file_keys, unknown_key_with_control_bytes_stays_one_line)
 {
-	refused("\"a\\nb\": 1\n",
+	policy_refused("\"a\\nb\": 1\n",
 		"p.yaml:1: a\\x0ab: unknown key, expected one of: keys, "
 		"malformed, vlan_overflow, ipv4_mapped, new_sources, "
 		"unknown_sources, events, interfaces, default, rules, redis, "
@@ -93,36 +64,36 @@ Test(policy_file_keys, unknown_key_with_control_bytes_stays_one_line)
 
 Test(policy_file_keys, duplicate_key_in_one_map)
 {
-	refused("malformed: pass\nmalformed: drop\n",
+	policy_refused("malformed: pass\nmalformed: drop\n",
 		"p.yaml:2: malformed: duplicate key, first at line 1");
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    action: allow\n"
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    action: allow\n"
 		"    action: deny\n",
 		"p.yaml:4: rules[0].action: duplicate key, first at line 3");
 }
 
 Test(policy_file_keys, key_that_is_not_a_word)
 {
-	refused("? [a, b]\n: 1\n",
+	policy_refused("? [a, b]\n: 1\n",
 		"p.yaml:1: policy: a key must be a plain word, not a list");
 }
 
 Test(policy_file_keys, prefix_lengths_out_of_range)
 {
-	refused("keys:\n  ipv4_prefix: 33\n",
+	policy_refused("keys:\n  ipv4_prefix: 33\n",
 		"p.yaml:2: keys.ipv4_prefix: must be 1 to 32 (33)");
-	refused("keys:\n  ipv4_prefix: 0\n",
+	policy_refused("keys:\n  ipv4_prefix: 0\n",
 		"p.yaml:2: keys.ipv4_prefix: must be 1 to 32 (0)");
-	refused("keys:\n  ipv6_prefix: 129\n",
+	policy_refused("keys:\n  ipv6_prefix: 129\n",
 		"p.yaml:2: keys.ipv6_prefix: must be 1 to 128 (129)");
-	refused("keys:\n  ipv6_prefix: -64\n",
+	policy_refused("keys:\n  ipv6_prefix: -64\n",
 		"p.yaml:2: keys.ipv6_prefix: must be 1 to 128 (-64)");
-	refused("keys:\n  ipv6_prefix: 64k\n",
+	policy_refused("keys:\n  ipv6_prefix: 64k\n",
 		"p.yaml:2: keys.ipv6_prefix: must be 1 to 128 (64k)");
 }
 
 Test(policy_file_keys, malformed_verdict)
 {
-	refused("malformed: maybe\n",
+	policy_refused("malformed: maybe\n",
 		"p.yaml:1: malformed: must be pass or drop (maybe)");
 }
 
@@ -130,15 +101,15 @@ Test(policy_file_keys, vlan_overflow_and_ipv4_mapped_verdicts)
 {
 	struct xrl_config config;
 
-	refused("vlan_overflow: allow\n",
+	policy_refused("vlan_overflow: allow\n",
 		"p.yaml:1: vlan_overflow: must be drop or pass (allow)");
-	refused("malformed: pass\nipv4_mapped: ipv4\n",
+	policy_refused("malformed: pass\nipv4_mapped: ipv4\n",
 		"p.yaml:2: ipv4_mapped: must be drop or ipv6 (ipv4)");
-	loaded("vlan_overflow: pass\nipv4_mapped: ipv6\n", &config);
+	policy_loaded("vlan_overflow: pass\nipv4_mapped: ipv6\n", &config);
 	cr_assert_eq(config.policy.vlan_overflow, XRL_VLAN_OVERFLOW_PASS);
 	cr_assert_eq(config.policy.ipv4_mapped, XRL_IPV4_MAPPED_IPV6);
 	xrl_config_free(&config);
-	loaded("vlan_overflow: drop\nipv4_mapped: drop\n", &config);
+	policy_loaded("vlan_overflow: drop\nipv4_mapped: drop\n", &config);
 	cr_assert_eq(config.policy.vlan_overflow, XRL_VLAN_OVERFLOW_DROP);
 	cr_assert_eq(config.policy.ipv4_mapped, XRL_IPV4_MAPPED_DROP);
 	xrl_config_free(&config);
@@ -146,13 +117,13 @@ Test(policy_file_keys, vlan_overflow_and_ipv4_mapped_verdicts)
 
 Test(policy_file_keys, interfaces)
 {
-	refused("interfaces: eth0\n",
+	policy_refused("interfaces: eth0\n",
 		"p.yaml:1: interfaces: must be a list, not a single value (eth0)");
-	refused("interfaces: [eth0, eth0]\n",
+	policy_refused("interfaces: [eth0, eth0]\n",
 		"p.yaml:1: interfaces[1]: listed twice (eth0)");
-	refused("interfaces:\n  - eth0\n  - a/b\n",
+	policy_refused("interfaces:\n  - eth0\n  - a/b\n",
 		"p.yaml:3: interfaces[1]: not an interface name (a/b)");
-	refused("interfaces: [a-name-far-too-long]\n",
+	policy_refused("interfaces: [a-name-far-too-long]\n",
 		"p.yaml:1: interfaces[0]: not an interface name "
 		"(a-name-far-too-long)");
 }
@@ -163,65 +134,65 @@ TestSuite(policy_file_yaml);
 
 Test(policy_file_yaml, empty_file)
 {
-	refused("", "p.yaml:1: policy: the file is empty");
-	refused("# nothing but a comment\n\n",
+	policy_refused("", "p.yaml:1: policy: the file is empty");
+	policy_refused("# nothing but a comment\n\n",
 		"p.yaml:1: policy: the file is empty");
 }
 
 Test(policy_file_yaml, syntax_error_at_libyamls_line)
 {
-	refused("malformed: pass\nrules:\n  - cidr: [198.18.0.0/24\n",
+	policy_refused("malformed: pass\nrules:\n  - cidr: [198.18.0.0/24\n",
 		"p.yaml:4: yaml: did not find expected ',' or ']' (while "
 		"parsing a flow sequence at line 3)");
-	refused("malformed: pass\n- rules\n",
+	policy_refused("malformed: pass\n- rules\n",
 		"p.yaml:2: yaml: did not find expected key (while parsing a "
 		"block mapping at line 1)");
 }
 
 Test(policy_file_yaml, control_bytes_at_their_line)
 {
-	refused("malformed: pass\nrules: \x01\n",
+	policy_refused("malformed: pass\nrules: \x01\n",
 		"p.yaml:2: yaml: control characters are not allowed");
 }
 
 Test(policy_file_yaml, second_document)
 {
-	refused("malformed: pass\n---\nmalformed: drop\n",
+	policy_refused("malformed: pass\n---\nmalformed: drop\n",
 		"p.yaml:2: policy: more than one YAML document");
 }
 
 Test(policy_file_yaml, wrong_types)
 {
-	refused("- malformed: pass\n",
+	policy_refused("- malformed: pass\n",
 		"p.yaml:1: policy: must be a map, not a list");
-	refused("just words\n",
+	policy_refused("just words\n",
 		"p.yaml:1: policy: must be a map, not a single value "
 		"(just words)");
-	refused("rules:\n  cidr: 198.18.0.0/24\n",
+	policy_refused("rules:\n  cidr: 198.18.0.0/24\n",
 		"p.yaml:2: rules: must be a list, not a map");
-	refused("default:\n  - action: allow\n",
+	policy_refused("default:\n  - action: allow\n",
 		"p.yaml:2: default: must be a map, not a list");
-	refused("default:\n",
+	policy_refused("default:\n",
 		"p.yaml:1: default: must be a map, not empty");
-	refused("keys: 32\n",
+	policy_refused("keys: 32\n",
 		"p.yaml:1: keys: must be a map, not a single value (32)");
-	refused("rules:\n  - 198.18.0.0/24\n",
+	policy_refused("rules:\n  - 198.18.0.0/24\n",
 		"p.yaml:2: rules[0]: must be a map, not a single value "
 		"(198.18.0.0/24)");
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: [1, 2]\n",
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: [1, 2]\n",
 		"p.yaml:3: rules[0].pps: must be a single value, not a list");
 }
 
 Test(policy_file_yaml, alias_loop_is_just_a_wrong_type)
 {
 	/* The alias is the list itself, which starts on line 1. */
-	refused("rules: &loop\n  - *loop\n",
+	policy_refused("rules: &loop\n  - *loop\n",
 		"p.yaml:1: rules[0]: must be a map, not a list");
 }
 
 Test(policy_file_yaml, nul_byte_in_a_value)
 {
-	refused("rules:\n  - cidr: \"198.18.0.0/24\\0junk\"\n",
+	policy_refused("rules:\n  - cidr: \"198.18.0.0/24\\0junk\"\n",
 		"p.yaml:2: rules[0].cidr: contains a NUL byte "
 		"(198.18.0.0/24\\x00junk)");
 }
@@ -232,37 +203,37 @@ TestSuite(policy_file_rules);
 
 Test(policy_file_rules, cidr_missing)
 {
-	refused("rules:\n  - name: web\n    action: allow\n",
+	policy_refused("rules:\n  - name: web\n    action: allow\n",
 		"p.yaml:2: rules[0].cidr: missing (every rule but default: "
 		"needs one)");
 }
 
 Test(policy_file_rules, cidr_not_an_address)
 {
-	refused("rules:\n  - cidr: 198.18.0.300/24\n    action: allow\n",
+	policy_refused("rules:\n  - cidr: 198.18.0.300/24\n    action: allow\n",
 		"p.yaml:2: rules[0].cidr: not an IPv4 or IPv6 address or prefix "
 		"(198.18.0.300/24)");
 }
 
 Test(policy_file_rules, cidr_prefix_length_out_of_range)
 {
-	refused("rules:\n  - cidr: 198.18.0.0/33\n    action: allow\n",
+	policy_refused("rules:\n  - cidr: 198.18.0.0/33\n    action: allow\n",
 		"p.yaml:2: rules[0].cidr: prefix length out of range (0-32 for "
 		"IPv4, 0-128 for IPv6) (198.18.0.0/33)");
-	refused("rules:\n  - cidr: fd00::/129\n    action: allow\n",
+	policy_refused("rules:\n  - cidr: fd00::/129\n    action: allow\n",
 		"p.yaml:2: rules[0].cidr: prefix length out of range (0-32 for "
 		"IPv4, 0-128 for IPv6) (fd00::/129)");
 }
 
 Test(policy_file_rules, cidr_host_bits_set)
 {
-	refused("rules:\n  - cidr: 198.18.0.1/24\n    action: allow\n",
+	policy_refused("rules:\n  - cidr: 198.18.0.1/24\n    action: allow\n",
 		"p.yaml:2: rules[0].cidr: host bits set after the prefix length "
 		"(198.18.0.1/24)");
-	refused("rules:\n  - cidr: fd00::1/64\n    action: allow\n",
+	policy_refused("rules:\n  - cidr: fd00::1/64\n    action: allow\n",
 		"p.yaml:2: rules[0].cidr: host bits set after the prefix length "
 		"(fd00::1/64)");
-	refused("rules:\n  - cidr: 198.18.0.1/0\n    action: allow\n",
+	policy_refused("rules:\n  - cidr: 198.18.0.1/0\n    action: allow\n",
 		"p.yaml:2: rules[0].cidr: host bits set after the prefix length "
 		"(198.18.0.1/0)");
 }
@@ -270,19 +241,19 @@ Test(policy_file_rules, cidr_host_bits_set)
 /* An IPv4 prefix written as IPv6 would match no IPv4 source. */
 Test(policy_file_rules, ipv4_mapped_or_compatible_cidr_names_the_ipv4_prefix)
 {
-	refused("rules:\n  - cidr: ::ffff:198.18.5.0/120\n    action: allow\n",
+	policy_refused("rules:\n  - cidr: ::ffff:198.18.5.0/120\n    action: allow\n",
 		"p.yaml:2: rules[0].cidr: an IPv4 prefix written as IPv6, which "
 		"matches no IPv4 source: write 198.18.5.0/24 "
 		"(::ffff:198.18.5.0/120)");
-	refused("default: {action: deny}\nrules:\n"
+	policy_refused("default: {action: deny}\nrules:\n"
 		"  - {cidr: 198.18.0.0/15, action: allow}\n"
 		"  - {cidr: '::198.18.5.1', action: deny}\n",
 		"p.yaml:4: rules[1].cidr: an IPv4 prefix written as IPv6, which "
 		"matches no IPv4 source: write 198.18.5.1/32 (::198.18.5.1)");
-	refused("rules:\n  - cidr: ::ffff:0:0/96\n    action: deny\n",
+	policy_refused("rules:\n  - cidr: ::ffff:0:0/96\n    action: deny\n",
 		"p.yaml:2: rules[0].cidr: an IPv4 prefix written as IPv6, which "
 		"matches no IPv4 source: write 0.0.0.0/0 (::ffff:0:0/96)");
-	refused("rules:\n  - cidr: '::/96'\n    action: deny\n",
+	policy_refused("rules:\n  - cidr: '::/96'\n    action: deny\n",
 		"p.yaml:2: rules[0].cidr: an IPv4 prefix written as IPv6, which "
 		"matches no IPv4 source: write 0.0.0.0/0 (::/96)");
 }
@@ -301,7 +272,7 @@ Test(policy_file_rules, ipv6_prefixes_near_the_ipv4_ones_are_kept)
 	for (i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
 		snprintf(text, sizeof(text),
 			 "rules:\n  - cidr: %s\n    action: deny\n", kept[i]);
-		loaded(text, &config);
+		policy_loaded(text, &config);
 		cr_assert_eq(config.policy.n_rules, 2, "%s", kept[i]);
 		xrl_config_free(&config);
 	}
@@ -309,7 +280,7 @@ Test(policy_file_rules, ipv6_prefixes_near_the_ipv4_ones_are_kept)
 
 Test(policy_file_rules, duplicate_cidr_names_both_lines)
 {
-	refused("rules:\n"
+	policy_refused("rules:\n"
 		"  - cidr: 198.18.0.0/24\n"
 		"    action: allow\n"
 		"  - name: other\n"
@@ -318,12 +289,12 @@ Test(policy_file_rules, duplicate_cidr_names_both_lines)
 		"p.yaml:6: rules[1].cidr: duplicate of the rule at line 2 "
 		"(198.18.0.0/24)");
 	/* The same prefix spelt differently is the same prefix. */
-	refused("rules:\n"
+	policy_refused("rules:\n"
 		"  - {cidr: 198.18.0.1, action: allow}\n"
 		"  - {cidr: 198.18.0.1/32, action: deny}\n",
 		"p.yaml:3: rules[1].cidr: duplicate of the rule at line 2 "
 		"(198.18.0.1/32)");
-	refused("rules:\n"
+	policy_refused("rules:\n"
 		"  - {cidr: 'fd00:0:0::/32', action: allow}\n"
 		"  - {cidr: 'FD00::/32', action: deny}\n",
 		"p.yaml:3: rules[1].cidr: duplicate of the rule at line 2 "
@@ -332,36 +303,36 @@ Test(policy_file_rules, duplicate_cidr_names_both_lines)
 
 Test(policy_file_rules, every_source_belongs_to_default)
 {
-	refused("rules:\n  - {cidr: 0.0.0.0/0, action: deny}\n",
+	policy_refused("rules:\n  - {cidr: 0.0.0.0/0, action: deny}\n",
 		"p.yaml:2: rules[0].cidr: covers every source: set it as "
 		"default: (0.0.0.0/0)");
-	refused("rules:\n  - {cidr: '::/0', action: deny}\n",
+	policy_refused("rules:\n  - {cidr: '::/0', action: deny}\n",
 		"p.yaml:2: rules[0].cidr: covers every source: set it as "
 		"default: (::/0)");
 }
 
 Test(policy_file_rules, duplicate_name)
 {
-	refused("rules:\n"
+	policy_refused("rules:\n"
 		"  - {name: web, cidr: 198.18.0.0/24, action: allow}\n"
 		"  - cidr: 198.18.1.0/24\n"
 		"    name: web\n"
 		"    action: allow\n",
 		"p.yaml:4: rules[1].name: duplicate of the rule at line 2 (web)");
-	refused("rules:\n  - {name: default, cidr: 198.18.0.0/24, action: deny}\n",
+	policy_refused("rules:\n  - {name: default, cidr: 198.18.0.0/24, action: deny}\n",
 		"p.yaml:2: rules[0].name: the default rule's name (default)");
 	/* A name left out is the CIDR text, so it can clash too. */
-	refused("rules:\n"
+	policy_refused("rules:\n"
 		"  - {name: 198.18.1.0/24, cidr: 198.18.1.0/24, action: allow}\n"
 		"  - {name: '198.18.1.0/24', cidr: 198.18.2.0/24, action: deny}\n",
 		"p.yaml:3: rules[1].name: is the CIDR of another prefix "
 		"(198.18.1.0/24)");
-	refused("rules:\n"
+	policy_refused("rules:\n"
 		"  - {name: 198.18.1.0/24, cidr: 198.18.1.0/24, action: allow}\n"
 		"  - {cidr: 198.18.1.0/24, action: deny}\n",
 		"p.yaml:3: rules[1].cidr: duplicate of the rule at line 2 "
 		"(198.18.1.0/24)");
-	refused("rules:\n"
+	policy_refused("rules:\n"
 		"  - {name: 198.18.1.0/24, cidr: 198.18.1.0/24, action: allow}\n"
 		"  - {name: web, cidr: 198.18.2.0/24, action: deny}\n"
 		"  - {cidr: 198.18.3.0/24, name: web, action: deny}\n",
@@ -370,17 +341,17 @@ Test(policy_file_rules, duplicate_name)
 
 Test(policy_file_rules, bad_name)
 {
-	refused("rules:\n  - {name: '', cidr: 198.18.0.0/24, action: allow}\n",
+	policy_refused("rules:\n  - {name: '', cidr: 198.18.0.0/24, action: allow}\n",
 		"p.yaml:2: rules[0].name: must be 1 to 63 characters ()");
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    name: "
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    name: "
 		"0123456789012345678901234567890123456789012345678901234567890123\n",
 		"p.yaml:3: rules[0].name: must be 1 to 63 characters "
 		"(012345678901234567890123456789012345678901234567...)");
-	refused("rules:\n  - {name: \"a\\tb\", cidr: 198.18.0.0/24, action: allow}\n",
+	policy_refused("rules:\n  - {name: \"a\\tb\", cidr: 198.18.0.0/24, action: allow}\n",
 		"p.yaml:2: rules[0].name: control characters are not allowed "
 		"(a\\x09b)");
 	/* Rules are found by name or CIDR: a name may not be another's CIDR. */
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    action: allow\n"
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    action: allow\n"
 		"    name: 198.18.1.0/24\n",
 		"p.yaml:4: rules[0].name: is the CIDR of another prefix "
 		"(198.18.1.0/24)");
@@ -390,7 +361,7 @@ Test(policy_file_rules, name_that_is_its_own_cidr)
 {
 	struct xrl_config config;
 
-	loaded("rules:\n  - {name: 198.18.0.0/24, cidr: 198.18.0.0/24,"
+	policy_loaded("rules:\n  - {name: 198.18.0.0/24, cidr: 198.18.0.0/24,"
 	       " action: allow}\n", &config);
 	cr_assert_str_eq(config.policy.rules[1].name, "198.18.0.0/24");
 	xrl_config_free(&config);
@@ -398,97 +369,97 @@ Test(policy_file_rules, name_that_is_its_own_cidr)
 
 Test(policy_file_rules, limits_of_allow_and_deny_rules_are_checked_too)
 {
-	refused("rules:\n  - {cidr: 198.18.0.0/24, action: allow, pps: 2000G}\n",
+	policy_refused("rules:\n  - {cidr: 198.18.0.0/24, action: allow, pps: 2000G}\n",
 		"p.yaml:2: rules[0].pps: over the maximum 1000000000000 "
 		"(2000G)");
 }
 
 Test(policy_file_rules, unknown_action)
 {
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    action: block\n",
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    action: block\n",
 		"p.yaml:3: rules[0].action: unknown action, expected limit, "
 		"monitor, allow or deny (block)");
-	refused("default:\n  action: Allow\n",
+	policy_refused("default:\n  action: Allow\n",
 		"p.yaml:2: default.action: unknown action, expected limit, "
 		"monitor, allow or deny (Allow)");
 }
 
 Test(policy_file_rules, zero_rates)
 {
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: 0\n    burst: 10\n",
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: 0\n    burst: 10\n",
 		"p.yaml:3: rules[0].pps: must be at least 1 (0)");
-	refused("default:\n  bps: 0k\n  burst_bytes: 10\n",
+	policy_refused("default:\n  bps: 0k\n  burst_bytes: 10\n",
 		"p.yaml:2: default.bps: must be at least 1 (0k)");
 }
 
 Test(policy_file_rules, overflowing_rates)
 {
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: 1001G\n    burst: 1\n",
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: 1001G\n    burst: 1\n",
 		"p.yaml:3: rules[0].pps: over the maximum 1000000000000 (1001G)");
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    bps: 18446744073709551616\n",
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    bps: 18446744073709551616\n",
 		"p.yaml:3: rules[0].bps: over the maximum 1000000000000 "
 		"(18446744073709551616)");
-	refused("default:\n  pps: 99999999999999999999G\n",
+	policy_refused("default:\n  pps: 99999999999999999999G\n",
 		"p.yaml:2: default.pps: over the maximum 1000000000000 "
 		"(99999999999999999999G)");
 }
 
 Test(policy_file_rules, rates_that_are_no_whole_number)
 {
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: 1.5\n    burst: 2\n",
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: 1.5\n    burst: 2\n",
 		"p.yaml:3: rules[0].pps: not a whole number (1.5)");
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: 0.0001k\n",
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: 0.0001k\n",
 		"p.yaml:3: rules[0].pps: not a whole number (0.0001k)");
 }
 
 Test(policy_file_rules, rates_that_are_no_number)
 {
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: -10\n",
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: -10\n",
 		"p.yaml:3: rules[0].pps: not a number with an optional k, M or "
 		"G (-10)");
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: 10 k\n",
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: 10 k\n",
 		"p.yaml:3: rules[0].pps: not a number with an optional k, M or "
 		"G (10 k)");
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: 1e3\n",
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: 1e3\n",
 		"p.yaml:3: rules[0].pps: not a number with an optional k, M or "
 		"G (1e3)");
 }
 
 Test(policy_file_rules, zero_burst)
 {
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: 10\n    burst: 0\n",
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: 10\n    burst: 0\n",
 		"p.yaml:4: rules[0].burst: must be at least 1 (0)");
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    bps: 1M\n"
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    bps: 1M\n"
 		"    burst_bytes: 0\n",
 		"p.yaml:4: rules[0].burst_bytes: must be at least 1 (0)");
 }
 
 Test(policy_file_rules, burst_over_the_maximum)
 {
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: 10\n    burst: 5G\n",
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: 10\n    burst: 5G\n",
 		"p.yaml:4: rules[0].burst: over the maximum 4294967296 (5G)");
 }
 
 Test(policy_file_rules, limit_rule_without_a_limit)
 {
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    action: limit\n",
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    action: limit\n",
 		"p.yaml:2: rules[0].pps: a limit rule needs pps or bps");
-	refused("rules:\n  - name: watch\n    cidr: fd00::/16\n"
+	policy_refused("rules:\n  - name: watch\n    cidr: fd00::/16\n"
 		"    action: monitor\n",
 		"p.yaml:2: rules[0].pps: a monitor rule needs pps or bps");
-	refused("default:\n  action: limit\n",
+	policy_refused("default:\n  action: limit\n",
 		"p.yaml:2: default.pps: a limit rule needs pps or bps");
 }
 
 Test(policy_file_rules, pps_without_burst)
 {
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: 10k\n",
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: 10k\n",
 		"p.yaml:2: rules[0].burst: pps needs a burst of at least 1");
 }
 
 Test(policy_file_rules, bps_without_burst_bytes)
 {
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: 10k\n    burst: 1\n"
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: 10k\n    burst: 1\n"
 		"    bps: 1M\n",
 		"p.yaml:2: rules[0].burst_bytes: bps needs a burst_bytes of at "
 		"least 1");
@@ -496,7 +467,7 @@ Test(policy_file_rules, bps_without_burst_bytes)
 
 Test(policy_file_rules, error_in_a_later_rule_names_its_index)
 {
-	refused("rules:\n"
+	policy_refused("rules:\n"
 		"  - {cidr: 198.18.0.0/24, action: allow}\n"
 		"  - {cidr: 198.18.1.0/24, action: allow}\n"
 		"  - {cidr: 198.18.2.0/24, action: allw}\n",
@@ -520,12 +491,12 @@ Test(policy_file_rules, more_rules_than_the_maximum)
 {
 	char *text = many_rules(XRL_MAX_RULES);
 
-	refused(text, "p.yaml:2: rules: 1048576 rules, more than the maximum "
+	policy_refused(text, "p.yaml:2: rules: 1048576 rules, more than the maximum "
 		"1048575");
 	free(text);
 	/* At the maximum the count passes and the rules are judged. */
 	text = many_rules(XRL_MAX_RULES - 1);
-	refused(text, "p.yaml:2: rules[0].cidr: missing (every rule but "
+	policy_refused(text, "p.yaml:2: rules[0].cidr: missing (every rule but "
 		"default: needs one)");
 	free(text);
 }
@@ -539,8 +510,8 @@ Test(policy_file_files, missing_file)
 	struct xrl_config config;
 
 	cr_assert_eq(xrl_config_load_file("/nonexistent/policy.yaml", &config,
-					  err, sizeof(err)), -ENOENT);
-	cr_assert_str_eq(err, "/nonexistent/policy.yaml: cannot read: No such "
+					  policy_err, sizeof(policy_err)), -ENOENT);
+	cr_assert_str_eq(policy_err, "/nonexistent/policy.yaml: cannot read: No such "
 			 "file or directory");
 }
 
@@ -548,9 +519,9 @@ Test(policy_file_files, directory)
 {
 	struct xrl_config config;
 
-	cr_assert_eq(xrl_config_load_file("examples", &config, err,
-					  sizeof(err)), -EISDIR);
-	cr_assert_str_eq(err, "examples: cannot read: Is a directory");
+	cr_assert_eq(xrl_config_load_file("examples", &config, policy_err,
+					  sizeof(policy_err)), -EISDIR);
+	cr_assert_str_eq(policy_err, "examples: cannot read: Is a directory");
 }
 
 Test(policy_file_files, unreadable_file)
@@ -566,11 +537,11 @@ Test(policy_file_files, unreadable_file)
 	/* root reads anything: prove the refusal through another uid. */
 	if (geteuid() == 0)
 		cr_assert_eq(seteuid(65534), 0);
-	cr_assert_eq(xrl_config_load_file(path, &config, err, sizeof(err)),
+	cr_assert_eq(xrl_config_load_file(path, &config, policy_err, sizeof(policy_err)),
 		     -EACCES);
 	snprintf(expected, sizeof(expected),
 		 "%s: cannot read: Permission denied", path);
-	cr_assert_str_eq(err, expected);
+	cr_assert_str_eq(policy_err, expected);
 	if (geteuid() != getuid())
 		cr_assert_eq(seteuid(getuid()), 0);
 	unlink(path);
@@ -587,12 +558,12 @@ Test(policy_file_files, errors_name_the_file)
 	fputs("malformed: pass\nrules:\n  - cidr: 198.18.0.0/24\n    pps: 0\n",
 	      file);
 	fclose(file);
-	cr_assert_eq(xrl_config_load_file(path, &config, err, sizeof(err)),
+	cr_assert_eq(xrl_config_load_file(path, &config, policy_err, sizeof(policy_err)),
 		     -EINVAL);
 	unlink(path);
 	snprintf(expected, sizeof(expected),
 		 "%s:4: rules[0].pps: must be at least 1 (0)", path);
-	cr_assert_str_eq(err, expected);
+	cr_assert_str_eq(policy_err, expected);
 }
 
 static void assert_rule(const struct xrl_rule_spec *rule, const char *name,
@@ -619,8 +590,8 @@ Test(policy_file_files, example_loads_to_its_values)
 	struct xrl_policy *p = &config.policy;
 	size_t i;
 
-	cr_assert_eq(xrl_config_load_file(EXAMPLE, &config, err, sizeof(err)),
-		     0, "%s", err);
+	cr_assert_eq(xrl_config_load_file(EXAMPLE, &config, policy_err, sizeof(policy_err)),
+		     0, "%s", policy_err);
 	cr_assert_eq(p->v4_prefix, 32);
 	cr_assert_eq(p->v6_prefix, 64);
 	cr_assert_eq(p->malformed, XRL_MALFORMED_PASS);
@@ -647,7 +618,7 @@ Test(policy_file_files, defaults_when_keys_are_left_out)
 {
 	struct xrl_config config;
 
-	loaded("malformed: drop\n", &config);
+	policy_loaded("malformed: drop\n", &config);
 	cr_assert_eq(config.policy.v4_prefix, 32);
 	cr_assert_eq(config.policy.v6_prefix, 64);
 	cr_assert_eq(config.policy.malformed, XRL_MALFORMED_DROP);
@@ -659,7 +630,7 @@ Test(policy_file_files, defaults_when_keys_are_left_out)
 	xrl_config_free(&config);
 
 	/* A rule's action, when left out, is limit. */
-	loaded("rules:\n  - {cidr: 198.18.0.0/15, pps: 1, burst: 1}\n", &config);
+	policy_loaded("rules:\n  - {cidr: 198.18.0.0/15, pps: 1, burst: 1}\n", &config);
 	cr_assert_eq(config.policy.rules[1].action, XRL_ACTION_LIMIT);
 	xrl_config_free(&config);
 }
@@ -738,18 +709,6 @@ Test(quantity, overflow)
 
 TestSuite(policy_write);
 
-static char *write_policy(const struct xrl_policy *policy)
-{
-	char *text = NULL;
-	size_t size = 0;
-	FILE *out = open_memstream(&text, &size);
-
-	cr_assert_not_null(out);
-	cr_assert_eq(xrl_policy_write_yaml(out, policy), 0);
-	fclose(out);
-	return text;
-}
-
 /* Everything but the line numbers, which belong to the file. */
 static void assert_same_policy(const struct xrl_policy *a,
 			       const struct xrl_policy *b)
@@ -777,17 +736,17 @@ static void assert_same_policy(const struct xrl_policy *a,
 static void round_trip(const struct xrl_policy *policy)
 {
 	struct xrl_config again, third;
-	char *text = write_policy(policy), *text2;
+	char *text = policy_write(policy), *text2;
 
 	cr_assert_eq(xrl_config_load_string(text, strlen(text), "written",
-					    &again, err, sizeof(err)), 0,
-		     "%s\n%s", err, text);
+					    &again, policy_err, sizeof(policy_err)), 0,
+		     "%s\n%s", policy_err, text);
 	assert_same_policy(policy, &again.policy);
 	/* And writing is stable: the second text is the first. */
-	text2 = write_policy(&again.policy);
+	text2 = policy_write(&again.policy);
 	cr_assert_str_eq(text, text2);
 	cr_assert_eq(xrl_config_load_string(text2, strlen(text2), "written",
-					    &third, err, sizeof(err)), 0);
+					    &third, policy_err, sizeof(policy_err)), 0);
 	assert_same_policy(policy, &third.policy);
 	xrl_config_free(&again);
 	xrl_config_free(&third);
@@ -799,8 +758,8 @@ Test(policy_write, example_round_trips)
 {
 	struct xrl_config config;
 
-	cr_assert_eq(xrl_config_load_file(EXAMPLE, &config, err, sizeof(err)),
-		     0, "%s", err);
+	cr_assert_eq(xrl_config_load_file(EXAMPLE, &config, policy_err, sizeof(policy_err)),
+		     0, "%s", policy_err);
 	round_trip(&config.policy);
 	xrl_config_free(&config);
 }
@@ -809,7 +768,7 @@ Test(policy_write, awkward_names_and_numbers_round_trip)
 {
 	struct xrl_config config;
 
-	loaded("keys: {ipv4_prefix: 24, ipv6_prefix: 48}\n"
+	policy_loaded("keys: {ipv4_prefix: 24, ipv6_prefix: 48}\n"
 	       "malformed: drop\n"
 	       "vlan_overflow: pass\n"
 	       "ipv4_mapped: ipv6\n"
@@ -841,7 +800,7 @@ Test(policy_write, policy_of_only_a_default_round_trips)
 
 	cr_assert_eq(xrl_policy_init(&policy), 0);
 	round_trip(&policy);
-	text = write_policy(&policy);
+	text = policy_write(&policy);
 	cr_assert_str_eq(text,
 			 "keys:\n"
 			 "  ipv4_prefix: 32\n"

@@ -14,24 +14,7 @@
 #include "match.h"
 #include "policy.h"
 #include "policy_file.h"
-
-static char err[1024];
-
-static int load(const char *text, struct xrl_config *config)
-{
-	return xrl_config_load_string(text, strlen(text), "p.yaml", config,
-				      err, sizeof(err));
-}
-
-static void refused(const char *text, const char *expected)
-{
-	struct xrl_config config;
-	int ret = load(text, &config);
-
-	cr_assert_eq(ret, -EINVAL, "loaded (%d): %s", ret, text);
-	cr_assert_str_eq(err, expected);
-	cr_assert_null(strchr(err, '\n'), "error spans lines");
-}
+#include "policy_text.h"
 
 #define RULE(body) "rules:\n  - cidr: 198.18.0.0/24\n    pps: 10\n    burst: 10\n" body
 
@@ -42,9 +25,9 @@ Test(policy_l4, proto_ports_and_syn_load_into_the_match)
 	struct xrl_config config;
 	const struct xrl_rule_match *m;
 
-	cr_assert_eq(load(RULE("    proto: tcp\n    dport: 80\n"
+	cr_assert_eq(policy_load(RULE("    proto: tcp\n    dport: 80\n"
 			       "    sport: 1024-65535\n    tcp_flags: syn\n"),
-			  &config), 0, "%s", err);
+			  &config), 0, "%s", policy_err);
 	cr_assert_eq(config.policy.n_rules, 2);
 	m = &config.policy.rules[1].match;
 	cr_assert_eq(m->proto, IPPROTO_TCP);
@@ -63,7 +46,7 @@ Test(policy_l4, a_plain_and_l4_rules_share_a_prefix)
 {
 	struct xrl_config config;
 
-	cr_assert_eq(load("rules:\n"
+	cr_assert_eq(policy_load("rules:\n"
 			  "  - cidr: 198.18.0.0/24\n    pps: 10\n    burst: 10\n"
 			  "  - cidr: 198.18.0.0/24\n    pps: 1\n    burst: 1\n"
 			  "    proto: tcp\n    tcp_flags: syn\n"
@@ -72,7 +55,7 @@ Test(policy_l4, a_plain_and_l4_rules_share_a_prefix)
 			  "  - cidr: fd00::/64\n    pps: 3\n    burst: 3\n"
 			  "    proto: icmpv6\n"
 			  "  - cidr: 0.0.0.0/0\n    pps: 4\n    burst: 4\n"
-			  "    proto: icmp\n", &config), 0, "%s", err);
+			  "    proto: icmp\n", &config), 0, "%s", policy_err);
 	cr_assert_eq(config.policy.n_rules, 6);
 	cr_assert_str_eq(config.policy.rules[1].name, "198.18.0.0/24");
 	cr_assert_str_eq(config.policy.rules[3].name, "198.18.0.0/24 udp sport 53");
@@ -84,45 +67,45 @@ Test(policy_l4, a_plain_and_l4_rules_share_a_prefix)
 
 Test(policy_l4, bad_values_are_refused_naming_the_field)
 {
-	refused(RULE("    proto: sctp\n"),
+	policy_refused(RULE("    proto: sctp\n"),
 		"p.yaml:5: rules[0].proto: unknown protocol, expected tcp, "
 		"udp, icmp or icmpv6 (sctp)");
-	refused(RULE("    proto: tcp\n    dport: 65536\n"),
+	policy_refused(RULE("    proto: tcp\n    dport: 65536\n"),
 		"p.yaml:6: rules[0].dport: not a port 0-65535 or a range "
 		"LOW-HIGH (65536)");
-	refused(RULE("    proto: tcp\n    dport: http\n"),
+	policy_refused(RULE("    proto: tcp\n    dport: http\n"),
 		"p.yaml:6: rules[0].dport: not a port 0-65535 or a range "
 		"LOW-HIGH (http)");
-	refused(RULE("    proto: tcp\n    sport: \"-5\"\n"),
+	policy_refused(RULE("    proto: tcp\n    sport: \"-5\"\n"),
 		"p.yaml:6: rules[0].sport: not a port 0-65535 or a range "
 		"LOW-HIGH (-5)");
-	refused(RULE("    proto: udp\n    sport: 200-100\n"),
+	policy_refused(RULE("    proto: udp\n    sport: 200-100\n"),
 		"p.yaml:6: rules[0].sport: range low end above its high end "
 		"(200-100)");
-	refused(RULE("    proto: tcp\n    tcp_flags: ack\n"),
+	policy_refused(RULE("    proto: tcp\n    tcp_flags: ack\n"),
 		"p.yaml:6: rules[0].tcp_flags: unknown flags, expected syn "
 		"(SYN without ACK) (ack)");
 }
 
 Test(policy_l4, combinations_that_cannot_match_are_refused)
 {
-	refused(RULE("    proto: udp\n    tcp_flags: syn\n"),
+	policy_refused(RULE("    proto: udp\n    tcp_flags: syn\n"),
 		"p.yaml:6: rules[0].tcp_flags: needs proto: tcp, not udp (syn)");
-	refused(RULE("    tcp_flags: syn\n"),
+	policy_refused(RULE("    tcp_flags: syn\n"),
 		"p.yaml:5: rules[0].tcp_flags: needs proto: tcp (syn)");
-	refused(RULE("    dport: 80\n"),
+	policy_refused(RULE("    dport: 80\n"),
 		"p.yaml:5: rules[0].dport: needs proto: tcp or udp (80)");
-	refused(RULE("    proto: icmp\n    dport: 80\n"),
+	policy_refused(RULE("    proto: icmp\n    dport: 80\n"),
 		"p.yaml:6: rules[0].dport: icmp has no ports (tcp or udp "
 		"only) (80)");
-	refused(RULE("    proto: icmpv6\n"),
+	policy_refused(RULE("    proto: icmpv6\n"),
 		"p.yaml:5: rules[0].proto: icmpv6 is IPv6's, never on an IPv4 "
 		"prefix: write icmp (icmpv6)");
-	refused("rules:\n  - cidr: fd00::/64\n    pps: 1\n    burst: 1\n"
+	policy_refused("rules:\n  - cidr: fd00::/64\n    pps: 1\n    burst: 1\n"
 		"    proto: icmp\n",
 		"p.yaml:5: rules[0].proto: icmp is IPv4's, never on an IPv6 "
 		"prefix: write icmpv6 (icmp)");
-	refused("default:\n  pps: 1\n  burst: 1\n  proto: tcp\n",
+	policy_refused("default:\n  pps: 1\n  burst: 1\n  proto: tcp\n",
 		"p.yaml:4: default.proto: unknown key, expected one of: "
 		"action, pps, burst, bps, burst_bytes, scope, global, strategy, "
 		"interval, limit, window, ban, ban_after, ban_max, levels");
@@ -130,7 +113,7 @@ Test(policy_l4, combinations_that_cannot_match_are_refused)
 
 Test(policy_l4, two_rules_with_one_match_at_one_prefix_are_refused)
 {
-	refused("rules:\n"
+	policy_refused("rules:\n"
 		"  - cidr: 198.18.0.0/24\n    name: a\n    proto: tcp\n"
 		"    action: deny\n"
 		"  - cidr: 198.18.0.0/24\n    name: b\n    proto: tcp\n"
@@ -138,7 +121,7 @@ Test(policy_l4, two_rules_with_one_match_at_one_prefix_are_refused)
 		"p.yaml:6: rules[1].cidr: duplicate of the rule at line 2 "
 		"(198.18.0.0/24)");
 	/* Ports written out in full are the same match as none. */
-	refused("rules:\n"
+	policy_refused("rules:\n"
 		"  - cidr: 198.18.0.0/24\n    name: a\n    proto: udp\n"
 		"    dport: 53\n    action: deny\n"
 		"  - cidr: 198.18.0.0/24\n    name: b\n    proto: udp\n"
@@ -156,21 +139,9 @@ Test(policy_l4, more_than_eight_rules_at_one_prefix_are_refused)
 		snprintf(text + strlen(text), sizeof(text) - strlen(text),
 			 "  - cidr: 198.18.0.0/24\n    action: deny\n"
 			 "    proto: udp\n    dport: %d\n", i);
-	refused(text, "p.yaml:34: rules[8].cidr: more than 8 rules at one "
+	policy_refused(text, "p.yaml:34: rules[8].cidr: more than 8 rules at one "
 		"prefix (rules that differ in proto, ports or tcp_flags) "
 		"(198.18.0.0/24)");
-}
-
-static char *write_policy(const struct xrl_policy *policy)
-{
-	char *text = NULL;
-	size_t size = 0;
-	FILE *out = open_memstream(&text, &size);
-
-	cr_assert_not_null(out);
-	cr_assert_eq(xrl_policy_write_yaml(out, policy), 0);
-	fclose(out);
-	return text;
 }
 
 Test(policy_l4, l4_keys_round_trip_through_the_writer)
@@ -179,18 +150,18 @@ Test(policy_l4, l4_keys_round_trip_through_the_writer)
 	char *text;
 	size_t i;
 
-	cr_assert_eq(load("rules:\n"
+	cr_assert_eq(policy_load("rules:\n"
 			  "  - cidr: 198.18.0.0/24\n    pps: 1\n    burst: 1\n"
 			  "    proto: tcp\n    tcp_flags: syn\n    dport: 22\n"
 			  "  - cidr: 198.18.0.0/24\n    pps: 2\n    burst: 2\n"
 			  "    proto: udp\n    sport: 0-1023\n"
 			  "  - cidr: 198.18.0.0/24\n    pps: 3\n    burst: 3\n"
 			  "  - cidr: fd00::/64\n    pps: 3\n    burst: 3\n"
-			  "    proto: icmpv6\n", &config), 0, "%s", err);
-	text = write_policy(&config.policy);
+			  "    proto: icmpv6\n", &config), 0, "%s", policy_err);
+	text = policy_write(&config.policy);
 	cr_assert_eq(xrl_config_load_string(text, strlen(text), "written",
-					    &again, err, sizeof(err)), 0,
-		     "%s\n%s", err, text);
+					    &again, policy_err, sizeof(policy_err)), 0,
+		     "%s\n%s", policy_err, text);
 	cr_assert_eq(again.policy.n_rules, config.policy.n_rules);
 	for (i = 0; i < config.policy.n_rules; i++) {
 		struct xrl_rule_spec x = config.policy.rules[i];

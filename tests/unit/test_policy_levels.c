@@ -12,24 +12,7 @@
 #include <string.h>
 #include "policy.h"
 #include "policy_file.h"
-
-static char err[1024];
-
-static int load(const char *text, struct xrl_config *config)
-{
-	return xrl_config_load_string(text, strlen(text), "p.yaml", config,
-				      err, sizeof(err));
-}
-
-static void refused(const char *text, const char *expected)
-{
-	struct xrl_config config;
-	int ret = load(text, &config);
-
-	cr_assert_eq(ret, -EINVAL, "loaded (%d): %s", ret, text);
-	cr_assert_str_eq(err, expected);
-	cr_assert_null(strchr(err, '\n'), "error spans lines");
-}
+#include "policy_text.h"
 
 static void level_is(const struct xrl_level_spec *level,
 		     enum xrl_family family, unsigned prefix, uint64_t pps,
@@ -69,7 +52,7 @@ Test(policy_levels, levels_load_into_the_rule_with_the_rules_family)
 	struct xrl_config config;
 	const struct xrl_rule_spec *v4, *v6;
 
-	cr_assert_eq(load(example, &config), 0, "%s", err);
+	cr_assert_eq(policy_load(example, &config), 0, "%s", policy_err);
 	cr_assert_eq(config.policy.n_rules, 3);
 	cr_assert_eq(config.policy.rules[0].n_levels, 0);
 	v4 = &config.policy.rules[1];
@@ -88,13 +71,13 @@ Test(policy_levels, a_level_in_block_style_is_at_the_line_of_its_prefix)
 {
 	struct xrl_config config;
 
-	cr_assert_eq(load("rules:\n  - cidr: fd00::/8\n    pps: 5\n"
+	cr_assert_eq(policy_load("rules:\n  - cidr: fd00::/8\n    pps: 5\n"
 			  "    burst: 5\n    levels:\n"
 			  "      - pps: 2k\n"
 			  "        burst: 2k\n"
 			  "        prefix: 56\n"
 			  "        bps: 100M\n"
-			  "        burst_bytes: 1M\n", &config), 0, "%s", err);
+			  "        burst_bytes: 1M\n", &config), 0, "%s", policy_err);
 	level_is(&config.policy.rules[1].levels[0], XRL_FAMILY_IPV6, 56, 2000,
 		 2000, 100000000, 1000000, 8);
 	xrl_config_free(&config);
@@ -105,7 +88,7 @@ Test(policy_levels, the_default_rule_says_the_family_of_each_level)
 	struct xrl_config config;
 	const struct xrl_rule_spec *dflt;
 
-	cr_assert_eq(load("default:\n"
+	cr_assert_eq(policy_load("default:\n"
 			  "  action: monitor\n"
 			  "  pps: 10\n"
 			  "  burst: 10\n"
@@ -113,7 +96,7 @@ Test(policy_levels, the_default_rule_says_the_family_of_each_level)
 			  "    - {ipv4_prefix: 24, pps: 100, burst: 100}\n"
 			  "    - {ipv6_prefix: 48, bps: 1M, burst_bytes: 15k}\n"
 			  "    - {ipv4_prefix: 16, pps: 1k, burst: 2k}\n",
-			  &config), 0, "%s", err);
+			  &config), 0, "%s", policy_err);
 	dflt = &config.policy.rules[0];
 	cr_assert_eq(dflt->action, XRL_ACTION_MONITOR);
 	cr_assert_eq(dflt->n_levels, 3);
@@ -123,13 +106,13 @@ Test(policy_levels, the_default_rule_says_the_family_of_each_level)
 	level_is(&dflt->levels[2], XRL_FAMILY_IPV4, 16, 1000, 2000, 0, 0, 8);
 	xrl_config_free(&config);
 
-	refused("default:\n  pps: 10\n  burst: 10\n  levels:\n"
+	policy_refused("default:\n  pps: 10\n  burst: 10\n  levels:\n"
 		"    - {prefix: 24, pps: 100, burst: 100}\n",
 		"p.yaml:5: default.levels[0].prefix: the default rule covers "
 		"IPv4 and IPv6 sources: write ipv4_prefix: or ipv6_prefix: "
 		"(24)");
 	/* So does an L4 rule of every source. */
-	refused("rules:\n  - cidr: 0.0.0.0/0\n    proto: udp\n    pps: 10\n"
+	policy_refused("rules:\n  - cidr: 0.0.0.0/0\n    proto: udp\n    pps: 10\n"
 		"    burst: 10\n    levels:\n"
 		"    - {prefix: 24, pps: 100, burst: 100}\n",
 		"p.yaml:7: rules[0].levels[0].prefix: a rule for every source "
@@ -141,14 +124,14 @@ Test(policy_levels, a_leaky_bucket_or_monitor_rule_may_have_levels)
 {
 	struct xrl_config config;
 
-	cr_assert_eq(load("rules:\n"
+	cr_assert_eq(policy_load("rules:\n"
 			  "  - cidr: 198.18.0.0/16\n    strategy: leaky_bucket\n"
 			  "    interval: 10ms\n"
 			  "    levels: [{prefix: 24, pps: 1k, burst: 10}]\n"
 			  "  - cidr: 198.19.0.0/16\n    action: monitor\n"
 			  "    pps: 1\n    burst: 1\n"
 			  "    levels: [{prefix: 16, pps: 1k, burst: 10}]\n",
-			  &config), 0, "%s", err);
+			  &config), 0, "%s", policy_err);
 	cr_assert_eq(config.policy.rules[1].n_levels, 1);
 	cr_assert_eq(config.policy.rules[2].n_levels, 1);
 	/* A level as long as the rule's prefix: one bucket for the rule. */
@@ -161,37 +144,37 @@ Test(policy_levels, a_leaky_bucket_or_monitor_rule_may_have_levels)
 
 Test(policy_levels, a_bad_list_of_levels_is_refused)
 {
-	refused(RULE("    levels: 24\n"),
+	policy_refused(RULE("    levels: 24\n"),
 		"p.yaml:5: rules[0].levels: must be a list, not a single value "
 		"(24)");
-	refused(RULE("    levels: []\n"),
+	policy_refused(RULE("    levels: []\n"),
 		"p.yaml:5: rules[0].levels: an empty list (leave levels: out "
 		"for none)");
-	refused(RULE("    levels:\n"
+	policy_refused(RULE("    levels:\n"
 		     "      - {prefix: 17, pps: 1, burst: 1}\n"
 		     "      - {prefix: 18, pps: 1, burst: 1}\n"
 		     "      - {prefix: 19, pps: 1, burst: 1}\n"
 		     "      - {prefix: 20, pps: 1, burst: 1}\n"
 		     "      - {prefix: 21, pps: 1, burst: 1}\n"),
 		"p.yaml:6: rules[0].levels: 5 levels, more than the maximum 4");
-	refused(RULE("    levels:\n      - 24\n"),
+	policy_refused(RULE("    levels:\n      - 24\n"),
 		"p.yaml:6: rules[0].levels[0]: must be a map, not a single "
 		"value (24)");
-	refused(RULE("    levels:\n      - {prefix: 24, pss: 1}\n"),
+	policy_refused(RULE("    levels:\n      - {prefix: 24, pss: 1}\n"),
 		"p.yaml:6: rules[0].levels[0].pss: unknown key, expected one "
 		"of: prefix, ipv4_prefix, ipv6_prefix, pps, burst, bps, "
 		"burst_bytes");
-	refused(RULE("    levels:\n      - {prefix: 24, pps: 1, pps: 2}\n"),
+	policy_refused(RULE("    levels:\n      - {prefix: 24, pps: 1, pps: 2}\n"),
 		"p.yaml:6: rules[0].levels[0].pps: duplicate key, first at "
 		"line 6");
 }
 
 Test(policy_levels, a_level_without_one_prefix_is_refused)
 {
-	refused(RULE("    levels:\n      - {pps: 1, burst: 1}\n"),
+	policy_refused(RULE("    levels:\n      - {pps: 1, burst: 1}\n"),
 		"p.yaml:6: rules[0].levels[0]: a level needs prefix, "
 		"ipv4_prefix or ipv6_prefix");
-	refused(RULE("    levels:\n"
+	policy_refused(RULE("    levels:\n"
 		     "      - prefix: 24\n"
 		     "        ipv4_prefix: 24\n"
 		     "        pps: 1\n"),
@@ -201,33 +184,33 @@ Test(policy_levels, a_level_without_one_prefix_is_refused)
 
 Test(policy_levels, bad_values_of_a_level_are_refused_at_their_line)
 {
-	refused(RULE("    levels:\n      - {prefix: 24, pps: fast}\n"),
+	policy_refused(RULE("    levels:\n      - {prefix: 24, pps: fast}\n"),
 		"p.yaml:6: rules[0].levels[0].pps: not a number with an "
 		"optional k, M or G (fast)");
-	refused(RULE("    levels:\n      - {prefix: 24, pps: 1, burst: 0}\n"),
+	policy_refused(RULE("    levels:\n      - {prefix: 24, pps: 1, burst: 0}\n"),
 		"p.yaml:6: rules[0].levels[0].burst: must be at least 1 (0)");
-	refused(RULE("    levels:\n      - {prefix: 24, bps: 1.5, "
+	policy_refused(RULE("    levels:\n      - {prefix: 24, bps: 1.5, "
 		     "burst_bytes: 1}\n"),
 		"p.yaml:6: rules[0].levels[0].bps: not a whole number (1.5)");
-	refused(RULE("    levels:\n      - {prefix: 24, pps: 1, "
+	policy_refused(RULE("    levels:\n      - {prefix: 24, pps: 1, "
 		     "burst: 2000000000000}\n"),
 		"p.yaml:6: rules[0].levels[0].burst: over the maximum "
 		"4294967296 (2000000000000)");
-	refused(RULE("    levels:\n      - {prefix: 200, pps: 1, burst: 1}\n"),
+	policy_refused(RULE("    levels:\n      - {prefix: 200, pps: 1, burst: 1}\n"),
 		"p.yaml:6: rules[0].levels[0].prefix: must be 1 to 128 (200)");
-	refused(RULE("    levels:\n      - {prefix: 33, pps: 1, burst: 1}\n"),
+	policy_refused(RULE("    levels:\n      - {prefix: 33, pps: 1, burst: 1}\n"),
 		"p.yaml:6: rules[0].levels[0].prefix: /33 is not 1..31 for "
 		"IPv4 (33)");
-	refused(RULE("    levels:\n"
+	policy_refused(RULE("    levels:\n"
 		     "      - prefix: 24\n"
 		     "        pps: 1\n"),
 		"p.yaml:6: rules[0].levels[0].burst: pps needs a burst of at "
 		"least 1");
-	refused(RULE("    levels:\n"
+	policy_refused(RULE("    levels:\n"
 		     "      - prefix: 24\n"
 		     "        burst: 1\n"),
 		"p.yaml:6: rules[0].levels[0].pps: a level needs pps or bps");
-	refused(RULE("    levels:\n"
+	policy_refused(RULE("    levels:\n"
 		     "      - {prefix: 24, bps: 1k}\n"),
 		"p.yaml:6: rules[0].levels[0].burst_bytes: bps needs a "
 		"burst_bytes of at least 1");
@@ -235,25 +218,25 @@ Test(policy_levels, bad_values_of_a_level_are_refused_at_their_line)
 
 Test(policy_levels, a_level_out_of_place_is_refused)
 {
-	refused(RULE("    levels:\n      - {ipv6_prefix: 48, pps: 1, "
+	policy_refused(RULE("    levels:\n      - {ipv6_prefix: 48, pps: 1, "
 		     "burst: 1}\n"),
 		"p.yaml:6: rules[0].levels[0].ipv6_prefix: an IPv6 level in a "
 		"rule for IPv4 sources (48)");
-	refused("rules:\n  - cidr: fd00::/32\n    pps: 1\n    burst: 1\n"
+	policy_refused("rules:\n  - cidr: fd00::/32\n    pps: 1\n    burst: 1\n"
 		"    levels:\n      - {ipv4_prefix: 24, pps: 1, burst: 1}\n",
 		"p.yaml:6: rules[0].levels[0].ipv4_prefix: an IPv4 level in a "
 		"rule for IPv6 sources (24)");
-	refused(RULE("    levels:\n      - {prefix: 8, pps: 1, burst: 1}\n"),
+	policy_refused(RULE("    levels:\n      - {prefix: 8, pps: 1, burst: 1}\n"),
 		"p.yaml:6: rules[0].levels[0].prefix: /8 is shorter than the "
 		"rule's /16 (one bucket for the whole rule is scope: "
 		"aggregate) (8)");
-	refused(RULE("    levels:\n"
+	policy_refused(RULE("    levels:\n"
 		     "      - {prefix: 24, pps: 1, burst: 1}\n"
 		     "      - {prefix: 20, pps: 1, burst: 1}\n"
 		     "      - {prefix: 24, pps: 2, burst: 2}\n"),
 		"p.yaml:8: rules[0].levels[2].prefix: /24 is levels[0]'s "
 		"already (24)");
-	refused("default:\n  pps: 1\n  burst: 1\n  levels:\n"
+	policy_refused("default:\n  pps: 1\n  burst: 1\n  levels:\n"
 		"    - {ipv6_prefix: 128, pps: 1, burst: 1}\n",
 		"p.yaml:5: default.levels[0].ipv6_prefix: /128 is not 1..127 "
 		"for IPv6 (128)");
@@ -261,18 +244,18 @@ Test(policy_levels, a_level_out_of_place_is_refused)
 
 Test(policy_levels, a_level_not_shorter_than_the_source_key_is_refused)
 {
-	refused("keys: {ipv4_prefix: 24}\n"
+	policy_refused("keys: {ipv4_prefix: 24}\n"
 		RULE("    levels:\n      - {prefix: 24, pps: 1, burst: 1}\n"),
 		"p.yaml:7: rules[0].levels[0].prefix: /24 is not shorter than "
 		"the IPv4 source key /24 (keys.ipv4_prefix) (24)");
 	/* keys: after the rules judges them all the same. */
-	refused("default:\n  pps: 1\n  burst: 1\n  levels:\n"
+	policy_refused("default:\n  pps: 1\n  burst: 1\n  levels:\n"
 		"    - {ipv4_prefix: 16, pps: 1, burst: 1}\n"
 		"    - {ipv6_prefix: 56, pps: 1, burst: 1}\n"
 		"keys:\n  ipv6_prefix: 48\n",
 		"p.yaml:6: default.levels[1].ipv6_prefix: /56 is not shorter "
 		"than the IPv6 source key /48 (keys.ipv6_prefix) (56)");
-	refused("rules:\n"
+	policy_refused("rules:\n"
 		"  - {cidr: 198.18.0.0/16, action: deny}\n"
 		"  - cidr: fd00::/16\n    pps: 1\n    burst: 1\n"
 		"    levels:\n"
@@ -286,34 +269,22 @@ Test(policy_levels, a_level_not_shorter_than_the_source_key_is_refused)
 
 Test(policy_levels, levels_on_a_rule_without_per_source_buckets_are_refused)
 {
-	refused("rules:\n  - cidr: 198.18.0.0/16\n    action: allow\n" LEVEL,
+	policy_refused("rules:\n  - cidr: 198.18.0.0/16\n    action: allow\n" LEVEL,
 		"p.yaml:4: rules[0].levels: only for limit and monitor rules, "
 		"not action: allow");
-	refused("rules:\n  - cidr: 198.18.0.0/16\n    action: deny\n" LEVEL,
+	policy_refused("rules:\n  - cidr: 198.18.0.0/16\n    action: deny\n" LEVEL,
 		"p.yaml:4: rules[0].levels: only for limit and monitor rules, "
 		"not action: deny");
-	refused(RULE("    scope: aggregate\n" LEVEL),
+	policy_refused(RULE("    scope: aggregate\n" LEVEL),
 		"p.yaml:6: rules[0].levels: only with scope: source (one "
 		"budget for the whole rule has no levels)");
-	refused(RULE("    scope: aggregate\n    global: true\n" LEVEL),
+	policy_refused(RULE("    scope: aggregate\n    global: true\n" LEVEL),
 		"p.yaml:7: rules[0].levels: only with scope: source (one "
 		"budget for the whole rule has no levels)");
-	refused("rules:\n  - cidr: 198.18.0.0/16\n"
+	policy_refused("rules:\n  - cidr: 198.18.0.0/16\n"
 		"    strategy: sliding_window\n    limit: 5\n    window: 1s\n"
 		LEVEL,
 		"p.yaml:6: rules[0].levels: not with strategy: sliding_window");
-}
-
-static char *write_policy(const struct xrl_policy *policy)
-{
-	char *text = NULL;
-	size_t size = 0;
-	FILE *out = open_memstream(&text, &size);
-
-	cr_assert_not_null(out);
-	cr_assert_eq(xrl_policy_write_yaml(out, policy), 0);
-	fclose(out);
-	return text;
 }
 
 static void assert_same_rules(const struct xrl_policy *a,
@@ -339,7 +310,7 @@ Test(policy_levels, levels_round_trip_through_the_writer)
 	struct xrl_config config, again;
 	char *text, *text2;
 
-	cr_assert_eq(load("keys: {ipv4_prefix: 30, ipv6_prefix: 64}\n"
+	cr_assert_eq(policy_load("keys: {ipv4_prefix: 30, ipv6_prefix: 64}\n"
 			  "default:\n  pps: 1\n  burst: 1\n  levels:\n"
 			  "    - {ipv6_prefix: 48, pps: 5k, burst: 5k}\n"
 			  "    - {ipv4_prefix: 24, bps: 1M, burst_bytes: 1500}\n"
@@ -355,8 +326,8 @@ Test(policy_levels, levels_round_trip_through_the_writer)
 			  "  - cidr: fd00::/8\n    pps: 500\n    burst: 500\n"
 			  "    action: monitor\n"
 			  "    levels: [{prefix: 56, pps: 2k, burst: 2k}]\n",
-			  &config), 0, "%s", err);
-	text = write_policy(&config.policy);
+			  &config), 0, "%s", policy_err);
+	text = policy_write(&config.policy);
 	cr_assert(strstr(text, "  levels:\n"
 			       "  - {ipv6_prefix: 48, pps: 5k, burst: 5k}\n"
 			       "  - {ipv4_prefix: 24, bps: 1M, "
@@ -364,11 +335,11 @@ Test(policy_levels, levels_round_trip_through_the_writer)
 	cr_assert(strstr(text, "- {prefix: 15, pps: 2500k, burst: 3}\n"),
 		  "%s", text);
 	cr_assert_eq(xrl_config_load_string(text, strlen(text), "written",
-					    &again, err, sizeof(err)), 0,
-		     "%s\n%s", err, text);
+					    &again, policy_err, sizeof(policy_err)), 0,
+		     "%s\n%s", policy_err, text);
 	assert_same_rules(&config.policy, &again.policy, text);
 	cr_assert_eq(again.policy.rules[1].n_levels, 4);
-	text2 = write_policy(&again.policy);
+	text2 = policy_write(&again.policy);
 	cr_assert_str_eq(text, text2);
 	free(text);
 	free(text2);
@@ -384,12 +355,12 @@ static void text_is(const char *text, enum xrl_family family,
 	struct xrl_level_spec level, again;
 	char buf[128];
 
-	cr_assert_eq(xrl_level_parse(text, 0, family, &level, err,
-				     sizeof(err)), 0, "%s: %s", text, err);
+	cr_assert_eq(xrl_level_parse(text, 0, family, &level, policy_err,
+				     sizeof(policy_err)), 0, "%s: %s", text, policy_err);
 	xrl_level_format(&level, family, buf, sizeof(buf));
 	cr_assert_str_eq(buf, formatted);
-	cr_assert_eq(xrl_level_parse(buf, 0, family, &again, err,
-				     sizeof(err)), 0, "%s: %s", buf, err);
+	cr_assert_eq(xrl_level_parse(buf, 0, family, &again, policy_err,
+				     sizeof(policy_err)), 0, "%s: %s", buf, policy_err);
 	cr_assert(!memcmp(&level, &again, sizeof(level)), "%s", buf);
 }
 
@@ -399,7 +370,7 @@ Test(level_text, a_level_parses_and_formats_back)
 
 	cr_assert_eq(xrl_level_parse("24:pps=1k,burst=2k,bps=10M,"
 				     "burst_bytes=1500", 3, XRL_FAMILY_IPV4,
-				     &level, err, sizeof(err)), 0, "%s", err);
+				     &level, policy_err, sizeof(policy_err)), 0, "%s", policy_err);
 	cr_assert_eq(level.family, XRL_FAMILY_IPV4);
 	cr_assert_eq(level.prefix, 24);
 	cr_assert_eq(level.pps, 1000);
@@ -424,9 +395,9 @@ static void text_refused(const char *text, enum xrl_family family,
 {
 	struct xrl_level_spec level;
 
-	cr_assert_eq(xrl_level_parse(text, 1, family, &level, err,
-				     sizeof(err)), -EINVAL, "%s", text);
-	cr_assert_str_eq(err, expected);
+	cr_assert_eq(xrl_level_parse(text, 1, family, &level, policy_err,
+				     sizeof(policy_err)), -EINVAL, "%s", text);
+	cr_assert_str_eq(policy_err, expected);
 }
 
 Test(level_text, bad_level_text_is_refused_naming_the_field)

@@ -14,28 +14,7 @@
 #include <string.h>
 #include "limit.h"
 #include "policy_file.h"
-
-static char err[1024];
-
-static int load(const char *text, struct xrl_config *config)
-{
-	return xrl_config_load_string(text, strlen(text), "p.yaml", config,
-				      err, sizeof(err));
-}
-
-static void refused(const char *text, const char *expected)
-{
-	struct xrl_config config;
-
-	cr_assert_eq(load(text, &config), -EINVAL, "loaded: %s", text);
-	cr_assert_str_eq(err, expected);
-	cr_assert_null(strchr(err, '\n'), "error spans lines");
-}
-
-static void loaded(const char *text, struct xrl_config *config)
-{
-	cr_assert_eq(load(text, config), 0, "refused: %s", err);
-}
+#include "policy_text.h"
 
 /* The compiled rule 1 of a policy of one rule. */
 static struct xrl_rule compiled(const char *text)
@@ -43,7 +22,7 @@ static struct xrl_rule compiled(const char *text)
 	struct xrl_config config;
 	struct xrl_rule rule;
 
-	loaded(text, &config);
+	policy_loaded(text, &config);
 	cr_assert_eq(config.policy.n_rules, 2);
 	cr_assert_eq(xrl_rule_compile(&config.policy.rules[1], &rule), 0);
 	xrl_config_free(&config);
@@ -116,7 +95,7 @@ Test(strategy_file, default_rule_takes_a_strategy)
 {
 	struct xrl_config config;
 
-	loaded("default: {strategy: sliding_window, limit: 10, window: 1m}\n",
+	policy_loaded("default: {strategy: sliding_window, limit: 10, window: 1m}\n",
 	       &config);
 	cr_assert_eq(config.policy.rules[0].strategy.kind,
 		     XRL_STRATEGY_SLIDING_WINDOW);
@@ -127,53 +106,53 @@ Test(strategy_file, default_rule_takes_a_strategy)
 
 Test(strategy_file, unknown_strategy_is_refused_never_the_default)
 {
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: 10\n    burst: 5\n"
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: 10\n    burst: 5\n"
 		"    strategy: token-bucket\n",
 		"p.yaml:5: rules[0].strategy: unknown strategy, expected "
 		"token_bucket, leaky_bucket or sliding_window (token-bucket)");
-	refused("default:\n  strategy: fixed_window\n",
+	policy_refused("default:\n  strategy: fixed_window\n",
 		"p.yaml:2: default.strategy: unknown strategy, expected "
 		"token_bucket, leaky_bucket or sliding_window (fixed_window)");
-	refused("default:\n  strategy: ''\n",
+	policy_refused("default:\n  strategy: ''\n",
 		"p.yaml:2: default.strategy: unknown strategy, expected "
 		"token_bucket, leaky_bucket or sliding_window ()");
-	refused("default:\n  strategy: [sliding_window]\n",
+	policy_refused("default:\n  strategy: [sliding_window]\n",
 		"p.yaml:2: default.strategy: must be a single value, not a "
 		"list");
 }
 
 Test(strategy_file, keys_that_do_not_fit_the_strategy)
 {
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    limit: 10\n"
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    limit: 10\n"
 		"    window: 1s\n",
 		"p.yaml:3: rules[0].limit: only with strategy: sliding_window "
 		"(10)");
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: 10\n    burst: 1\n"
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    pps: 10\n    burst: 1\n"
 		"    interval: 1s\n",
 		"p.yaml:5: rules[0].interval: only with strategy: leaky_bucket "
 		"(1s)");
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    strategy: sliding_window\n"
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    strategy: sliding_window\n"
 		"    limit: 10\n    window: 1s\n    pps: 10\n",
 		"p.yaml:6: rules[0].pps: not with strategy: sliding_window, "
 		"which takes limit and window (10)");
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    strategy: sliding_window\n"
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    strategy: sliding_window\n"
 		"    limit: 10\n    window: 1s\n    bps: 10M\n",
 		"p.yaml:6: rules[0].bps: not with strategy: sliding_window, "
 		"which takes limit and window (10M)");
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    strategy: sliding_window\n"
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    strategy: sliding_window\n"
 		"    limit: 10\n    window: 1s\n    interval: 1s\n",
 		"p.yaml:6: rules[0].interval: not with strategy: "
 		"sliding_window, which takes limit and window (1s)");
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    strategy: leaky_bucket\n"
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    strategy: leaky_bucket\n"
 		"    interval: 1ms\n    window: 1s\n",
 		"p.yaml:5: rules[0].window: only with strategy: sliding_window "
 		"(1s)");
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    strategy: leaky_bucket\n"
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    strategy: leaky_bucket\n"
 		"    pps: 10\n    bps: 1M\n    burst_bytes: 1k\n",
 		"p.yaml:5: rules[0].bps: a leaky_bucket paces packets "
 		"(interval or pps); bit rates take strategy: token_bucket (1M)");
 	/* Refused whatever the action: the numbers are written back. */
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    action: allow\n"
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    action: allow\n"
 		"    limit: 10\n",
 		"p.yaml:4: rules[0].limit: only with strategy: sliding_window "
 		"(10)");
@@ -181,22 +160,22 @@ Test(strategy_file, keys_that_do_not_fit_the_strategy)
 
 Test(strategy_file, what_each_strategy_needs)
 {
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    strategy: leaky_bucket\n",
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    strategy: leaky_bucket\n",
 		"p.yaml:2: rules[0].interval: a leaky_bucket needs interval or "
 		"pps");
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    strategy: leaky_bucket\n"
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    strategy: leaky_bucket\n"
 		"    interval: 1ms\n    pps: 1k\n",
 		"p.yaml:4: rules[0].interval: a leaky_bucket takes interval or "
 		"pps, not both (1ms)");
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    strategy: sliding_window\n"
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    strategy: sliding_window\n"
 		"    window: 1s\n",
 		"p.yaml:2: rules[0].limit: a sliding_window needs limit and "
 		"window");
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    strategy: sliding_window\n"
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    strategy: sliding_window\n"
 		"    limit: 5\n",
 		"p.yaml:2: rules[0].window: a sliding_window needs limit and "
 		"window");
-	refused("rules:\n  - cidr: 198.18.0.0/24\n    strategy: sliding_window\n"
+	policy_refused("rules:\n  - cidr: 198.18.0.0/24\n    strategy: sliding_window\n"
 		"    limit: 5\n    window: 1s\n    scope: aggregate\n",
 		"p.yaml:6: rules[0].scope: a sliding_window counts each "
 		"source; scope: aggregate is not supported (aggregate)");
@@ -204,41 +183,29 @@ Test(strategy_file, what_each_strategy_needs)
 
 Test(strategy_file, bad_values)
 {
-	refused("default: {strategy: leaky_bucket, interval: 0ms}\n",
+	policy_refused("default: {strategy: leaky_bucket, interval: 0ms}\n",
 		"p.yaml:1: default.interval: must be 1ns to 1h (0ms)");
-	refused("default: {strategy: leaky_bucket, interval: 2h}\n",
+	policy_refused("default: {strategy: leaky_bucket, interval: 2h}\n",
 		"p.yaml:1: default.interval: must be 1ns to 1h (2h)");
-	refused("default: {strategy: leaky_bucket, interval: 100}\n",
+	policy_refused("default: {strategy: leaky_bucket, interval: 100}\n",
 		"p.yaml:1: default.interval: not a duration such as 100ms, 2s, "
 		"1m or 500us (100)");
-	refused("default: {strategy: leaky_bucket, interval: -1s}\n",
+	policy_refused("default: {strategy: leaky_bucket, interval: -1s}\n",
 		"p.yaml:1: default.interval: not a duration such as 100ms, 2s, "
 		"1m or 500us (-1s)");
-	refused("default: {strategy: leaky_bucket, interval: 99999999999999999999s}\n",
+	policy_refused("default: {strategy: leaky_bucket, interval: 99999999999999999999s}\n",
 		"p.yaml:1: default.interval: must be 1ns to 1h "
 		"(99999999999999999999s)");
-	refused("default: {strategy: sliding_window, limit: 5, window: 999us}\n",
+	policy_refused("default: {strategy: sliding_window, limit: 5, window: 999us}\n",
 		"p.yaml:1: default.window: must be 1ms to 1h (999us)");
-	refused("default: {strategy: sliding_window, limit: 5, window: 61m}\n",
+	policy_refused("default: {strategy: sliding_window, limit: 5, window: 61m}\n",
 		"p.yaml:1: default.window: must be 1ms to 1h (61m)");
-	refused("default: {strategy: sliding_window, limit: 0, window: 1s}\n",
+	policy_refused("default: {strategy: sliding_window, limit: 0, window: 1s}\n",
 		"p.yaml:1: default.limit: must be at least 1 (0)");
-	refused("default: {strategy: sliding_window, limit: 2M, window: 1s}\n",
+	policy_refused("default: {strategy: sliding_window, limit: 2M, window: 1s}\n",
 		"p.yaml:1: default.limit: over the maximum 1000000 (2M)");
-	refused("default: {strategy: sliding_window, limit: 1.5, window: 1s}\n",
+	policy_refused("default: {strategy: sliding_window, limit: 1.5, window: 1s}\n",
 		"p.yaml:1: default.limit: not a whole number (1.5)");
-}
-
-static char *write_policy(const struct xrl_policy *policy)
-{
-	char *text = NULL;
-	size_t size = 0;
-	FILE *out = open_memstream(&text, &size);
-
-	cr_assert_not_null(out);
-	cr_assert_eq(xrl_policy_write_yaml(out, policy), 0);
-	fclose(out);
-	return text;
 }
 
 Test(strategy_file, writer_round_trips_every_strategy)
@@ -247,7 +214,7 @@ Test(strategy_file, writer_round_trips_every_strategy)
 	char *text;
 	size_t i;
 
-	loaded("default: {strategy: sliding_window, action: monitor, "
+	policy_loaded("default: {strategy: sliding_window, action: monitor, "
 	       "limit: 1k, window: 90s}\n"
 	       "rules:\n"
 	       "  - {cidr: 198.18.0.0/24, strategy: leaky_bucket, "
@@ -260,13 +227,13 @@ Test(strategy_file, writer_round_trips_every_strategy)
 	       "  - {cidr: 198.18.4.0/24, action: allow, "
 	       "strategy: sliding_window}\n",
 	       &config);
-	text = write_policy(&config.policy);
+	text = policy_write(&config.policy);
 	cr_assert_not_null(strstr(text, "interval: 1500us"), "%s", text);
 	cr_assert_not_null(strstr(text, "window: 1500ms"), "%s", text);
 	cr_assert_not_null(strstr(text, "window: 90s"), "%s", text);
 	cr_assert_null(strstr(text, "token_bucket"), "the default is left "
 		       "out: %s", text);
-	loaded(text, &again);
+	policy_loaded(text, &again);
 	cr_assert_eq(again.policy.n_rules, config.policy.n_rules);
 	for (i = 0; i < config.policy.n_rules; i++) {
 		const struct xrl_strategy_spec *a = &config.policy.rules[i].strategy;
