@@ -104,3 +104,23 @@ Test(top, lists_a_source_under_the_rule_and_prefix_that_judge_it_now)
 	cr_assert_str_eq(list, "", "%s", list);
 	cr_assert_eq(stale, 3);
 }
+
+/* A rule's levels keep buckets of subnets: not sources, so top lists
+ * neither them nor counts them as stale (docs/POLICY.md "Levels"). */
+Test(top, lists_sources_not_the_buckets_of_a_rules_levels)
+{
+	char list[2048];
+	long stale;
+
+	env_write(&env, NULL,
+		  "default:\n  action: allow\nrules:\n"
+		  "  - name: tiers\n    cidr: 198.18.210.0/23\n    pps: 1\n"
+		  "    burst: 5\n    levels: [{prefix: 24, pps: 1, burst: 6}]\n");
+	daemon_start(&env, NULL);
+	offer("198.18.210.5", 10);	/* 5 pass, 5 refused by its own */
+	offer("198.18.210.6", 10);	/* the /24's last 1, 9 refused */
+	top(list, sizeof(list), &stale);
+	cr_assert_str_eq(list, "198.18.210.6/32 tiers 9;"
+			 "198.18.210.5/32 tiers 5;", "%s", list);
+	cr_assert_eq(stale, 0);
+}

@@ -163,11 +163,14 @@ struct top_walk {
 
 static int collect_dropping(const void *key, const void *value, void *ctx)
 {
+	const struct xrl_bucket_key *k = key;
 	const struct xrl_bucket *bucket = value;
 	struct top_walk *walk = ctx;
 	struct top_entry *grown;
 
-	if (!bucket->dropped)
+	/* A level's bucket is a subnet's (docs/POLICY.md "Levels"): top
+	 * lists sources, and it is no stale one either. */
+	if (!bucket->dropped || XRL_TAG_LEVEL(k->tag))
 		return 0;
 	if (walk->n == walk->cap) {
 		walk->cap = walk->cap ? walk->cap * 2 : 256;
@@ -294,9 +297,6 @@ static bool judged_now(const struct xrl_policy *policy,
 	bool longer = false;
 	size_t i;
 
-	/* A level's bucket is a subnet's, not a source's. */
-	if (XRL_TAG_LEVEL(key->tag))
-		return false;
 	memcpy(keyed.addr, key->addr, sizeof(keyed.addr));
 	for (i = keyed.prefixlen; i < 128; i++)
 		if (keyed.addr[i / 8] & (0x80 >> (i % 8)))
