@@ -152,7 +152,7 @@ static bool key_in(const struct xrl_settings *settings,
 }
 
 struct forget_walk {
-	const struct xrl_datapath *dp;
+	int table_fd;		/* the rule table in force: levels' lengths */
 	const struct xrl_settings *settings;
 	const struct xrl_lpm_key *prefix;
 	struct xrl_bucket_key *keys;
@@ -171,7 +171,7 @@ static bool level_key_in(const struct forget_walk *walk,
 {
 	unsigned len;
 
-	if (!xrl_rules_level_len(walk->dp, XRL_TAG_SPLIT_ID(key->tag) - 1,
+	if (!xrl_rules_level_len(walk->table_fd, XRL_TAG_SPLIT_ID(key->tag) - 1,
 				 XRL_TAG_LEVEL(key->tag) - 1, &len) &&
 	    walk->prefix->prefixlen > len)
 		return false;
@@ -203,9 +203,7 @@ int xrl_buckets_forget(const struct xrl_datapath *dp,
 		       const struct xrl_lpm_key *prefix, size_t *n_deleted)
 {
 	struct xrl_settings settings;
-	struct forget_walk walk = {
-		.dp = dp, .settings = &settings, .prefix = prefix,
-	};
+	struct forget_walk walk = { .settings = &settings, .prefix = prefix };
 	size_t i;
 	int ret;
 
@@ -213,8 +211,13 @@ int xrl_buckets_forget(const struct xrl_datapath *dp,
 	ret = xrl_datapath_settings(dp, &settings);
 	if (ret)
 		return ret;
+	/* Opened once for every level bucket of the walk; none in force
+	 * (-errno): a level's bucket goes with its subnet's sources. */
+	walk.table_fd = xrl_rules_table_open(dp);
 	ret = xrl_map_walk(dp->buckets_fd, sizeof(struct xrl_bucket_key), 0,
 			   collect_in_prefix, &walk);
+	if (walk.table_fd >= 0)
+		close(walk.table_fd);
 	for (i = 0; !ret && i < walk.n; i++) {
 		if (!bpf_map_delete_elem(dp->buckets_fd, &walk.keys[i]))
 			(*n_deleted)++;

@@ -118,23 +118,23 @@ static int inner_fd(const struct xrl_datapath *dp, int outer_fd)
 	return fd < 0 ? -errno : fd;
 }
 
-int xrl_rules_level_len(const struct xrl_datapath *dp, __u32 rule_id,
-			unsigned level, unsigned *len)
+int xrl_rules_table_open(const struct xrl_datapath *dp)
+{
+	return inner_fd(dp, dp->rule_table_fd);
+}
+
+int xrl_rules_level_len(int table_fd, __u32 rule_id, unsigned level,
+			unsigned *len)
 {
 	struct xrl_rule rule;
-	int fd = inner_fd(dp, dp->rule_table_fd), ret = 0;
 
-	if (fd < 0)
-		return fd;
-	if (bpf_map_lookup_elem(fd, &rule_id, &rule))
-		ret = -errno;
-	else if (level >= rule.levels.count || level >= XRL_LEVELS_MAX)
-		ret = -ENOENT;
-	else
-		*len = rule.levels.prefix[level] +
-		       (rule.levels.ipv6 & (1U << level) ? 0 : 96);
-	close(fd);
-	return ret;
+	if (bpf_map_lookup_elem(table_fd, &rule_id, &rule))
+		return -errno;
+	if (level >= rule.levels.count || level >= XRL_LEVELS_MAX)
+		return -ENOENT;
+	*len = rule.levels.prefix[level] +
+	       (rule.levels.ipv6 & (1U << level) ? 0 : 96);
+	return 0;
 }
 
 int xrl_rules_level(const struct xrl_datapath *dp, __u32 rule_id,

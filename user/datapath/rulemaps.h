@@ -63,9 +63,12 @@ __u32 xrl_rules_capacity(const struct xrl_datapath *dp);
  * limits (include/xrl.h, struct xrl_rule_levels). 0 or -errno. */
 int xrl_rules_level(const struct xrl_datapath *dp, __u32 rule_id,
 		    unsigned level, struct xrl_rule *out);
+/* A new fd of the rule table in force (close it), or -errno. */
+int xrl_rules_table_open(const struct xrl_datapath *dp);
 /* The prefix length (IPv4-mapped: an IPv4 /n is 96 + n) of level @level
- * of the rule of id @rule_id in force. 0, -ENOENT or -errno. */
-int xrl_rules_level_len(const struct xrl_datapath *dp, __u32 rule_id,
-			unsigned level, unsigned *len);
+ * of the rule of id @rule_id in the rule table @table_fd. 0, -ENOENT or
+ * -errno. */
+int xrl_rules_level_len(int table_fd, __u32 rule_id, unsigned level,
+			unsigned *len);
 
 #endif
