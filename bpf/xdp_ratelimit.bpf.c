@@ -394,7 +394,7 @@ __noinline int judge_new_source(const struct source *s,
 	 * no bucket. */
 	if (admitted && rule->levels.count &&
 	    !judge_levels(s, settings, rule, now)) {
-		if (bucket && admitted > TAKEN)
+		if (bucket)	/* gives back only what it charged */
 			bucket_give_back(bucket, &rule->limits, admitted,
 					 cost->packets, cost->bytes);
 		admitted = 0;
