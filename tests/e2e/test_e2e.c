@@ -497,8 +497,10 @@ static const char vlan_deny_policy[] =
 
 /*
  * Linux strips VID-0 tags one after the other, up to eight (its
- * VLAN_MAX_DEPTH): the limiter follows as deep. A ninth tag Linux does
- * not deliver, so dropping it by default loses nothing.
+ * VLAN_MAX_DEPTH): the limiter follows as deep. Whether a host delivers
+ * a ninth depends on its state (modules, offloads), so what is asserted
+ * of it is the limiter's own default, vlan_overflow: drop: judged,
+ * counted and dropped, never delivered, whatever the host would do.
  */
 static void priority_tags_are_judged(const char *mode)
 {
@@ -516,15 +518,14 @@ static void priority_tags_are_judged(const char *mode)
 		     "control: Linux strips three VID-0 tags and delivers");
 	cr_assert_eq(delivered(fd, &deepest), BYPASS_FRAMES,
 		     "control: and eight");
-	cr_assert_eq(delivered(fd, &too_deep), 0,
-		     "control: but not nine");
 
 	attach_with_policy(vlan_deny_policy, mode);
 	cr_assert_eq(delivered(fd, &denied), 0, "three tags, denied source");
 	cr_assert_eq(delivered(fd, &deepest), 0, "eight tags, denied source");
 	cr_assert_eq(delivered(fd, &allowed), BYPASS_FRAMES,
 		     "an allowed source behind the same tags");
-	wire_send_frame(&topo, &too_deep, BYPASS_FRAMES);
+	cr_assert_eq(delivered(fd, &too_deep), 0,
+		     "nine tags of an allowed source: vlan_overflow drops");
 	stats = cli_json("stats");
 	cr_assert_eq(rule_counter(stats, "198.18.9.0/24", "dropped"),
 		     2 * BYPASS_FRAMES);
