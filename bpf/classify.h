@@ -135,12 +135,14 @@ struct classify_ctx {
 	__u32 found_len;
 	__u32 slot;
 	__u8 l4_seen;		/* an L4 rule was looked at */
-	struct l4_info l4;
+	__u8 unjudged;		/* l4_chain() said L4_CHAIN_UNJUDGED */
+	struct l4_info *l4;
 };
 
 /* The rule of a classifier entry that takes the packet: the entry's
  * own when plain (one branch, for policies without L4 rules), else the
- * first of its chain that matches (bpf/l4.h), or NULL. */
+ * first of its chain that matches (bpf/l4.h), or NULL (and c->unjudged
+ * when the packet's L4 header cannot tell). */
 static __always_inline const struct xrl_rule *
 entry_rule(struct classify_ctx *c, const struct xrl_rule *rule)
 {
@@ -148,7 +150,9 @@ entry_rule(struct classify_ctx *c, const struct xrl_rule *rule)
 
 	if (!rule || !rule->match.proto)
 		return rule;
-	picked = l4_chain(rule->id, c->slot, &c->l4, &c->l4_seen);
+	picked = l4_chain(rule->id, c->slot, c->l4, &c->l4_seen);
+	if (picked == L4_CHAIN_UNJUDGED)
+		c->unjudged = 1;
 	if (picked <= 0)
 		return NULL;
 	return table_rule(c->slot, picked - 1);
@@ -223,41 +227,70 @@ static long classify_step(__u32 i, void *data)
 	c->key.prefixlen = len;
 	mask_source(c->key.addr, c->src, len, c->offset);
 	c->rule = entry_rule(c, bpf_map_lookup_elem(c->rules, &c->key));
+	if (c->unjudged)
+		return 1;
 	if (!c->rule)
 		return 0;
 	c->found_len = len;
 	return 1;
 }
 
+/* What classify() says beside the rule (its *@how), and is asked. */
+#define CLASSIFY_SPLIT		0x1	/* the source's key is split */
+#define CLASSIFY_L4		0x2	/* an L4 rule was looked at */
+#define CLASSIFY_UNJUDGED	0x4	/* an L4 rule could be the packet's,
+					 * its header cannot tell: l4->state
+					 * says why (no rule is returned) */
+#define CLASSIFY_PLAIN		0x8	/* asked: judge as if no L4 rule could
+					 * read the packet's header */
+
 /*
  * The rule of @q's source in the classifier of its rules slot: the
- * longest prefix with a rule that takes the packet (@ctx, read for L4
- * rules only), or the default rule, and *@split whether the source's key
- * subnet (the source masked to @key_len bits) holds a rule longer than
- * the key, or an L4 rule was looked at. NULL only when no policy is
- * installed.
+ * longest prefix with a rule that takes the packet (@ctx, read into @l4
+ * for L4 rules only), or the default rule; its id + 1, or 0 when the
+ * packet is unjudged or no policy is installed. l4->how says whether the
+ * source's key subnet (the source masked to @key_len bits) holds a rule
+ * longer than the key, or an L4 rule was looked at (CLASSIFY_SPLIT), and
+ * whether the packet is unjudged; asked CLASSIFY_PLAIN there, no packet
+ * is. A global function, checked once on its own rather than once per
+ * state of each caller: the walk is most of the program.
  */
-static __noinline const struct xrl_rule *
-classify(struct xdp_md *ctx, const struct classify_query *q, __u32 key_len,
-	 bool *split)
+__noinline int classify(struct xdp_md *ctx, const struct classify_query *q,
+			__u32 key_len, struct l4_info *l4)
 {
-	struct classify_ctx c = { .src = q->addr };
+	struct classify_ctx c = {};
 	const struct xrl_policy_meta *meta;
-	__u32 slot = q->slot, family = q->family;
-	const __u32 *src = q->addr;
-	bool ipv4 = family == XRL_FAMILY_IPV4;
+	__u32 slot, family, *how;
+	const __u32 *src;
+	bool ipv4, plain;
 
-	*split = false;
+	if (!q || !l4)
+		return 0;	/* never (a global function's check) */
+	c.src = src = q->addr;
+	c.l4 = l4;
+	slot = q->slot;
+	family = q->family;
+	ipv4 = family == XRL_FAMILY_IPV4;
+	how = &l4->how;
+	plain = *how & CLASSIFY_PLAIN;
+	*how = 0;
 	c.rules = bpf_map_lookup_elem(&xrl_policy, &slot);
 	if (!c.rules)
-		return NULL;
+		return 0;
 	c.key.family = XRL_KEY_META;
 	meta = bpf_map_lookup_elem(c.rules, &c.key);
 	if (!meta)
-		return NULL;
+		return 0;
 	c.slot = slot;
-	if (meta->long_rules & XRL_META_L4)
-		parse_l4(ctx, &c.l4);
+	if (meta->long_rules & XRL_META_L4) {
+		parse_l4(ctx, l4);
+		if (plain && l4->state != L4_READ)
+			l4->state = L4_UNREAD;
+	} else {
+		l4->state = L4_UNREAD;
+		l4->first = 0;
+	}
+	*how = 0;	/* parse_l4() cleared it too */
 	if (ipv4) {
 		c.lengths[0] = meta->v4_lengths;
 		c.offset = 96;
@@ -270,22 +303,29 @@ classify(struct xdp_md *ctx, const struct classify_query *q, __u32 key_len,
 	c.key.family = family;
 	/* One step per length held, and one that finds none left. */
 	bpf_loop(ipv4 ? 33 : 129, classify_step, &c, 0);
-	if (!c.rule) {
+	if (!c.rule && !c.unjudged) {
 		__builtin_memset(&c.key, 0, sizeof(c.key));
 		c.rule = entry_rule(&c, bpf_map_lookup_elem(c.rules, &c.key));
-		if (!c.rule)
-			return NULL;
 	}
+	if (c.l4_seen)
+		*how |= CLASSIFY_L4;
+	if (c.unjudged) {
+		*how |= CLASSIFY_UNJUDGED | CLASSIFY_SPLIT;
+		return 0;
+	}
+	if (!c.rule)
+		return 0;
 	if (c.found_len > key_len || c.l4_seen) {
-		*split = true;
+		*how |= CLASSIFY_SPLIT;
 	} else if (meta->long_rules & (ipv4 ? 1 : 2)) {
 		/* A shorter rule matched: is a longer one in the subnet? */
 		c.key.family = XRL_KEY_SPLIT | family;
 		c.key.prefixlen = key_len;
 		mask_source(c.key.addr, src, key_len, c.offset);
-		*split = bpf_map_lookup_elem(c.rules, &c.key) != NULL;
+		if (bpf_map_lookup_elem(c.rules, &c.key))
+			*how |= CLASSIFY_SPLIT;
 	}
-	return c.rule;
+	return c.rule->id + 1;
 }
 
 #endif /* XRL_CLASSIFY_H */

@@ -19,22 +19,19 @@
 #include "gcra.h"
 
 /*
- * The keys judge_levels() looks up, per CPU rather than on its stack: its
+ * What judge_levels() works with, per CPU rather than on its stack: its
  * frame is in the deepest call chain (main, judge_limited, judge_levels,
  * bucket_take, and the take's bpf_loop() callback), whose frames
  * together the verifier holds to 512 bytes. XDP does not nest on a CPU.
+ * What the levels took of the packet is kept by the keys of their
+ * buckets, looked up again to give it back when a later level refuses
+ * (a pointer stored in a map is no pointer to the verifier).
  */
 struct level_scratch {
-	struct xrl_bucket_key key;	/* of the level's bucket */
-	struct xrl_rule_key rule_key;	/* of the level's limits */
-};
-
-/* What the levels took of the packet, for giving it back when a later
- * level refuses it. On the stack: a pointer stored in a map is no
- * pointer to the verifier. */
-struct level_charges {
-	struct xrl_bucket *bucket[XRL_LEVELS_MAX];
-	__u8 taken[XRL_LEVELS_MAX];	/* bucket_take()'s result; 0: none */
+	struct xrl_bucket_key key[XRL_LEVELS_MAX];	/* level buckets' */
+	struct xrl_rule_key rule_key;	/* of a level's limits */
+	__u8 taken[XRL_LEVELS_MAX];	/* bucket_take()'s charge; 0: none */
+	__u8 fallback[XRL_LEVELS_MAX];	/* 1: charged to a prefix bucket */
 };
 
 struct {
@@ -89,32 +86,38 @@ level_insert(const struct xrl_bucket_key *key,
 }
 
 /* Gives back what the levels before @upto took of the packet (a
- * refusal: the levels' limits are looked up again). */
-static __always_inline void levels_give_back(const struct level_charges *c,
-					     struct level_scratch *w,
+ * refusal: the levels' buckets and limits are looked up again). */
+static __always_inline void levels_give_back(struct level_scratch *w,
 					     void *rules,
 					     const struct xrl_rule *rule,
-					     __u32 upto,
+					     bool ipv4, __u32 upto,
 					     const struct wire_cost *cost)
 {
 	const struct xrl_rule *level;
+	struct xrl_bucket *bucket;
 	__u32 i;
 
 #pragma unroll
 	for (i = 0; i < XRL_LEVELS_MAX; i++) {
-		if (i >= upto || !c->taken[i] || !c->bucket[i])
+		if (i >= upto || w->taken[i] <= TAKEN)
 			continue;
 		level = level_rule(rules, w, rule->id, i);
-		if (level)
-			bucket_give_back(c->bucket[i], &level->limits,
-					 c->taken[i], cost->packets,
-					 cost->bytes);
+		if (!level)
+			continue;
+		if (w->fallback[i])
+			bucket = prefix_bucket(&w->key[i], ipv4, level->id |
+					       (i + 1) << XRL_TAG_LEVEL_SHIFT);
+		else
+			bucket = bpf_map_lookup_elem(&xrl_buckets, &w->key[i]);
+		if (bucket)
+			bucket_give_back(bucket, &level->limits, w->taken[i],
+					 cost->packets, cost->bytes);
 	}
 }
 
 /*
  * One level's judgement of the packet: 1 admitted (its charge in
- * @charge), 0 refused. A level without a bucket that the budget refuses
+ * *@taken), 0 refused. A level without a bucket that the budget refuses
  * one is judged by unknown_sources: drop refuses, pass skips the level,
  * prefix takes from a fallback bucket of the level's own limits (keyed
  * apart from the rule's by the level).
@@ -124,7 +127,7 @@ static __always_inline int level_take(const struct xrl_bucket_key *key,
 				      const struct xrl_rule *level,
 				      const struct xrl_settings *settings,
 				      const struct wire_cost *cost, __u64 now,
-				      struct level_charges *c)
+				      struct level_scratch *w)
 {
 	struct xrl_bucket *bucket;
 	bool fallback = false;
@@ -151,8 +154,8 @@ static __always_inline int level_take(const struct xrl_bucket_key *key,
 				    XRL_TABLE_FALLBACK_DROP);
 	else if (!taken)
 		__sync_fetch_and_add(&bucket->dropped, 1);
-	c->bucket[i] = taken > TAKEN ? bucket : NULL;
-	c->taken[i] = taken;
+	w->taken[i] = taken;
+	w->fallback[i] = fallback;
 	return taken != 0;
 }
 
@@ -169,7 +172,6 @@ __noinline int judge_levels(const struct source *s,
 			    const struct xrl_settings *settings,
 			    const struct xrl_rule *rule, __u64 now)
 {
-	struct level_charges charges = {};
 	const struct xrl_rule *level;
 	struct level_scratch *w;
 	__u32 i, slot, zero = 0;
@@ -184,6 +186,9 @@ __noinline int judge_levels(const struct source *s,
 	if (!rules || !w)
 		return 1;	/* never: the head's slot, a per-CPU entry */
 	ipv4 = s->q.family == XRL_FAMILY_IPV4;
+	/* Nothing taken yet: a level skipped below keeps no charge of an
+	 * earlier packet's. */
+	__builtin_memset(w->taken, 0, sizeof(w->taken));
 #pragma unroll
 	for (i = 0; i < XRL_LEVELS_MAX; i++) {
 		if (i >= rule->levels.count)
@@ -195,11 +200,11 @@ __noinline int judge_levels(const struct source *s,
 		level = level_rule(rules, w, rule->id, i);
 		if (!level)
 			continue;
-		level_key(&w->key, s->q.addr, s->q.family, rule, i,
+		level_key(&w->key[i], s->q.addr, s->q.family, rule, i,
 			  rule->levels.prefix[i]);
-		if (!level_take(&w->key, ipv4, i, level, settings, &s->cost,
-				now, &charges)) {
-			levels_give_back(&charges, w, rules, rule, i, &s->cost);
+		if (!level_take(&w->key[i], ipv4, i, level, settings,
+				&s->cost, now, w)) {
+			levels_give_back(w, rules, rule, ipv4, i, &s->cost);
 			return 0;
 		}
 	}

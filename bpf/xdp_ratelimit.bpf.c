@@ -6,6 +6,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "xrl.h"
+#include "clock.h"
 #include "parse.h"
 #include "classify.h"
 #include "gcra.h"
@@ -14,15 +15,9 @@
 #include "events.h"
 #include "window.h"
 #include "bans.h"
+#include "fragments.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
-
-/*
- * Load-time switch: tests drive time through test_clock_ns. When off (in
- * production) the verifier prunes the branch, so it costs nothing.
- */
-const volatile bool use_test_clock = false;
-volatile __u64 test_clock_ns;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -78,13 +73,6 @@ static __always_inline const struct xrl_policy_head *policy_head(void)
 	if (!head)
 		return NULL;
 	return bpf_map_lookup_elem(head, &zero);
-}
-
-static __always_inline __u64 now_ns(void)
-{
-	if (use_test_clock)
-		return test_clock_ns;
-	return bpf_ktime_get_ns();
 }
 
 static __always_inline void count_verdict(enum xrl_verdict verdict,
@@ -420,32 +408,119 @@ __noinline int judge_aggregate(const struct xrl_rule *rule,
 	return judge_outcome(rule, admitted, cost->frame_len);
 }
 
-/*
- * The slow path: a source with no bucket, or whose bucket was classified
- * under another policy (@stale). The source is classified by the rules in
- * force; a stale bucket that no longer serves the source under its plain
- * key (the rule is not a per-source limit, or the key subnet is now
- * split) is deleted, so it does not send every packet of its key here.
- */
-__noinline int judge_classified(struct xdp_md *ctx, struct source *s,
-				       const struct xrl_settings *settings,
-				       struct xrl_bucket *stale)
+/* The source's key length in its family. */
+static __always_inline __u32 key_len(const struct source *s,
+				     const struct xrl_settings *settings)
 {
-	struct xrl_bucket_key *key;
+	return s->q.family == XRL_FAMILY_IPV4 ? settings->v4_prefix :
+						settings->v6_prefix;
+}
+
+/* classify()'s rule, from the rule table of the slot in force. */
+static __always_inline const struct xrl_rule *
+classified(struct xdp_md *ctx, struct source *s,
+	   const struct xrl_settings *settings, struct l4_info *l4)
+{
+	int id = classify(ctx, &s->q, key_len(s, settings), l4);
+
+	return id > 0 ? table_rule(s->q.slot, id - 1) : NULL;
+}
+
+/*
+ * The rule of a packet classify() left unjudged (an L4 rule of its
+ * protocol at its prefix, and a header that cannot tell: docs/POLICY.md
+ * "Fragments and header chains"), or NULL when it is dropped, counted
+ * here. A later fragment of a flow whose first fragment passed gets that
+ * fragment's rule and costs no packet (@s's cost: the packet was charged
+ * once, on its first fragment); the settings may send others to the
+ * rules without an L4 match (l4->how then is that classification's).
+ */
+static __noinline const struct xrl_rule *
+unjudged_rule(struct xdp_md *ctx, struct source *s,
+	      const struct xrl_settings *settings, struct l4_info *l4)
+{
+	__u64 frame_len = s->cost.frame_len;
 	const struct xrl_rule *rule;
+	bool dropped;
+
+	if (l4->state == L4_TINY) {
+		count_verdict(XRL_VERDICT_TINY_FRAGMENT, frame_len);
+		return NULL;
+	}
+	if (l4->state == L4_OVERFLOW) {
+		if (settings->header_overflow_verdict !=
+		    XRL_HEADER_OVERFLOW_PLAIN) {
+			count_verdict(XRL_VERDICT_HEADER_OVERFLOW, frame_len);
+			return NULL;
+		}
+	} else {
+		rule = frag_flow_rule(s->q.slot, l4, &dropped);
+		if (rule && dropped) {
+			count_rule(rule->id, XRL_RULE_DROPPED, frame_len);
+			count_verdict(rule->action == XRL_ACTION_DENY ?
+				      XRL_VERDICT_DENY : XRL_VERDICT_DROP,
+				      frame_len);
+			return NULL;
+		}
+		if (rule) {
+			s->cost.packets = 0;
+			return rule;
+		}
+		if (settings->unjudged_fragments_verdict !=
+		    XRL_UNJUDGED_FRAGMENTS_PLAIN) {
+			count_verdict(XRL_VERDICT_UNJUDGED_FRAGMENT, frame_len);
+			return NULL;
+		}
+	}
+	l4->how = CLASSIFY_PLAIN;
+	return classified(ctx, s, settings, l4);
+}
+
+/*
+ * The rule of the packet by the rules in force: classify()'s, or
+ * unjudged_rule()'s for a packet classify() could not judge. NULL when
+ * no policy is installed, or (l4->how & CLASSIFY_DROPPED) when the
+ * packet was dropped unjudged. Apart from judge_classified(), so that
+ * this chain of frames and the judging one are never on the stack at
+ * once.
+ */
+#define CLASSIFY_DROPPED	0x10
+
+static __noinline const struct xrl_rule *
+classified_rule(struct xdp_md *ctx, struct source *s,
+		const struct xrl_settings *settings, struct l4_info *l4)
+{
+	const struct xrl_rule *rule;
+
+	l4->how = 0;
+	rule = classified(ctx, s, settings, l4);
+	if (!(l4->how & CLASSIFY_UNJUDGED))
+		return rule;
+	rule = unjudged_rule(ctx, s, settings, l4);
+	if (!rule)
+		l4->how = CLASSIFY_DROPPED;
+	return rule;
+}
+
+/*
+ * Judges a classified packet by @rule (NULL: no policy), with the bucket
+ * a stale lookup found (@stale) and classify()'s *@how. A stale bucket
+ * that no longer serves the source under its plain key (the rule is not
+ * a per-source limit, or the key subnet is now split) is deleted, so it
+ * does not send every packet of its key here.
+ */
+static __always_inline int judge_rule(struct source *s,
+				      const struct xrl_settings *settings,
+				      const struct xrl_rule *rule,
+				      struct xrl_bucket *stale, __u32 how)
+{
+	struct xrl_bucket_key *key = &s->key;
+	bool split = how & CLASSIFY_SPLIT;
+	__u64 frame_len = s->cost.frame_len;
 	struct xrl_bucket *bucket;
-	bool split, limited, ipv4;
-	__u64 frame_len;
+	bool limited;
 	int verdict;
 
-	if (!s || !settings)
-		return XDP_ABORTED;	/* never (a global function's check) */
-	frame_len = s->cost.frame_len;
-	key = &s->key;
-	ipv4 = s->q.family == XRL_FAMILY_IPV4;
-	rule = classify(ctx, &s->q,
-			ipv4 ? settings->v4_prefix : settings->v6_prefix,
-			&split);
 	limited = rule && (rule->action == XRL_ACTION_LIMIT ||
 			   rule->action == XRL_ACTION_MONITOR) &&
 		  rule->scope == XRL_SCOPE_SOURCE;
@@ -485,6 +560,39 @@ __noinline int judge_classified(struct xdp_md *ctx, struct source *s,
 	}
 	rebind(bucket, rule);
 	return judge_limited(s, settings, rule, bucket);
+}
+
+/*
+ * The slow path: a source with no bucket, or whose bucket was classified
+ * under another policy (@stale). The source is classified by the rules in
+ * force and judged; at a prefix with L4 rules, a first fragment's verdict
+ * is kept for its flow's later fragments (bpf/fragments.h).
+ */
+__noinline int judge_classified(struct xdp_md *ctx, struct source *s,
+				const struct xrl_settings *settings,
+				struct xrl_bucket *stale)
+{
+	const struct xrl_rule *rule;
+	struct l4_info *l4;
+	int verdict;
+
+	if (!s || !settings)
+		return XDP_ABORTED;	/* never (a global function's check) */
+	l4 = l4_scratch();
+	if (!l4)
+		return XDP_ABORTED;	/* never: a per-CPU array's entry */
+	rule = classified_rule(ctx, s, settings, l4);
+	if (l4->how & CLASSIFY_DROPPED) {
+		if (stale)	/* its key is split now: an L4 prefix */
+			bpf_map_delete_elem(&xrl_buckets, &s->key);
+		return XDP_DROP;
+	}
+	verdict = judge_rule(s, settings, rule, stale, l4->how);
+	l4 = l4_scratch();
+	if (l4 && (l4->how & CLASSIFY_L4) && l4->first &&
+	    l4->state == L4_READ)
+		frag_remember(l4, rule, verdict);
+	return verdict;
 }
 
 /*

@@ -32,6 +32,7 @@
 #define XRL_MAP_BANS		"xrl_bans"
 #define XRL_MAP_BAN_STATS	"xrl_ban_stats"
 #define XRL_MAP_MANUAL_BANS	"xrl_manual_bans"
+#define XRL_MAP_FRAGS		"xrl_frags"
 /* Not maps of the program: the inner maps in force, pinned for bpftool. */
 #define XRL_PIN_RULES		"xrl_rules"
 #define XRL_PIN_TABLE		"xrl_table"
@@ -104,6 +105,12 @@ enum xrl_verdict {
 	XRL_VERDICT_VLAN_OVERFLOW,	/* more VLAN tags than followed */
 	XRL_VERDICT_IPV4_MAPPED,	/* IPv6 source naming an IPv4 one */
 	XRL_VERDICT_BANNED,	/* a banned source's (struct xrl_ban) */
+	/* At a prefix with an L4 rule of the packet's protocol, the L4
+	 * header cannot tell (docs/POLICY.md "Fragments and header
+	 * chains"): */
+	XRL_VERDICT_TINY_FRAGMENT,	/* a first fragment cut inside it */
+	XRL_VERDICT_UNJUDGED_FRAGMENT,	/* a later one, its first unseen */
+	XRL_VERDICT_HEADER_OVERFLOW,	/* too many extension headers */
 	XRL_VERDICT_COUNT,
 };
 
@@ -333,6 +340,9 @@ struct xrl_rule_ban {
 #define XRL_MATCH_SPORT		0x02	/* sport_lo..sport_hi is set */
 #define XRL_MATCH_DPORT		0x04	/* dport_lo..dport_hi is set */
 #define XRL_MATCH_CHAIN_MAX	8
+
+/* IPv6 extension headers the program follows to an L4 header. */
+#define XRL_L4_EXT_MAX		8
 
 struct xrl_rule_match {
 	__u8 proto;	/* IPPROTO_TCP, _UDP, _ICMP, _ICMPV6; 0: plain */
@@ -640,6 +650,25 @@ enum xrl_ipv4_mapped_verdict {
 	XRL_IPV4_MAPPED_IPV6,
 };
 
+/*
+ * A later fragment at a prefix with an L4 rule of its protocol whose
+ * first fragment the program has not judged (struct xrl_frag): dropped
+ * (the default), or judged by the rules without an L4 match, as the
+ * source's other traffic (the permissive choice, made on purpose).
+ */
+enum xrl_unjudged_fragments_verdict {
+	XRL_UNJUDGED_FRAGMENTS_DROP = 0,
+	XRL_UNJUDGED_FRAGMENTS_PLAIN,
+};
+
+/* A packet with more IPv6 extension headers than XRL_L4_EXT_MAX at a
+ * prefix with an L4 rule: dropped (the default), or judged by the rules
+ * without an L4 match. */
+enum xrl_header_overflow_verdict {
+	XRL_HEADER_OVERFLOW_DROP = 0,
+	XRL_HEADER_OVERFLOW_PLAIN,
+};
+
 struct xrl_settings {
 	__u32 v4_mask;		/* network order, applied to the IPv4 address */
 	__u32 v6_mask[4];	/* network order, applied to the IPv6 address */
@@ -662,7 +691,9 @@ struct xrl_settings {
 	__u32 ipv4_mapped_verdict;	/* enum xrl_ipv4_mapped_verdict */
 	/* 1: xrl_manual_bans may hold bans, looked at before any rule. */
 	__u32 manual_bans;
-	__u32 reserved_bans;
+	__u32 unjudged_fragments_verdict; /* enum xrl_unjudged_fragments_verdict */
+	__u32 header_overflow_verdict;	/* enum xrl_header_overflow_verdict */
+	__u32 reserved;
 };
 
 /*
@@ -804,6 +835,39 @@ struct xrl_manual_ban {
 	__u64 packets;		/* dropped by this ban */
 };
 
+/*
+ * Fragments at prefixes with L4 rules (bpf/fragments.h; docs/POLICY.md
+ * "Fragments and header chains"). Only a first fragment carries the L4
+ * header, so its verdict is kept for the flow's later ones, keyed as
+ * Linux reassembles (source, destination, identification; IPv4 also the
+ * protocol) in an LRU hash of XRL_FRAG_FLOWS flows: a later fragment of
+ * a flow whose first was dropped is dropped, of one that passed is
+ * judged by the same rule and bucket at no packet cost (its bytes still
+ * count), and of one the map does not hold gets the settings'
+ * unjudged_fragments verdict. A flow's fragments carry at most
+ * XRL_FRAG_BYTES_MAX bytes after their IP headers (the largest IP
+ * packet); those past it are unjudged, so a first fragment passed once
+ * cannot carry an endless stream of free ones.
+ */
+#define XRL_FRAG_FLOWS		8192
+#define XRL_FRAG_BYTES_MAX	65535
+
+struct xrl_frag_key {
+	__u32 src[4];		/* the parser's layout (IPv4: last word) */
+	__u32 dst[4];
+	__u32 id;		/* IPv4: 16 bits */
+	__u8 family;		/* enum xrl_family */
+	__u8 proto;		/* IPv4's protocol field; IPv6: 0 */
+	__u16 zero;
+};
+
+struct xrl_frag {
+	__u32 rule_id;		/* the rule that judged the first fragment */
+	__u32 gen;		/* of the policy it belonged to */
+	__u32 verdict;		/* XDP_PASS or XDP_DROP */
+	__u32 bytes;		/* the flow's bytes so far, first's included */
+};
+
 /* Per CPU (xrl_ban_stats, one entry). */
 struct xrl_ban_counters {
 	__u64 started;		/* bans started */
@@ -829,8 +893,10 @@ _Static_assert(sizeof(struct xrl_bucket) == 80, "xrl_bucket layout");
 _Static_assert(sizeof(struct xrl_rule_key) == 20, "rule key layout");
 _Static_assert(sizeof(struct xrl_policy_meta) <= sizeof(struct xrl_rule),
 	       "the meta entry is a classifier value");
-_Static_assert(sizeof(struct xrl_settings) == 136, "xrl_settings layout");
-_Static_assert(sizeof(struct xrl_policy_head) == 144, "policy head layout");
+_Static_assert(sizeof(struct xrl_settings) == 144, "xrl_settings layout");
+_Static_assert(sizeof(struct xrl_policy_head) == 152, "policy head layout");
+_Static_assert(sizeof(struct xrl_frag_key) == 40, "fragment key layout");
+_Static_assert(sizeof(struct xrl_frag) == 16, "fragment flow layout");
 _Static_assert(sizeof(struct xrl_manual_ban_key) == 24, "manual ban key");
 _Static_assert(sizeof(struct xrl_manual_ban) == 16, "manual ban layout");
 _Static_assert(sizeof(struct xrl_limit_event) == 56, "limit event layout");

@@ -2,8 +2,9 @@
 /*
  * L4 rules through BPF_PROG_TEST_RUN (docs/POLICY.md "Protocols and
  * ports"): each judges only its traffic, precedence between prefixes and
- * within one, fragments and headers cut short, bucket-first staying
- * right, and swaps to and from a policy without L4 rules.
+ * within one, headers cut short, bucket-first staying right, and swaps
+ * to and from a policy without L4 rules. Fragments and header chains:
+ * test_fragments.c.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -22,8 +23,7 @@
 #include "policy_file.h"
 
 static struct xrl_datapath dp;
-static struct xrl_config config;
-static bool config_loaded;
+static struct fixture_yaml fy;
 
 static void setup(void)
 {
@@ -32,33 +32,20 @@ static void setup(void)
 
 static void teardown(void)
 {
-	if (config_loaded)
-		xrl_config_free(&config);
+	fixture_yaml_free(&fy);
 	xrl_datapath_close(&dp);
 }
 
 TestSuite(l4, .init = setup, .fini = teardown);
 
-/* Loads @yaml through the policy file loader and puts it in force. */
 static void apply_yaml(const char *yaml)
 {
-	char err[512];
-
-	if (config_loaded)
-		xrl_config_free(&config);
-	cr_assert_eq(xrl_config_load_string(yaml, strlen(yaml), "t.yaml",
-					    &config, err, sizeof(err)), 0,
-		     "%s", err);
-	config_loaded = true;
-	fixture_apply(&dp, &config.policy);
+	fixture_yaml_apply(&dp, &fy, yaml);
 }
 
 static uint32_t rule_id(const char *name)
 {
-	struct xrl_rule_spec *rule = xrl_policy_find(&config.policy, name);
-
-	cr_assert_not_null(rule, "no rule %s", name);
-	return rule->id;
+	return fixture_yaml_rule_id(&fy, name);
 }
 
 /* The frame kinds of tests/lib/packet.h, by their short names here. */
@@ -210,60 +197,6 @@ Test(l4, rules_of_one_prefix_match_in_file_order_and_the_plain_one_last)
 	cr_assert_eq(judged(rule_id("ssh")), 6);
 	cr_assert_eq(judged(rule_id("syn")), 3);
 	cr_assert_eq(judged(rule_id("198.18.0.0/24")), 0);
-}
-
-/* IPv4 fragment offset and MF; an IPv6 fragment header before UDP. */
-static struct packet v4_fragment(enum kind kind, uint16_t frag_off)
-{
-	struct packet pkt = l4_packet("198.18.0.1", kind, 40000, 22);
-
-	packet_put16(&pkt, packet_ip_offset(0) + offsetof(struct iphdr, frag_off),
-	      frag_off);
-	return pkt;
-}
-
-Test(l4, a_non_first_fragment_matches_no_l4_rule_and_a_first_one_does)
-{
-	struct packet first = v4_fragment(TCP_SYN, 0x2000),	/* MF */
-		      later = v4_fragment(TCP_SYN, 0x2000 | 10),
-		      last = v4_fragment(TCP_SYN, 3);
-
-	apply_yaml(SYN_POLICY);
-	cr_assert_eq(passes(&first, 5), 3, "first fragment: its SYN rule");
-	cr_assert_eq(passes(&later, 5), 5, "later ones: the plain rule");
-	cr_assert_eq(passes(&last, 5), 5);
-	cr_assert_eq(judged(rule_id("syn")), 5);
-	cr_assert_eq(judged(rule_id("plain")), 10);
-}
-
-Test(l4, an_ipv6_fragment_header_is_walked_and_a_later_fragment_skipped)
-{
-	struct packet pkt;
-	struct packet_spec spec = { .src = "fd00::1", .udp_port = 53,
-				    .frame_len = 128 };
-	size_t l3 = packet_ip_offset(0), l4 = l3 + sizeof(struct ipv6hdr);
-	unsigned i;
-
-	apply_yaml("rules:\n"
-		   "  - name: dns6\n    cidr: fd00::/64\n    proto: udp\n"
-		   "    dport: 53\n    action: deny\n");
-	for (i = 0; i < 2; i++) {
-		cr_assert_eq(packet_build(&pkt, &spec), 0);
-		/* Move the UDP header back 8 bytes, a fragment header in
-		 * front of it: offset 0 (first), or 64 bytes on. */
-		memmove(pkt.data + l4 + 8, pkt.data + l4, pkt.len - l4 - 8);
-		pkt.data[l4] = IPPROTO_UDP;
-		pkt.data[l4 + 1] = 0;
-		pkt.data[l4 + 2] = 0;
-		pkt.data[l4 + 3] = i ? 8 << 3 : 1;	/* offset, M */
-		pkt.data[l3 + offsetof(struct ipv6hdr, nexthdr)] =
-			IPPROTO_FRAGMENT;
-		cr_assert_eq(passes(&pkt, 2), i ? 2 : 0, "%s",
-			     i ? "a later fragment: the default rule" :
-				 "the first fragment: dns6");
-	}
-	cr_assert_eq(judged(rule_id("dns6")), 2);
-	cr_assert_eq(judged(0), 2);
 }
 
 Test(l4, a_truncated_l4_header_matches_no_l4_rule)

@@ -8,6 +8,8 @@
  * (test_e2e.c): the clock cannot be controlled here.
  */
 #include <arpa/inet.h>
+#include <unistd.h>
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include "topo.h"
+#include "frag.h"
 #include "wire.h"
 
 #define QUIET_MS 150
@@ -152,4 +155,241 @@ Test(e2e_l4, a_syn_flood_is_limited_while_the_sources_established_traffic_passes
 	cr_assert_eq(got, ROUNDS * PER_ROUND + syn_passed,
 		     "received %llu", (unsigned long long)got);
 	json_decref(stats);
+}
+
+/*
+ * Fail closed on the wire (docs/POLICY.md "Fragments and header
+ * chains"): the crafted frames of issue 21 cross the veth, Linux
+ * reassembles behind the program, and what reaches the receiver's
+ * sockets is counted: half-open connections (SYN-RECV) of a TCP
+ * listener, datagrams of a UDP socket. First without the program, to
+ * show that Linux takes each frame; then with it.
+ */
+#define FRAG_FRAMES 10
+#define DENIED_TCP 2222
+#define DENIED_UDP 9999
+#define ALLOWED_UDP 5353
+
+static const char deny_policy[] =
+	"default:\n"
+	"  action: allow\n"
+	"rules:\n"
+	"  - name: tcp\n    cidr: 0.0.0.0/0\n    proto: tcp\n"
+	"    dport: 2222\n    action: deny\n"
+	"  - name: udp\n    cidr: 0.0.0.0/0\n    proto: udp\n"
+	"    dport: 9999\n    action: deny\n";
+
+static void attach_policy(const char *yaml)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/" TOPO_PREFIX "%d-frag.yaml",
+		 topo.pid);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(yaml, f);
+	fclose(f);
+	cr_assert_eq(topo_cli(&topo, out, sizeof(out), err, sizeof(err),
+			      "attach %s --policy %s", topo.if_rx, path), 0,
+		     "attach: %s", err);
+}
+
+/* One row of the table: @spec's packet cut at @cuts, sent FRAG_FRAMES
+ * times (each a new flow: its own id and source port). */
+struct frag_row {
+	const char *what;
+	struct frag_spec spec;
+	size_t cuts[2];
+	int n_cuts;
+};
+
+/* Sends @row; returns what reached the receiver: half-open connections
+ * for TCP, datagrams on @udp_fd for UDP. */
+static unsigned send_row(const struct frag_row *row, int udp_fd,
+			 unsigned half_open_before)
+{
+	struct packet frames[FRAG_MAX_PIECES];
+	struct frag_spec spec = row->spec;
+	int i, j, n;
+
+	for (i = 0; i < FRAG_FRAMES; i++) {
+		spec.id = row->spec.id + i;
+		spec.sport = row->spec.sport + i;
+		n = frag_build(&spec, row->cuts, row->n_cuts, frames);
+		cr_assert_eq(n, row->n_cuts + 1, "%s", row->what);
+		for (j = 0; j < n; j++)
+			wire_send_frame(&topo, &frames[j], 1);
+	}
+	if (spec.proto == IPPROTO_UDP)
+		return wire_udp_drain(udp_fd, QUIET_MS);
+	usleep(QUIET_MS * 1000);
+	return wire_half_open(&topo, spec.dport) - half_open_before;
+}
+
+#define V4_SRC "198.18.0.10"	/* on the veth's link, no such host */
+#define V6_SRC "fd00:5::10"
+#define V4_DST "198.18.0.2"
+#define V6_DST "fd00:5::2"
+
+static const struct frag_row bypass_rows[] = {
+	{ .what = "IPv4 TCP SYN to 2222, whole",
+	  .spec = { .src = V4_SRC, .dst = V4_DST, .proto = IPPROTO_TCP,
+	    .sport = 41000, .dport = DENIED_TCP, .id = 1000 } },
+	{ .what = "IPv6 UDP to 9999 behind 1 destination-options header",
+	  .spec = { .src = V6_SRC, .dst = V6_DST, .proto = IPPROTO_UDP,
+	    .sport = 42000, .dport = DENIED_UDP, .payload = 32,
+	    .n_ext = 1, .id = 2000 } },
+	{ .what = "IPv4 TCP SYN to 2222 in two fragments, 8 bytes of TCP first",
+	  .spec = { .src = V4_SRC, .dst = V4_DST, .proto = IPPROTO_TCP,
+	    .sport = 43000, .dport = DENIED_TCP, .id = 3000 }, .cuts = { 8 }, .n_cuts = 1 },
+	{ .what = "IPv6 UDP to 9999 behind 9 destination-options headers",
+	  .spec = { .src = V6_SRC, .dst = V6_DST, .proto = IPPROTO_UDP,
+	    .sport = 44000, .dport = DENIED_UDP, .payload = 32,
+	    .n_ext = 9, .id = 4000 } },
+	{ .what = "IPv6 TCP SYN to 2222 behind 9 destination-options headers",
+	  .spec = { .src = V6_SRC, .dst = V6_DST, .proto = IPPROTO_TCP,
+	    .sport = 45000, .dport = DENIED_TCP, .n_ext = 9, .id = 5000 } },
+};
+
+#define N_ROWS (sizeof(bypass_rows) / sizeof(bypass_rows[0]))
+
+/* Each row's count, with whatever is attached now. */
+static void run_rows(unsigned got[N_ROWS])
+{
+	int udp_fd = wire_udp_open(&topo, AF_INET6, DENIED_UDP);
+	int tcp_fd = wire_tcp_listen(&topo, DENIED_TCP);
+	size_t i;
+
+	for (i = 0; i < N_ROWS; i++)
+		got[i] = send_row(&bypass_rows[i], udp_fd,
+				  wire_half_open(&topo, DENIED_TCP));
+	close(udp_fd);
+	close(tcp_fd);
+}
+
+Test(e2e_l4, no_fragment_or_header_chain_slips_past_an_l4_deny)
+{
+	unsigned control[N_ROWS], got[N_ROWS];
+	json_t *stats;
+	size_t i;
+
+	run_rows(control);
+	/* The half-open connections of the control are forgotten with a
+	 * new listener: each run counts its own. */
+	attach_policy(deny_policy);
+	run_rows(got);
+	fprintf(stderr, "%-62s %8s %8s\n", "frames sent (10 each)", "no XDP",
+		"limiter");
+	for (i = 0; i < N_ROWS; i++)
+		fprintf(stderr, "%-62s %8u %8u\n", bypass_rows[i].what,
+			control[i], got[i]);
+	for (i = 0; i < N_ROWS; i++) {
+		cr_expect_eq(control[i], FRAG_FRAMES,
+			     "control: Linux takes '%s'", bypass_rows[i].what);
+		cr_expect_eq(got[i], 0, "'%s' reached the receiver",
+			     bypass_rows[i].what);
+	}
+	stats = stats_json();
+	cr_assert_eq(json_integer_value(json_object_get(json_object_get(
+		json_object_get(stats, "counters"), "tiny_fragment"),
+		"packets")), 2 * FRAG_FRAMES, "both pieces of each tiny SYN");
+	cr_assert_eq(json_integer_value(json_object_get(json_object_get(
+		json_object_get(stats, "counters"), "header_overflow"),
+		"packets")), 2 * FRAG_FRAMES);
+	json_decref(stats);
+}
+
+/* A large datagram of an allowed flow, in three fragments: delivered
+ * whole, in both families. */
+Test(e2e_l4, an_allowed_fragmented_datagram_is_delivered_whole)
+{
+	struct frag_spec v4 = {
+		.src = V4_SRC, .dst = V4_DST, .proto = IPPROTO_UDP,
+		.sport = 46000, .dport = ALLOWED_UDP, .payload = 2900,
+		.id = 6000,
+	}, v6 = v4;
+	const size_t cuts[2] = { 1000, 2000 };
+	struct packet frames[3];
+	size_t longest;
+	int fd, i;
+
+	v6.src = V6_SRC;
+	v6.dst = V6_DST;
+	attach_policy(deny_policy);
+	fd = wire_udp_open(&topo, AF_INET6, ALLOWED_UDP);
+	cr_assert_eq(frag_build(&v4, cuts, 2, frames), 3);
+	for (i = 0; i < 3; i++)
+		wire_send_frame(&topo, &frames[i], 1);
+	cr_assert_eq(wire_udp_drain_len(fd, QUIET_MS, &longest), 1);
+	cr_assert_eq(longest, 2900, "IPv4: the whole datagram");
+	cr_assert_eq(frag_build(&v6, cuts, 2, frames), 3);
+	for (i = 0; i < 3; i++)
+		wire_send_frame(&topo, &frames[i], 1);
+	cr_assert_eq(wire_udp_drain_len(fd, QUIET_MS, &longest), 1);
+	cr_assert_eq(longest, 2900, "IPv6: the whole datagram");
+	close(fd);
+}
+
+/* A SYN flood cut into fragments against a tcp_flags: syn limit: no
+ * more half-open connections than the burst and the rate allow. */
+Test(e2e_l4, a_fragmented_syn_flood_passes_no_more_than_burst_and_rate)
+{
+	const struct frag_row flood = {
+		.what = "fragmented SYNs",
+		.spec = { .src = V4_SRC, .dst = V4_DST, .proto = IPPROTO_TCP,
+		  .sport = 47000, .dport = DENIED_TCP, .payload = 16,
+		  .id = 7000 }, .cuts = { 24 }, .n_cuts = 1,
+	};
+	unsigned burst = 3, got, i, before;
+	double start, elapsed;
+	int fd;
+
+	attach_policy("default:\n  action: allow\n"
+		      "rules:\n"
+		      "  - name: syn\n    cidr: 198.18.0.0/24\n"
+		      "    proto: tcp\n    tcp_flags: syn\n"
+		      "    pps: 1\n    burst: 3\n");
+	fd = wire_tcp_listen(&topo, DENIED_TCP);
+	before = wire_half_open(&topo, DENIED_TCP);
+	start = now_s();
+	got = 0;
+	for (i = 0; i < 3; i++) {
+		struct frag_row row = flood;
+
+		row.spec.id += i * FRAG_FRAMES;
+		row.spec.sport += i * FRAG_FRAMES;
+		got += send_row(&row, -1, before + got);
+	}
+	elapsed = now_s() - start;
+	cr_assert(got >= burst && got <= burst + 1 + (unsigned)elapsed,
+		  "%u half-open of %d fragmented SYNs in %.2f s (burst %u, "
+		  "1 pps)", got, 3 * FRAG_FRAMES, elapsed, burst);
+	close(fd);
+}
+
+Test(e2e_l4, explain_says_how_unreadable_packets_are_judged)
+{
+	attach_policy(deny_policy);
+	cr_assert_eq(topo_cli(&topo, out, sizeof(out), err, sizeof(err),
+			      "explain " V4_SRC), 0, "explain: %s", err);
+	cr_assert(strstr(out, "L4 rules on its way (tcp, udp)"), "%s", out);
+	cr_assert(strstr(out, "whose first was not seen: dropped "
+			 "(unjudged_fragments)"), "%s", out);
+	cr_assert(strstr(out, "more than 8 IPv6 extension headers: dropped"),
+		  "%s", out);
+	attach_policy("default:\n  action: allow\n"
+		      "unjudged_fragments: plain\n"
+		      "rules:\n"
+		      "  - name: udp\n    cidr: 198.18.0.0/24\n    proto: udp\n"
+		      "    dport: 9999\n    action: deny\n");
+	cr_assert_eq(topo_cli(&topo, out, sizeof(out), err, sizeof(err),
+			      "explain " V4_SRC), 0, "explain: %s", err);
+	cr_assert(strstr(out, "L4 rules on its way (udp)"), "%s", out);
+	cr_assert(strstr(out, "not seen: judged by the rule above"), "%s",
+		  out);
+	/* Outside the L4 rules' prefixes: nothing to say. */
+	cr_assert_eq(topo_cli(&topo, out, sizeof(out), err, sizeof(err),
+			      "explain 198.18.1.1"), 0, "explain: %s", err);
+	cr_assert_null(strstr(out, "L4 rules"), "%s", out);
 }

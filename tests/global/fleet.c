@@ -257,12 +257,12 @@ void fleet_start_daemon(struct fleet *f, int k, const char *yaml)
 static int64_t rule_of(struct fleet *f, int k, const char *src)
 {
 	struct xrl_lpm_key key, prefix;
+	struct xrl_classified how;
 	struct xrl_rule rule;
-	bool split;
 
 	cr_assert_eq(xrl_cidr_parse(src, &key), 0, "%s", src);
 	if (xrl_rules_classify(&f->node[k].dp, key.addr, 0, &rule,
-			       &prefix, &split))
+			       &prefix, &how))
 		return -1;
 	return rule.id;
 }

@@ -32,6 +32,34 @@ void fixture_apply(struct xrl_datapath *dp, const struct xrl_policy *policy)
 	cr_assert_eq(ret, 0, "applying the policy: %s", err);
 }
 
+void fixture_yaml_apply(struct xrl_datapath *dp, struct fixture_yaml *fy,
+			const char *yaml)
+{
+	char err[512];
+
+	fixture_yaml_free(fy);
+	cr_assert_eq(xrl_config_load_string(yaml, strlen(yaml), "t.yaml",
+					    &fy->config, err, sizeof(err)), 0,
+		     "%s", err);
+	fy->loaded = true;
+	fixture_apply(dp, &fy->config.policy);
+}
+
+uint32_t fixture_yaml_rule_id(struct fixture_yaml *fy, const char *name)
+{
+	struct xrl_rule_spec *rule = xrl_policy_find(&fy->config.policy, name);
+
+	cr_assert_not_null(rule, "no rule %s", name);
+	return rule->id;
+}
+
+void fixture_yaml_free(struct fixture_yaml *fy)
+{
+	if (fy->loaded)
+		xrl_config_free(&fy->config);
+	fy->loaded = false;
+}
+
 uint32_t fixture_rule(struct xrl_policy *policy, const char *cidr,
 		  enum xrl_action action, uint64_t pps, uint64_t burst,
 		  uint64_t bps, uint64_t burst_bytes)
@@ -240,6 +268,17 @@ int fixture_level_bucket(struct xrl_datapath *dp, const char *key_addr,
 	key_of_text(key_addr, &key);
 	key.tag = XRL_LEVEL_TAG(key.tag, rule_id, level);
 	return bucket_of_rule(dp, &key, rule_id, out);
+}
+
+void fixture_bucket_write(struct xrl_datapath *dp, const char *key_addr,
+			  const struct xrl_bucket *bucket)
+{
+	struct xrl_bucket_key key;
+
+	key_of_text(key_addr, &key);
+	cr_assert_eq(bpf_map_update_elem(dp->buckets_fd, &key, bucket, BPF_EXIST),
+		     0, "writing the bucket of %s: %s", key_addr,
+		     strerror(errno));
 }
 
 int fixture_bucket(struct xrl_datapath *dp, const char *key_addr,

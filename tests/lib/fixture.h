@@ -7,9 +7,11 @@
 #define XRL_TEST_FIXTURE_H
 
 #include <stdint.h>
+#include <stdbool.h>
 #include "datapath.h"
 #include "packet.h"
 #include "policy.h"
+#include "policy_file.h"
 
 #define NS_PER_S 1000000000ULL
 /* The prefix fallback's hash seed in tests: fixed, so runs repeat. */
@@ -21,6 +23,23 @@ void fixture_load(struct xrl_datapath *dp, uint32_t max_sources);
 
 /* Applies @policy; criterion fails on error. */
 void fixture_apply(struct xrl_datapath *dp, const struct xrl_policy *policy);
+
+/* A policy file's text put in force: the config it was loaded into is
+ * kept, to look its rules up by name. */
+struct fixture_yaml {
+	struct xrl_config config;
+	bool loaded;
+};
+
+/* Loads @yaml through the policy file loader (as "t.yaml") and applies
+ * it, replacing what @fy held; criterion fails on error. */
+void fixture_yaml_apply(struct xrl_datapath *dp, struct fixture_yaml *fy,
+			const char *yaml);
+
+/* The id of the rule named @name in force through @fy. */
+uint32_t fixture_yaml_rule_id(struct fixture_yaml *fy, const char *name);
+
+void fixture_yaml_free(struct fixture_yaml *fy);
 
 /* A rule for @cidr (NULL: the default rule, updated in place); returns
  * the rule's id. */
@@ -75,6 +94,11 @@ struct xrl_rule_counters fixture_rule_counters(struct xrl_datapath *dp,
  */
 int fixture_bucket(struct xrl_datapath *dp, const char *key_addr,
 		   uint32_t rule_id, struct xrl_bucket *out);
+
+/* Overwrites the bucket of @key_addr (a plain key, as fixture_bucket()
+ * reads), as a CPU in the middle of its update would have left it. */
+void fixture_bucket_write(struct xrl_datapath *dp, const char *key_addr,
+			  const struct xrl_bucket *bucket);
 
 /* The bucket of level @level of rule @rule_id for the subnet @key_addr
  * (the source masked to the level: "198.18.1.0", "fd00:0:0:100::").

@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -212,14 +213,64 @@ int wire_udp_open(const struct topo *t, int family, uint16_t port)
 	return fd;
 }
 
-uint64_t wire_udp_drain(int fd, int quiet_ms)
+uint64_t wire_udp_drain_len(int fd, int quiet_ms, size_t *longest)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	static uint8_t buf[65536];
 	uint64_t received = 0;
-	uint8_t buf[2048];
+	ssize_t n;
 
-	while (poll(&pfd, 1, quiet_ms) > 0)
-		if (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
-			received++;
+	if (longest)
+		*longest = 0;
+	while (poll(&pfd, 1, quiet_ms) > 0) {
+		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n < 0)
+			continue;
+		received++;
+		if (longest && (size_t)n > *longest)
+			*longest = n;
+	}
 	return received;
+}
+
+uint64_t wire_udp_drain(int fd, int quiet_ms)
+{
+	return wire_udp_drain_len(fd, quiet_ms, NULL);
+}
+
+int wire_tcp_listen(const struct topo *t, uint16_t port)
+{
+	struct sockaddr_in6 in6 = {
+		.sin6_family = AF_INET6,
+		.sin6_port = htons(port),
+		.sin6_addr = IN6ADDR_ANY_INIT,
+	};
+	int fd = topo_socket_in(t->ns_rx, AF_INET6, SOCK_STREAM, 0);
+	int off = 0, on = 1;
+
+	cr_assert_geq(fd, 0, "TCP socket in %s: %s", t->ns_rx, strerror(-fd));
+	cr_assert_eq(setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off,
+				sizeof(off)), 0);
+	cr_assert_eq(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on,
+				sizeof(on)), 0);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&in6, sizeof(in6)), 0,
+		     "binding TCP port %u: %s", port, strerror(errno));
+	cr_assert_eq(listen(fd, 1024), 0, "listen: %s", strerror(errno));
+	return fd;
+}
+
+unsigned wire_half_open(const struct topo *t, uint16_t port)
+{
+	char cmd[256], line[512];
+	unsigned n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nsenter --net=/run/netns/%s ss -Htn "
+		 "state syn-recv '( sport = :%u )'", t->ns_rx, port);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p, "%s", cmd);
+	while (fgets(line, sizeof(line), p))
+		n++;
+	cr_assert_eq(pclose(p), 0, "%s failed", cmd);
+	return n;
 }

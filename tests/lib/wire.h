@@ -58,4 +58,16 @@ int wire_udp_open(const struct topo *t, int family, uint16_t port);
 /* Datagrams received on @fd until it has been quiet for @quiet_ms. */
 uint64_t wire_udp_drain(int fd, int quiet_ms);
 
+/* The same, and the length of the longest one in *@longest (a datagram
+ * Linux reassembled from fragments arrives whole). */
+uint64_t wire_udp_drain_len(int fd, int quiet_ms, size_t *longest);
+
+/* A TCP socket of the receiving namespace listening on @port on every
+ * address, both families (as a server on [::] does). */
+int wire_tcp_listen(const struct topo *t, uint16_t port);
+
+/* Connections to @port in SYN-RECV in the receiving namespace: SYNs
+ * Linux took (half-open), as ss(8) lists them. */
+unsigned wire_half_open(const struct topo *t, uint16_t port);
+
 #endif

@@ -25,8 +25,9 @@ Test(policy_file_keys, unknown_top_level_key)
 {
 	policy_refused("malformed: pass\nrule: []\n",
 		"p.yaml:2: rule: unknown key, expected one of: keys, malformed, "
-		"vlan_overflow, ipv4_mapped, new_sources, unknown_sources, "
-		"events, interfaces, default, rules, redis, sync_interval");
+		"vlan_overflow, ipv4_mapped, unjudged_fragments, "
+		"header_overflow, new_sources, unknown_sources, events, "
+		"interfaces, default, rules, redis, sync_interval");
 }
 
 Test(policy_file_keys, unknown_key_in_keys)
@@ -57,9 +58,9 @@ Test(policy_file_keys, unknown_key_with_control_bytes_stays_one_line)
 {
 	policy_refused("\"a\\nb\": 1\n",
 		"p.yaml:1: a\\x0ab: unknown key, expected one of: keys, "
-		"malformed, vlan_overflow, ipv4_mapped, new_sources, "
-		"unknown_sources, events, interfaces, default, rules, redis, "
-		"sync_interval");
+		"malformed, vlan_overflow, ipv4_mapped, unjudged_fragments, "
+		"header_overflow, new_sources, unknown_sources, events, "
+		"interfaces, default, rules, redis, sync_interval");
 }
 
 Test(policy_file_keys, duplicate_key_in_one_map)
@@ -112,6 +113,27 @@ Test(policy_file_keys, vlan_overflow_and_ipv4_mapped_verdicts)
 	policy_loaded("vlan_overflow: drop\nipv4_mapped: drop\n", &config);
 	cr_assert_eq(config.policy.vlan_overflow, XRL_VLAN_OVERFLOW_DROP);
 	cr_assert_eq(config.policy.ipv4_mapped, XRL_IPV4_MAPPED_DROP);
+	xrl_config_free(&config);
+}
+
+Test(policy_file_keys, unjudged_fragments_and_header_overflow_verdicts)
+{
+	struct xrl_config config;
+
+	policy_refused("unjudged_fragments: pass\n",
+		"p.yaml:1: unjudged_fragments: must be drop or plain (pass)");
+	policy_refused("malformed: pass\nheader_overflow: allow\n",
+		"p.yaml:2: header_overflow: must be drop or plain (allow)");
+	policy_loaded("malformed: pass\n", &config);
+	cr_assert_eq(config.policy.unjudged_fragments,
+		     XRL_UNJUDGED_FRAGMENTS_DROP, "the safe default");
+	cr_assert_eq(config.policy.header_overflow, XRL_HEADER_OVERFLOW_DROP);
+	xrl_config_free(&config);
+	policy_loaded("unjudged_fragments: plain\nheader_overflow: plain\n",
+		      &config);
+	cr_assert_eq(config.policy.unjudged_fragments,
+		     XRL_UNJUDGED_FRAGMENTS_PLAIN);
+	cr_assert_eq(config.policy.header_overflow, XRL_HEADER_OVERFLOW_PLAIN);
 	xrl_config_free(&config);
 }
 
@@ -720,6 +742,8 @@ static void assert_same_policy(const struct xrl_policy *a,
 	cr_assert_eq(a->malformed, b->malformed);
 	cr_assert_eq(a->vlan_overflow, b->vlan_overflow);
 	cr_assert_eq(a->ipv4_mapped, b->ipv4_mapped);
+	cr_assert_eq(a->unjudged_fragments, b->unjudged_fragments);
+	cr_assert_eq(a->header_overflow, b->header_overflow);
 	cr_assert_eq(a->n_rules, b->n_rules);
 	for (i = 0; i < a->n_rules; i++) {
 		struct xrl_rule_spec x = a->rules[i], y = b->rules[i];
@@ -772,6 +796,8 @@ Test(policy_write, awkward_names_and_numbers_round_trip)
 	       "malformed: drop\n"
 	       "vlan_overflow: pass\n"
 	       "ipv4_mapped: ipv6\n"
+	       "unjudged_fragments: plain\n"
+	       "header_overflow: plain\n"
 	       "default: {action: deny}\n"
 	       "rules:\n"
 	       "  - {name: 'a: b # c', cidr: 198.18.0.0/16, pps: 1234567,"

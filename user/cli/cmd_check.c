@@ -80,6 +80,10 @@ static void print_settings(const struct xrl_policy_diff *diff)
 	} settings[] = {
 		{ diff->keys, "keys" },
 		{ diff->malformed, "malformed" },
+		{ diff->vlan_overflow, "vlan_overflow" },
+		{ diff->ipv4_mapped, "ipv4_mapped" },
+		{ diff->unjudged_fragments, "unjudged_fragments" },
+		{ diff->header_overflow, "header_overflow" },
 		{ diff->new_sources, "new_sources" },
 		{ diff->unknown, "unknown_sources" },
 		{ diff->events, "events" },

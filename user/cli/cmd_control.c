@@ -398,10 +398,13 @@ static void print_list(json_t *response)
 	size_t i;
 
 	printf("source keys /%lld (IPv4), /%lld (IPv6); malformed: %s; "
-	       "vlan_overflow: %s; ipv4_mapped: %s\n",
+	       "vlan_overflow: %s; ipv4_mapped: %s; unjudged_fragments: %s; "
+	       "header_overflow: %s\n",
 	       int_of(response, "v4_prefix"), int_of(response, "v6_prefix"),
 	       str_of(response, "malformed"), str_of(response, "vlan_overflow"),
-	       str_of(response, "ipv4_mapped"));
+	       str_of(response, "ipv4_mapped"),
+	       str_of(response, "unjudged_fragments"),
+	       str_of(response, "header_overflow"));
 	printf("%5s  %-20s %-22s %-8s %-7s limits\n", "id", "name", "cidr",
 	       "action", "source");
 	json_array_foreach(json_object_get(response, "rules"), i, rule)

@@ -15,6 +15,7 @@
 #include "cmd.h"
 #include "datapath.h"
 #include "env.h"
+#include "match.h"
 #include "policy.h"
 
 /* "pps 9.99756/s burst 5", "bps 8e+06/s burst_bytes 1000" */
@@ -140,12 +141,44 @@ static void print_levels(const struct xrl_datapath *dp,
 	}
 }
 
+/*
+ * How the source's packets that an L4 rule on its way could take, but
+ * whose L4 header cannot be read, are judged (docs/POLICY.md "Fragments
+ * and header chains"): not by the rule above.
+ */
+static void print_unreadable(const struct xrl_settings *settings,
+			     const struct xrl_classified *how)
+{
+	unsigned i;
+
+	if (!how->n_l4_protos)
+		return;
+	printf("L4 rules on its way (");
+	for (i = 0; i < how->n_l4_protos; i++)
+		printf("%s%s", i ? ", " : "",
+		       xrl_match_proto_name(how->l4_protos[i]));
+	printf("): for these protocols\n"
+	       "  a later fragment follows its first fragment's verdict "
+	       "(charged once);\n"
+	       "  one whose first was not seen: %s (unjudged_fragments);\n"
+	       "  a first fragment too short for its L4 header: dropped "
+	       "(tiny_fragment);\n"
+	       "  more than %d IPv6 extension headers: %s "
+	       "(header_overflow)\n",
+	       settings->unjudged_fragments_verdict ==
+	       XRL_UNJUDGED_FRAGMENTS_PLAIN ? "judged by the rule above" :
+	       "dropped", XRL_L4_EXT_MAX,
+	       settings->header_overflow_verdict == XRL_HEADER_OVERFLOW_PLAIN ?
+	       "judged by the rule above" : "dropped");
+}
+
 static int explain(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		   const struct xrl_datapath *dp, const char *text,
 		   const struct xrl_lpm_key *addr)
 {
 	struct xrl_lpm_key prefix, masked = { 0 };
 	struct xrl_settings settings;
+	struct xrl_classified how;
 	struct xrl_bucket_key key;
 	struct xrl_bucket bucket;
 	struct xrl_rule rule;
@@ -159,13 +192,15 @@ static int explain(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 			      strerror(-ret));
 		return ret;
 	}
-	ret = xrl_rule_of(dp, &settings, addr->addr, &rule, &prefix, &split);
+	ret = xrl_rule_of(dp, &settings, addr->addr, &rule, &prefix, &how);
 	if (ret) {
 		xrl_cmd_error(cli, cmd, "%s: no rule in force judges it: %s",
 			      text, strerror(-ret));
 		return ret;
 	}
+	split = how.split;
 	print_rule(text, &rule, &prefix);
+	print_unreadable(&settings, &how);
 	if (rule.action != XRL_ACTION_LIMIT &&
 	    rule.action != XRL_ACTION_MONITOR) {
 		printf("no bucket: %s rules judge without one\n",

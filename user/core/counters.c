@@ -16,6 +16,9 @@ static const char *const verdict_names[XRL_VERDICT_COUNT] = {
 	[XRL_VERDICT_VLAN_OVERFLOW] = "vlan_overflow",
 	[XRL_VERDICT_IPV4_MAPPED] = "ipv4_mapped",
 	[XRL_VERDICT_BANNED] = "banned",
+	[XRL_VERDICT_TINY_FRAGMENT] = "tiny_fragment",
+	[XRL_VERDICT_UNJUDGED_FRAGMENT] = "unjudged_fragment",
+	[XRL_VERDICT_HEADER_OVERFLOW] = "header_overflow",
 };
 
 const char *xrl_verdict_name(enum xrl_verdict verdict)

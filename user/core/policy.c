@@ -68,6 +68,8 @@ int xrl_policy_init(struct xrl_policy *policy)
 	policy->malformed = XRL_MALFORMED_PASS;
 	policy->vlan_overflow = XRL_VLAN_OVERFLOW_DROP;
 	policy->ipv4_mapped = XRL_IPV4_MAPPED_DROP;
+	policy->unjudged_fragments = XRL_UNJUDGED_FRAGMENTS_DROP;
+	policy->header_overflow = XRL_HEADER_OVERFLOW_DROP;
 	policy->event_quiet_ns = XRL_EVENT_QUIET_NS;
 	policy->events_per_second = XRL_EVENTS_PER_SECOND;
 	policy->cap_rules = 16;
@@ -655,6 +657,8 @@ void xrl_policy_settings(const struct xrl_policy *policy, __u32 max_sources,
 	out->malformed_verdict = policy->malformed;
 	out->vlan_overflow_verdict = policy->vlan_overflow;
 	out->ipv4_mapped_verdict = policy->ipv4_mapped;
+	out->unjudged_fragments_verdict = policy->unjudged_fragments;
+	out->header_overflow_verdict = policy->header_overflow;
 	out->v4_prefix = policy->v4_prefix;
 	out->v6_prefix = policy->v6_prefix;
 	out->unknown_verdict = policy->unknown;

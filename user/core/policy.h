@@ -74,6 +74,9 @@ struct xrl_policy {
 	enum xrl_malformed_verdict malformed;
 	enum xrl_vlan_overflow_verdict vlan_overflow;	/* vlan_overflow: */
 	enum xrl_ipv4_mapped_verdict ipv4_mapped;	/* ipv4_mapped: */
+	/* unjudged_fragments:, header_overflow: */
+	enum xrl_unjudged_fragments_verdict unjudged_fragments;
+	enum xrl_header_overflow_verdict header_overflow;
 	/* New-source budget (new_sources:): both 0 for the default derived
 	 * from the table size, or off for no budget at all. */
 	uint64_t new_pps, new_burst;

@@ -1253,6 +1253,38 @@ static int parse_ipv4_mapped(struct loader *ld, const char *field,
 	return ret;
 }
 
+static int parse_unjudged_fragments(struct loader *ld, const char *field,
+				    yaml_node_t *value, void *target)
+{
+	static const char *const words[2] = {
+		[XRL_UNJUDGED_FRAGMENTS_DROP] = "drop",
+		[XRL_UNJUDGED_FRAGMENTS_PLAIN] = "plain",
+	};
+	struct xrl_config *config = target;
+	unsigned verdict;
+	int ret = parse_two_words(ld, field, value, words, &verdict);
+
+	if (!ret)
+		config->policy.unjudged_fragments = verdict;
+	return ret;
+}
+
+static int parse_header_overflow(struct loader *ld, const char *field,
+				 yaml_node_t *value, void *target)
+{
+	static const char *const words[2] = {
+		[XRL_HEADER_OVERFLOW_DROP] = "drop",
+		[XRL_HEADER_OVERFLOW_PLAIN] = "plain",
+	};
+	struct xrl_config *config = target;
+	unsigned verdict;
+	int ret = parse_two_words(ld, field, value, words, &verdict);
+
+	if (!ret)
+		config->policy.header_overflow = verdict;
+	return ret;
+}
+
 /* What the kernel's dev_valid_name() accepts. */
 static bool valid_ifname(const char *name)
 {
@@ -1474,6 +1506,8 @@ static const struct field top_fields[] = {
 	{ "malformed", parse_malformed },
 	{ "vlan_overflow", parse_vlan_overflow },
 	{ "ipv4_mapped", parse_ipv4_mapped },
+	{ "unjudged_fragments", parse_unjudged_fragments },
+	{ "header_overflow", parse_header_overflow },
 	{ "new_sources", parse_new_sources },
 	{ "unknown_sources", parse_unknown_sources },
 	{ "events", parse_events },
@@ -2017,6 +2051,11 @@ static int emit_policy(yaml_emitter_t *emitter, const struct xrl_policy *policy)
 		ret = emit_pair(emitter, "vlan_overflow", "pass");
 	if (!ret && policy->ipv4_mapped != XRL_IPV4_MAPPED_DROP)
 		ret = emit_pair(emitter, "ipv4_mapped", "ipv6");
+	if (!ret &&
+	    policy->unjudged_fragments != XRL_UNJUDGED_FRAGMENTS_DROP)
+		ret = emit_pair(emitter, "unjudged_fragments", "plain");
+	if (!ret && policy->header_overflow != XRL_HEADER_OVERFLOW_DROP)
+		ret = emit_pair(emitter, "header_overflow", "plain");
 	if (!ret)
 		ret = emit_new_sources(emitter, policy);
 	if (!ret && policy->unknown != XRL_UNKNOWN_PREFIX)

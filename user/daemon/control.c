@@ -1047,6 +1047,12 @@ static int cmd_rule_list(struct xrl_request *req)
 								  "drop"));
 	json_object_set_new(req->response, "ipv4_mapped", json_string(
 		policy->ipv4_mapped == XRL_IPV4_MAPPED_IPV6 ? "ipv6" : "drop"));
+	json_object_set_new(req->response, "unjudged_fragments", json_string(
+		policy->unjudged_fragments == XRL_UNJUDGED_FRAGMENTS_PLAIN ?
+		"plain" : "drop"));
+	json_object_set_new(req->response, "header_overflow", json_string(
+		policy->header_overflow == XRL_HEADER_OVERFLOW_PLAIN ?
+		"plain" : "drop"));
 	return 0;
 }
 

@@ -257,6 +257,8 @@ int xrl_policy_read_ids(const struct xrl_datapath *dp, struct xrl_policy *out)
 	out->malformed = settings.malformed_verdict;
 	out->vlan_overflow = settings.vlan_overflow_verdict;
 	out->ipv4_mapped = settings.ipv4_mapped_verdict;
+	out->unjudged_fragments = settings.unjudged_fragments_verdict;
+	out->header_overflow = settings.header_overflow_verdict;
 	out->unknown = settings.unknown_verdict;
 	if (settings.new_sources_set) {
 		out->new_pps = settings.new_sources_pps;
@@ -387,6 +389,13 @@ static void diff_settings(const struct xrl_settings *a,
 	diff->keys = a->v4_prefix != b->v4_prefix ||
 		     a->v6_prefix != b->v6_prefix;
 	diff->malformed = a->malformed_verdict != b->malformed_verdict;
+	diff->vlan_overflow =
+		a->vlan_overflow_verdict != b->vlan_overflow_verdict;
+	diff->ipv4_mapped = a->ipv4_mapped_verdict != b->ipv4_mapped_verdict;
+	diff->unjudged_fragments = a->unjudged_fragments_verdict !=
+				   b->unjudged_fragments_verdict;
+	diff->header_overflow =
+		a->header_overflow_verdict != b->header_overflow_verdict;
 	diff->unknown = a->unknown_verdict != b->unknown_verdict;
 	diff->new_sources = a->new_sources_set != b->new_sources_set ||
 			    a->new_sources_pps != b->new_sources_pps ||

@@ -80,9 +80,11 @@ typedef void (*xrl_rule_change_fn)(enum xrl_rule_change change,
 struct xrl_policy_diff {
 	size_t in_force;	/* rules in force */
 	size_t added, removed, changed, same;
-	/* Settings that differ: keys:, malformed:, new_sources:,
-	 * unknown_sources:, events:. */
-	bool keys, malformed, new_sources, unknown, events;
+	/* Settings that differ: keys:, malformed:, vlan_overflow:,
+	 * ipv4_mapped:, unjudged_fragments:, header_overflow:,
+	 * new_sources:, unknown_sources:, events:. */
+	bool keys, malformed, vlan_overflow, ipv4_mapped, unjudged_fragments,
+	     header_overflow, new_sources, unknown, events;
 };
 
 /*

@@ -127,6 +127,14 @@ static __u64 total_bytes(const struct xrl_counter after[XRL_VERDICT_COUNT],
 	return sum;
 }
 
+/* The width of verdict @v's column of rates: its name and "/s", or 12. */
+static int rate_width(int v)
+{
+	int width = (int)strlen(xrl_verdict_name(v)) + 2;
+
+	return width > 12 ? width : 12;
+}
+
 void xrl_stats_rates_print(FILE *out,
 			   const struct xrl_counter before[XRL_VERDICT_COUNT],
 			   const struct xrl_counter after[XRL_VERDICT_COUNT],
@@ -142,7 +150,7 @@ void xrl_stats_rates_print(FILE *out,
 		for (v = 0; v < XRL_VERDICT_COUNT; v++) {
 			snprintf(name, sizeof(name), "%s/s",
 				 xrl_verdict_name(v));
-			fprintf(out, " %12s", name);
+			fprintf(out, " %*s", rate_width(v), name);
 		}
 		fprintf(out, " %12s\n", "Mbit/s");
 	}
@@ -150,7 +158,7 @@ void xrl_stats_rates_print(FILE *out,
 	strftime(stamp, sizeof(stamp), "%H:%M:%S", &tm);
 	fprintf(out, "%-8s", stamp);
 	for (v = 0; v < XRL_VERDICT_COUNT; v++)
-		fprintf(out, " %12.0f", seconds > 0 ?
+		fprintf(out, " %*.0f", rate_width(v), seconds > 0 ?
 			(after[v].packets - before[v].packets) / seconds : 0);
 	fprintf(out, " %12.1f\n", seconds > 0 ? (double)total_bytes(after, before) *
 		8 / seconds / 1e6 : 0);
@@ -301,11 +309,14 @@ static void print_table(FILE *out, const struct xrl_table_report *table)
 static void print_totals(FILE *out,
 			 const struct xrl_counter totals[XRL_VERDICT_COUNT])
 {
-	int v;
+	int v, width = 10;
 
-	fprintf(out, "%-10s %14s %16s\n", "verdict", "packets", "bytes");
 	for (v = 0; v < XRL_VERDICT_COUNT; v++)
-		fprintf(out, "%-10s %14" PRIu64 " %16" PRIu64 "\n",
+		if ((int)strlen(xrl_verdict_name(v)) > width)
+			width = strlen(xrl_verdict_name(v));
+	fprintf(out, "%-*s %14s %16s\n", width, "verdict", "packets", "bytes");
+	for (v = 0; v < XRL_VERDICT_COUNT; v++)
+		fprintf(out, "%-*s %14" PRIu64 " %16" PRIu64 "\n", width,
 			xrl_verdict_name(v), (uint64_t)totals[v].packets,
 			(uint64_t)totals[v].bytes);
 }

@@ -716,16 +716,28 @@ static int lookup_rule(int fd, enum xrl_family family, unsigned len,
 /*
  * The plain rule of @rule's chain (itself when plain): what a packet no
  * L4 rule matches gets at that key. -ENOENT when the chain has none;
- * *@l4 is set when the chain holds an L4 rule.
+ * the protocols of its L4 rules are added to @how.
  */
-static int plain_of_chain(int table_fd, struct xrl_rule *rule, bool *l4)
+static void add_l4_proto(struct xrl_classified *how, __u8 proto)
+{
+	unsigned i;
+
+	for (i = 0; i < how->n_l4_protos; i++)
+		if (how->l4_protos[i] == proto)
+			return;
+	if (how->n_l4_protos < sizeof(how->l4_protos))
+		how->l4_protos[how->n_l4_protos++] = proto;
+}
+
+static int plain_of_chain(int table_fd, struct xrl_rule *rule,
+			  struct xrl_classified *how)
 {
 	__u32 hops, id;
 
 	for (hops = 0; hops <= XRL_MATCH_CHAIN_MAX; hops++) {
 		if (xrl_match_is_plain(&rule->match))
 			return 0;
-		*l4 = true;
+		add_l4_proto(how, rule->match.proto);
 		if (!rule->match.next)
 			return -ENOENT;
 		id = rule->match.next - 1;
@@ -743,7 +755,7 @@ static int plain_of_chain(int table_fd, struct xrl_rule *rule, bool *l4)
  */
 int xrl_rules_classify(const struct xrl_datapath *dp, const __u8 addr[16],
 		       unsigned key_len, struct xrl_rule *rule,
-		       struct xrl_lpm_key *prefix, bool *split)
+		       struct xrl_lpm_key *prefix, struct xrl_classified *how)
 {
 	struct xrl_lpm_key host = { .prefixlen = 128 };
 	struct xrl_rule_key meta_key = { .family = XRL_KEY_META };
@@ -753,14 +765,13 @@ int xrl_rules_classify(const struct xrl_datapath *dp, const __u8 addr[16],
 	struct xrl_rule_key found;
 	int fd, table_fd, ret;
 	unsigned top, len;
-	bool l4 = false;
 	__u32 src[4];
 
 	memcpy(host.addr, addr, sizeof(host.addr));
 	family = xrl_prefix_family(&host);
 	top = family == XRL_FAMILY_IPV4 ? 32 : 128;
 	memcpy(src, addr, sizeof(src));
-	*split = false;
+	memset(how, 0, sizeof(*how));
 	fd = inner_fd(dp, dp->policy_fd);
 	if (fd < 0)
 		return fd;
@@ -779,7 +790,7 @@ int xrl_rules_classify(const struct xrl_datapath *dp, const __u8 addr[16],
 			continue;
 		ret = lookup_rule(fd, family, len, src, false, rule);
 		if (!ret)
-			ret = plain_of_chain(table_fd, rule, &l4);
+			ret = plain_of_chain(table_fd, rule, how);
 		if (ret && ret != -ENOENT)
 			goto out;
 		if (!ret)
@@ -792,7 +803,7 @@ int xrl_rules_classify(const struct xrl_datapath *dp, const __u8 addr[16],
 			ret = -errno;
 			goto out;
 		}
-		ret = plain_of_chain(table_fd, rule, &l4);
+		ret = plain_of_chain(table_fd, rule, how);
 		if (ret)
 			goto out;
 	} else {
@@ -803,11 +814,11 @@ int xrl_rules_classify(const struct xrl_datapath *dp, const __u8 addr[16],
 	}
 	xrl_prefix_of(&found, prefix);
 	ret = 0;
-	if (len > key_len || l4)
-		*split = true;
+	if (len > key_len || how->n_l4_protos)
+		how->split = true;
 	else if (meta->long_rules & (family == XRL_FAMILY_IPV4 ? 1 : 2))
-		*split = !lookup_rule(fd, family, key_len, src, true,
-				      &(struct xrl_rule){ 0 });
+		how->split = !lookup_rule(fd, family, key_len, src, true,
+					  &(struct xrl_rule){ 0 });
 out:
 	if (table_fd >= 0)
 		close(table_fd);

@@ -42,17 +42,29 @@ int xrl_rules_walk(const struct xrl_datapath *dp,
 			     const struct xrl_rule *rule, void *ctx),
 		   void *ctx);
 
+/* What a classification met besides the rule (xrl_rules_classify()). */
+struct xrl_classified {
+	bool split;	/* the bucket key names the rule */
+	/* The protocols of the L4 rules met on the way to the rule that
+	 * judges the source's other traffic: packets of these whose L4
+	 * header cannot be read are judged as docs/POLICY.md "Fragments
+	 * and header chains" says, not by that rule. */
+	__u8 l4_protos[4];
+	unsigned n_l4_protos;
+};
+
 /*
  * The rule in force that judges the source @addr (IPv4-mapped for IPv4),
- * as the program's classify() finds it, its prefix, and whether the
- * source's key subnet (@addr masked to @key_len bits of its family) is
- * split by a longer rule: the program then keys its bucket by the rule
- * (include/xrl.h, struct xrl_bucket_key). 0, -ENOENT before the first
+ * as the program's classify() finds it for a packet no L4 rule matches,
+ * its prefix, whether the source's key subnet (@addr masked to @key_len
+ * bits of its family) is split by a longer rule or an L4 rule (the
+ * program then keys its bucket by the rule: include/xrl.h, struct
+ * xrl_bucket_key), and the L4 rules met. 0, -ENOENT before the first
  * policy or without a default rule, -errno.
  */
 int xrl_rules_classify(const struct xrl_datapath *dp, const __u8 addr[16],
 		       unsigned key_len, struct xrl_rule *rule,
-		       struct xrl_lpm_key *prefix, bool *split);
+		       struct xrl_lpm_key *prefix, struct xrl_classified *how);
 
 /* What this process knows of the rules it installed (see rulemaps.c). */
 void xrl_rules_forget(struct xrl_datapath *dp);
