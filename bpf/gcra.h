@@ -11,6 +11,12 @@
  * within the limit is never refused because other CPUs got there first
  * (limit_take()). Representation and error bound: struct xrl_limit and
  * struct xrl_bucket in include/xrl.h.
+ *
+ * A refusal is decided only at a time read after the word that refuses
+ * it (take_refresh()): a CPU held between reading the clock and reading
+ * the word (an interrupt, a descheduled virtual CPU) would otherwise
+ * count the admissions other CPUs made meanwhile, later than its reading,
+ * as debt owed at that reading, and refuse a packet within its limit.
  */
 #ifndef XRL_GCRA_H
 #define XRL_GCRA_H
@@ -19,6 +25,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "xrl.h"
+#include "clock.h"
 
 #define TAT_SB		XRL_TAT_SHIFT_BITS
 /* A bucket idle this long (in its units) may have wrapped: a debt past
@@ -38,6 +45,7 @@ enum take_result {
 	TAKE_REFUSED = 0,
 	TAKE_CHARGED,	/* admitted, its cost added to the word */
 	TAKE_FREE,	/* admitted, no cost added (see limit_take()) */
+	TAKE_RETRY,	/* undecided: try again (limit_add()) */
 };
 
 static __always_inline __u64 to_units(__u64 ns, __s32 shift)
@@ -147,9 +155,82 @@ static __always_inline bool limit_addable(__u64 word,
 }
 
 /*
- * Charges @cost with an atomic add, then judges by the word as the add
+ * One take from one limit's word: what limit_take() and its attempts
+ * share. now_ns and idle_ns may move forward (take_refresh()).
+ */
+struct take_loop {
+	__u64 *word;
+	const struct xrl_limit *lim;
+	__u64 now_ns;
+	__s64 idle_ns;
+	__u64 cost;
+	enum take_result result;
+};
+
+/*
+ * Reads the clock again before a refusal, after the word that would
+ * refuse (see the top of this file); true when it moved on, with @t's
+ * time moved with it. Then the word is judged again: its writers all
+ * read the clock before writing it, so at the later reading it owes no
+ * more than they judged it to, and a refusal there is one.
+ */
+static __always_inline bool take_refresh(struct take_loop *t)
+{
+	__u64 later = clock_after(t->now_ns);
+
+	if (later == t->now_ns)
+		return false;
+	t->idle_ns += later - t->now_ns;
+	t->now_ns = later;
+	return true;
+}
+
+/*
+ * The time at which the word @word read of the limit @lim admits @cost:
+ * @now_ns, or when it does not then, a later reading of the clock (see
+ * take_refresh()); 0 when it refuses. A global function, checked once on
+ * its own, so that its callers' paths do not multiply by its two
+ * readings; scalars in and out, as a global function's memory arguments
+ * lose what pointers they hold.
+ */
+__noinline __u64 limit_admits_at(const struct xrl_limit *lim, __u64 word,
+				 __u64 now_ns, __s64 idle_ns, __u64 cost)
+{
+	__u64 later;
+
+	if (!lim)
+		return 0;	/* never (a global function's check) */
+	if (limit_admit(word, lim, now_ns, idle_ns, cost))
+		return now_ns;
+	later = clock_after(now_ns);
+	if (later == now_ns)
+		return 0;
+	idle_ns += later - now_ns;
+	return limit_admit(word, lim, later, idle_ns, cost) ? later : 0;
+}
+
+/* Whether the word @word of the limit @lim admits @t's cost, at @t's time
+ * or later (limit_admits_at()); @t's time moves to when it does. */
+static __always_inline bool take_admits(struct take_loop *t,
+					const struct xrl_limit *lim,
+					__u64 word)
+{
+	__u64 at = limit_admits_at(lim, word, t->now_ns, t->idle_ns, t->cost);
+
+	if (!at)
+		return false;
+	t->idle_ns += at - t->now_ns;
+	t->now_ns = at;
+	return true;
+}
+
+/*
+ * Charges the cost with an atomic add, then judges by the word as the add
  * found it (the add is the moment of decision): over the tolerance, the
- * cost is taken back and the packet refused.
+ * cost is taken back and the packet refused, unless the clock read again
+ * (take_refresh()) finds room: then the add stands as the GCRA step at
+ * that time when the word is in debt then, and the packet is taken again
+ * when the word is behind it (TAKE_RETRY).
  *
  * Why this is exact: a word only ever overstates its debt in transit (a
  * cost added and not yet taken back), never understates it, so no CPU
@@ -166,52 +247,27 @@ static __always_inline bool limit_addable(__u64 word,
  * CPUs' clock skew), never at one instant: a cost is only ever added to
  * a word at or past now, and a take-back leaves it there.
  */
-static __always_inline enum take_result limit_add(__u64 *word,
-						  const struct xrl_limit *lim,
-						  __u64 now_ns, __s64 idle_ns,
-						  __u64 cost)
+static __always_inline enum take_result limit_add(struct take_loop *t)
 {
-	__u64 old = tat_add(word, cost);
+	const struct xrl_limit *lim = t->lim;
+	__u64 cost = t->cost;
+	__u64 old = tat_add(t->word, cost);
 
 	if (tat_shift(old) != lim->shift) {
 		/* A packet of another policy's version of this rule rescaled
 		 * the word in between: give the units back and judge by the
 		 * word as found, uncharged (once per CPU and swap at most). */
-		tat_add(word, -(__s64)cost);
-		return limit_admit(old, lim, now_ns, idle_ns, cost) ?
-		       TAKE_FREE : TAKE_REFUSED;
+		tat_add(t->word, -(__s64)cost);
+		return take_admits(t, lim, old) ? TAKE_FREE : TAKE_REFUSED;
 	}
-	if (tat_ahead(old, now_ns) + (__s64)cost > (__s64)lim->tolerance) {
-		tat_add(word, -(__s64)cost);
-		return TAKE_REFUSED;
-	}
-	return TAKE_CHARGED;
+	if (tat_ahead(old, t->now_ns) + (__s64)cost <= (__s64)lim->tolerance)
+		return TAKE_CHARGED;
+	if (take_refresh(t) && limit_addable(old, lim, t->now_ns, cost))
+		return TAKE_CHARGED;
+	tat_add(t->word, -(__s64)cost);
+	return limit_admit(old, lim, t->now_ns, t->idle_ns, cost) ?
+	       TAKE_RETRY : TAKE_REFUSED;
 }
-
-/*
- * Takes @cost from one limit's word. The first attempt is a
- * compare-and-swap, exact for every cost and the only way to move a word
- * that is full (behind now), zero, stale or in other units. A lost one
- * means another CPU wrote the word: from then on, a word in debt is taken
- * with one atomic add (limit_add()), which cannot lose, so contention on
- * a bucket in debt costs one retry, and none refuses a packet within its
- * limit.
- *
- * A word that stays full through a lost compare-and-swap was written by
- * a packet that read the clock before ours (a later reading writes a TAT
- * past our now, in debt); at most TAKE_ATTEMPTS of those, and then the
- * packet, within its limit as the last read said, is admitted without a
- * charge rather than refused. At one instant that cannot happen: every
- * write then leaves the word at or past now.
- */
-struct take_loop {
-	__u64 *word;
-	const struct xrl_limit *lim;
-	__u64 now_ns;
-	__s64 idle_ns;
-	__u64 cost;
-	enum take_result result;
-};
 
 /* One attempt of limit_take(): 1 when decided. A @retry follows a lost
  * compare-and-swap. */
@@ -221,15 +277,14 @@ static __always_inline long take_attempt(struct take_loop *t, bool retry)
 
 	old = *(volatile __u64 *)t->word;
 	if (retry && limit_addable(old, t->lim, t->now_ns, t->cost)) {
-		t->result = limit_add(t->word, t->lim, t->now_ns, t->idle_ns,
-				      t->cost);
-		return 1;
+		t->result = limit_add(t);
+		return t->result != TAKE_RETRY;
 	}
-	new = limit_admit(old, t->lim, t->now_ns, t->idle_ns, t->cost);
-	if (!new) {
+	if (!take_admits(t, t->lim, old)) {
 		t->result = TAKE_REFUSED;
 		return 1;
 	}
+	new = limit_admit(old, t->lim, t->now_ns, t->idle_ns, t->cost);
 	if (__sync_val_compare_and_swap(t->word, old, new) == old) {
 		t->result = TAKE_CHARGED;
 		return 1;
@@ -244,6 +299,21 @@ static long take_retry(__u32 i, void *data)
 }
 
 /*
+ * Takes the cost from one limit's word. The first attempt is a
+ * compare-and-swap, exact for every cost and the only way to move a word
+ * that is full (behind now), zero, stale or in other units. A lost one
+ * means another CPU wrote the word: from then on, a word in debt is taken
+ * with one atomic add (limit_add()), which cannot lose, so contention on
+ * a bucket in debt costs one retry, and none refuses a packet within its
+ * limit.
+ *
+ * A word that stays full through a lost compare-and-swap was written by
+ * a packet that read the clock before ours (a later reading writes a TAT
+ * past our now, in debt); at most TAKE_ATTEMPTS of those, and then the
+ * packet, within its limit as the last read said, is admitted without a
+ * charge rather than refused. At one instant that cannot happen: every
+ * write then leaves the word at or past now.
+ *
  * The first attempt is inline: without contention it decides, and the
  * packet pays no bpf_loop() call. The retries run under bpf_loop(): the
  * verifier checks one retry instead of walking all TAKE_ATTEMPTS of them
@@ -254,18 +324,17 @@ static long take_retry(__u32 i, void *data)
 static __always_inline enum take_result limit_take(struct take_loop *t,
 						   __u64 *word,
 						   const struct xrl_limit *lim,
-						   __u64 now_ns, __s64 idle_ns,
 						   __u64 cost)
 {
 	t->word = word;
 	t->lim = lim;
-	t->now_ns = now_ns;
-	t->idle_ns = idle_ns;
 	t->cost = cost;
 	t->result = TAKE_FREE;	/* every attempt lost to a full word */
 	if (take_attempt(t, false))
 		return t->result;
 	bpf_loop(TAKE_ATTEMPTS - 1, take_retry, t, 0);
+	if (t->result == TAKE_RETRY)	/* room at the last reading */
+		t->result = TAKE_FREE;
 	return t->result;
 }
 
@@ -332,11 +401,10 @@ __noinline int bucket_take(struct xrl_bucket *b,
 	const struct xrl_limit *byte = &limits->kind[XRL_LIMIT_BYTES];
 	__u64 *pkt_word = &b->tat[XRL_LIMIT_PACKETS];
 	__u64 *byte_word = &b->tat[XRL_LIMIT_BYTES];
-	__s64 idle_ns = now_ns - b->last_seen_ns;
 	__u64 pkt_cost = pkt->interval * packets;
 	__u64 byte_cost = byte->interval * bytes;
 	enum take_result taken = TAKE_FREE, byte_taken = TAKE_FREE;
-	struct take_loop t;
+	struct take_loop t = { .now_ns = now_ns };
 
 	/*
 	 * Another CPU admitted a packet of this bucket at a later time
@@ -348,29 +416,33 @@ __noinline int bucket_take(struct xrl_bucket *b,
 	 * packet within its limit. So the packet is judged at the later
 	 * time, which never lies ahead of the real one.
 	 */
-	if (idle_ns < 0) {
-		now_ns -= idle_ns;	/* the other CPU's last_seen_ns */
-		idle_ns = 0;
+	t.idle_ns = now_ns - b->last_seen_ns;
+	if (t.idle_ns < 0) {
+		t.now_ns -= t.idle_ns;	/* the other CPU's last_seen_ns */
+		t.idle_ns = 0;
 	}
 
-	if (pkt->interval && !limit_admit(*(volatile __u64 *)pkt_word, pkt,
-					  now_ns, idle_ns, pkt_cost))
+	/* Asked first without writing (take_admits(): at a later reading
+	 * of the clock too before a refusal). */
+	t.lim = pkt;
+	t.cost = pkt_cost;
+	if (pkt->interval && !take_admits(&t, pkt, *(volatile __u64 *)pkt_word))
 		return false;
-	if (byte->interval && !limit_admit(*(volatile __u64 *)byte_word, byte,
-					   now_ns, idle_ns, byte_cost))
+	t.lim = byte;
+	t.cost = byte_cost;
+	if (byte->interval &&
+	    !take_admits(&t, byte, *(volatile __u64 *)byte_word))
 		return false;
 
 	if (pkt->interval) {
-		taken = limit_take(&t, pkt_word, pkt, now_ns, idle_ns,
-				   pkt_cost);
+		taken = limit_take(&t, pkt_word, pkt, pkt_cost);
 		if (taken == TAKE_REFUSED)
 			return false;
 	} else {
 		limit_clear(pkt_word);
 	}
 	if (byte->interval) {
-		byte_taken = limit_take(&t, byte_word, byte, now_ns, idle_ns,
-					byte_cost);
+		byte_taken = limit_take(&t, byte_word, byte, byte_cost);
 		if (byte_taken == TAKE_REFUSED) {
 			if (taken == TAKE_CHARGED)
 				limit_give_back(pkt_word, pkt, pkt_cost);
@@ -379,7 +451,7 @@ __noinline int bucket_take(struct xrl_bucket *b,
 	} else {
 		limit_clear(byte_word);
 	}
-	b->last_seen_ns = now_ns;
+	b->last_seen_ns = t.now_ns;
 	return TAKEN | (taken == TAKE_CHARGED ? TAKEN_PACKETS : 0) |
 	       (byte_taken == TAKE_CHARGED ? TAKEN_BYTES : 0);
 }

@@ -217,3 +217,65 @@ Test(contention, a_packet_judged_at_an_older_clock_reading_is_not_refused)
 	cr_assert_eq(bucket.passed, 2);
 	cr_assert_eq(bucket.dropped, 0);
 }
+
+/*
+ * The race the real-clock runs hit under preemption (issue 28), made
+ * exact on the test clock: a CPU reads the clock, is held, and meanwhile
+ * another admits packets for longer than the tolerance and has written
+ * the bucket's TAT but not yet its last_seen_ns (the guard of the test
+ * above). Judged at its old reading, the packet would see a debt past
+ * the tolerance; the clock read again after the word (the test clock's
+ * second reading) shows the time that debt belongs to, and the packet,
+ * within its limit, passes. Without that second reading the same bucket
+ * refuses it: the test can fail.
+ */
+Test(contention, a_packet_of_a_cpu_held_past_the_tolerance_is_not_refused)
+{
+	struct xrl_bucket bucket;
+	struct packet pkt;
+	uint64_t held = 10 * NS_PER_S, later = held + 10 * 1000000ULL;
+	uint32_t id;
+
+	load(true);
+	id = fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT, HUGE_RATE,
+			  HUGE_BURST, HUGE_RATE, HUGE_BURST);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(packet_from(&pkt, SOURCE), 0);
+	xrl_datapath_set_time(&dp, later);
+	cr_assert_eq(fixture_run(&dp, &pkt), XDP_PASS);
+	cr_assert_eq(fixture_bucket(&dp, SOURCE, id, &bucket), 0);
+	bucket.last_seen_ns = held - 1;	/* not yet written */
+	fixture_bucket_write(&dp, SOURCE, &bucket);
+
+	xrl_datapath_set_time(&dp, held);
+	cr_assert_eq(fixture_run(&dp, &pkt), XDP_DROP,
+		     "control: judged at the held reading alone");
+	fixture_bucket_write(&dp, SOURCE, &bucket);
+	xrl_datapath_set_later_time(&dp, later + 1000);
+	cr_assert_eq(fixture_run(&dp, &pkt), XDP_PASS,
+		     "read again after the word: within its limit");
+	cr_assert_eq(fixture_bucket(&dp, SOURCE, id, &bucket), 0);
+	cr_assert_eq(bucket.last_seen_ns, later + 1000);
+}
+
+/* The second reading never turns a real refusal into an admission: a
+ * bucket over its limit at the later time still refuses. */
+Test(contention, a_clock_read_again_refuses_what_is_over_the_limit_then)
+{
+	struct packet pkt;
+	uint64_t now = 10 * NS_PER_S;
+
+	load(true);
+	fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT, 1, 2, 0, 0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(packet_from(&pkt, SOURCE), 0);
+	xrl_datapath_set_time(&dp, now);
+	xrl_datapath_set_later_time(&dp, now + NS_PER_S / 2);
+	cr_assert_eq(fixture_run(&dp, &pkt), XDP_PASS);
+	cr_assert_eq(fixture_run(&dp, &pkt), XDP_PASS);
+	cr_assert_eq(fixture_run(&dp, &pkt), XDP_DROP, "half a second later, "
+		     "a 1 pps bucket of burst 2 still owes");
+	xrl_datapath_set_later_time(&dp, now + NS_PER_S + NS_PER_S / 10);
+	cr_assert_eq(fixture_run(&dp, &pkt), XDP_PASS, "a second later: one");
+	cr_assert_eq(fixture_run(&dp, &pkt), XDP_DROP);
+}

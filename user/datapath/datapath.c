@@ -332,3 +332,9 @@ void xrl_datapath_set_time(struct xrl_datapath *dp, __u64 now_ns)
 	if (dp->skel && dp->skel->bss)
 		dp->skel->bss->test_clock_ns = now_ns;
 }
+
+void xrl_datapath_set_later_time(struct xrl_datapath *dp, __u64 later_ns)
+{
+	if (dp->skel && dp->skel->bss)
+		dp->skel->bss->test_clock_later_ns = later_ns;
+}

@@ -91,6 +91,10 @@ unsigned xrl_datapath_cpus(void);
 /* Sets the test clock (only when loaded with test_clock). */
 void xrl_datapath_set_time(struct xrl_datapath *dp, __u64 now_ns);
 
+/* On the test clock: what a second reading of the clock in one packet
+ * finds (0: the first reading), as on a CPU held between the two. */
+void xrl_datapath_set_later_time(struct xrl_datapath *dp, __u64 later_ns);
+
 /* Routes libbpf's messages through xrl_log (warnings as warnings, the
  * rest as debug). */
 void xrl_log_libbpf(void);
