@@ -259,14 +259,16 @@ int wire_tcp_listen(const struct topo *t, uint16_t port)
 	return fd;
 }
 
-unsigned wire_half_open(const struct topo *t, uint16_t port)
+unsigned wire_half_open(const struct topo *t, uint16_t port,
+			uint16_t peer_lo, uint16_t peer_hi)
 {
-	char cmd[256], line[512];
+	char cmd[320], line[512];
 	unsigned n = 0;
 	FILE *p;
 
 	snprintf(cmd, sizeof(cmd), "nsenter --net=/run/netns/%s ss -Htn "
-		 "state syn-recv '( sport = :%u )'", t->ns_rx, port);
+		 "state syn-recv '( sport = :%u and dport >= :%u and "
+		 "dport <= :%u )'", t->ns_rx, port, peer_lo, peer_hi);
 	p = popen(cmd, "r");
 	cr_assert_not_null(p, "%s", cmd);
 	while (fgets(line, sizeof(line), p))

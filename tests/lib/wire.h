@@ -66,8 +66,10 @@ uint64_t wire_udp_drain_len(int fd, int quiet_ms, size_t *longest);
  * address, both families (as a server on [::] does). */
 int wire_tcp_listen(const struct topo *t, uint16_t port);
 
-/* Connections to @port in SYN-RECV in the receiving namespace: SYNs
- * Linux took (half-open), as ss(8) lists them. */
-unsigned wire_half_open(const struct topo *t, uint16_t port);
+/* Connections to @port from peer ports @peer_lo..@peer_hi in SYN-RECV
+ * in the receiving namespace: SYNs Linux took (half-open), as ss(8)
+ * lists them. */
+unsigned wire_half_open(const struct topo *t, uint16_t port,
+			uint16_t peer_lo, uint16_t peer_hi);
 
 #endif
