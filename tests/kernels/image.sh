@@ -21,8 +21,8 @@ libbpf1,libxdp1,libyaml-0-2,libjansson4,libhiredis0.14,libmicrohttpd12,\
 libelf1,zlib1g,libsystemd0,libcriterion3,python3,redis-server,util-linux
 
 # The one file baked into the image: mounts what the kernel does not,
-# the checkout (read-only) and the results (9p), then hands over to the
-# checkout's tests/kernels/guest. The cache key includes it.
+# the build's copy (read-only) and the results (9p), then hands over to
+# its tests/kernels/guest. The cache key includes it.
 read -r -d '' BOOT_INIT <<'EOF'
 #!/bin/sh
 mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
@@ -96,8 +96,9 @@ kernel_suite() {
 }
 
 # ensure_kernel NAME: sets KDEB to that kernel's package in the cache,
-# downloaded once (the newest linux-image-X.Y.Z-N-amd64 that the suite's
+# downloaded once (the linux-image-X.Y.Z-N-amd64 that the suite's
 # linux-image-amd64 depends on), with a throw-away apt configuration.
+# Removing $CACHE/deb/*-SUITE.deb takes the suite's newest next time.
 ensure_kernel() {
 	local suite a t img
 	suite=$(kernel_suite "$1") || { log "$1: no Debian suite known for it"; return 1; }
@@ -143,9 +144,10 @@ ensure_image() {
 		{ tail -20 "$WORK/kinstall-$1.log"; log "$1: no initrd for $kver"; return 1; }
 	cp "$r/boot/vmlinuz-$kver" "$IMG/vmlinuz"
 	cp "$r/boot/initrd.img-$kver" "$IMG/initrd.img"
-	mke2fs -q -t ext4 -L xrlroot -d "$r" "$IMG/disk.img.part" 4G &&
+	mke2fs -q -t ext4 -L xrlroot -d "$r" "$IMG/disk.img.part" 4G \
+		>"$WORK/mke2fs-$1.log" 2>&1 &&
 		mv "$IMG/disk.img.part" "$IMG/disk.img" ||
-		{ rm -rf "$IMG"; log "$1: mke2fs failed"; return 1; }
+		{ tail -5 "$WORK/mke2fs-$1.log"; rm -rf "$IMG"; log "$1: mke2fs failed"; return 1; }
 	echo "$kver" >"$IMG/kver"
 	rm -rf "$r"
 	timing "image-$1" $((SECONDS - t0))

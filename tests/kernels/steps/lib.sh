@@ -1,4 +1,4 @@
-# Sourced by the in-VM steps (cwd: the checkout, read-only).
+# Sourced by the in-VM steps (cwd: /xrl, the build's copy, read-only).
 #
 # The VM's two virtio-net NICs are joined by a qemu hub and nothing else:
 # eth1 is moved into the namespace $NS (the receiver, where XDP runs in
