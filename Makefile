@@ -144,12 +144,12 @@ test:
 # Boots Debian's own kernels under qemu (6.1 and 6.12 must pass; 5.10,
 # below the floor, must refuse) with the build inside: the BPF suite, an
 # end-to-end run on virtio_net in native mode, xdp-filter beside it.
-# Needs root; KERNELS="6.12:bpf,e2e ..." picks (tests/kernels/run).
+# Needs root; KERNELS="6.12:bpf,e2e ..." picks (scripts/kernels/run).
 .PHONY: test-kernels
 test-kernels:
 	$(Q)scripts/deps.sh --if-missing
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/tests/test-bpf
-	$(Q)BUILD=$(BUILD) tests/kernels/run $(KERNELS)
+	$(Q)BUILD=$(BUILD) scripts/kernels/run $(KERNELS)
 
 # libFuzzer targets: tests/fuzz/fuzz_NAME.c, seeds in tests/fuzz/corpus/NAME/
 # (and tests/fuzz/NAME.dict if any), built with clang against the library

@@ -19,7 +19,7 @@
 
 /* @n scaled by $XRL_TEST_SCALE (a number, default 1), at least @least:
  * the packets, rounds or swaps of a test that only needs volume. The
- * kernel runner (tests/kernels) sets it below 1 under emulation. */
+ * kernel runner (scripts/kernels) sets it below 1 under emulation. */
 uint64_t fixture_scaled(uint64_t n, uint64_t least);
 
 /* Loads the program with the test clock at 1 s and a fixed hash seed;

@@ -6,7 +6,7 @@
 # is counted per source and compared with the policy and with what the
 # program itself counted (stats --json).
 STEP=e2e
-. tests/kernels/steps/lib.sh
+. scripts/kernels/steps/lib.sh
 
 ALLOWED=198.18.10.1 LIMITED=198.18.20.1 DENIED=198.18.30.1
 SENT_ALLOWED=200 SENT_LIMITED=300 SENT_DENIED=100

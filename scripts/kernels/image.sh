@@ -1,5 +1,5 @@
 #!/bin/bash
-# Sourced by tests/kernels/run: the cached root filesystem and kernels.
+# Sourced by scripts/kernels/run: the cached root filesystem and kernels.
 #
 #   $CACHE/root-$ROOT_KEY.tar.zst   debootstrap of bookworm (no kernel)
 #   $CACHE/deb/linux-image-*.deb    Debian's kernel packages
@@ -22,7 +22,7 @@ libelf1,zlib1g,libsystemd0,libcriterion3,python3,redis-server,util-linux
 
 # The one file baked into the image: mounts what the kernel does not,
 # the build's copy (read-only) and the results (9p), then hands over to
-# its tests/kernels/guest. The cache key includes it.
+# its scripts/kernels/guest. The cache key includes it.
 read -r -d '' BOOT_INIT <<'EOF'
 #!/bin/sh
 mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
@@ -32,8 +32,8 @@ modprobe -q 9pnet_virtio; modprobe -q 9p
 mkdir -p /xrl /out
 mount -t 9p -o trans=virtio,version=9p2000.L,ro xrl /xrl &&
 	mount -t 9p -o trans=virtio,version=9p2000.L out /out &&
-	[ -x /xrl/tests/kernels/guest ] &&
-	exec /xrl/tests/kernels/guest
+	[ -x /xrl/scripts/kernels/guest ] &&
+	exec /xrl/scripts/kernels/guest
 echo "=== vm: no checkout at /xrl"; echo o >/proc/sysrq-trigger; sleep 10
 EOF
 ROOT_KEY=$(printf '%s\n%s\n' "$ROOT_PKGS" "$BOOT_INIT" | sha256sum | cut -c1-12)
@@ -68,7 +68,7 @@ need_host_tools() {
 ensure_root() {
 	ROOT_TAR=$CACHE/root-$ROOT_KEY.tar.zst
 	[ -s "$ROOT_TAR" ] && return 0
-	local t0=$SECONDS b=$WORK/debootstrap
+	local t0=$SECONDS b=$WORK/debootstrap f
 	log "root filesystem: debootstrap bookworm from $(debian_mirror) (once; several minutes)"
 	mkdir -p "$b/root" "$CACHE"
 	debootstrap --variant=minbase --include="$ROOT_PKGS" bookworm "$b/root" \
@@ -81,6 +81,10 @@ ensure_root() {
 	tar -C "$b/root" --numeric-owner -cf - . | zstd -q -T0 -3 -o "$ROOT_TAR.part" &&
 		mv "$ROOT_TAR.part" "$ROOT_TAR" || { rm -f "$ROOT_TAR.part"; return 1; }
 	rm -rf "$b"
+	# What earlier keys built is of no more use.
+	for f in "$CACHE"/root-*.tar.zst "$CACHE"/img/*; do
+		case $f in "$ROOT_TAR" | "$CACHE/img/$ROOT_KEY"-*) ;; *) rm -rf "$f" ;; esac
+	done
 	log "root filesystem: $(du -h "$ROOT_TAR" | cut -f1) in $((SECONDS - t0)) s"
 	timing rootfs $((SECONDS - t0))
 }

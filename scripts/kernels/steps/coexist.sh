@@ -8,7 +8,7 @@
 # xdp-filter, prove both enforce with frames, detach either and prove the
 # other still does.
 STEP=coexist
-. tests/kernels/steps/lib.sh
+. scripts/kernels/steps/lib.sh
 
 FILTERED=198.18.40.1 OTHER=198.18.10.1
 nics_up

@@ -4,7 +4,7 @@
 # 22: "bpf_loop" / "5.17" or the like). Its output is in the log and in
 # /out/floor.attach.
 STEP=floor
-. tests/kernels/steps/lib.sh
+. scripts/kernels/steps/lib.sh
 
 cat >"$TMP/policy.yaml" <<'EOF'
 default:
