@@ -80,6 +80,7 @@ struct l4_info {
 	__u8 first;	/* a fragment at offset 0 with more to follow */
 	__u32 frag_len;	/* a fragment's bytes after the IP header(s) */
 	__u32 how;	/* classify()'s CLASSIFY_* (bpf/classify.h) */
+	__u32 walked;	/* ipv6_l4_offset(): bytes of headers so far */
 	struct xrl_frag_key flow;	/* a fragment's (struct xrl_frag) */
 };
 
@@ -151,21 +152,33 @@ static __always_inline bool l4_fragment(struct l4_info *l4, __u32 offset,
  * why there is none to read (L4_LATER, L4_TINY, L4_OVERFLOW; L4_UNREAD
  * for a header cut short by the frame's end, which Linux drops).
  * L4_EXT_MAX + 1 steps: the last may only find the L4 header.
+ *
+ * The offset and protocol go through @l4 (a map value) between steps:
+ * read back, they are any number to the verifier, bounded by the check
+ * that follows, so the paths of one step (an option header, AH, a first
+ * fragment) meet in one state instead of multiplying step after step.
  */
 static __always_inline int ipv6_l4_offset(void *ip6, void *end,
 					  struct l4_info *l4)
 {
-	__u32 off = sizeof(struct ipv6hdr), len, frag;
 	struct ipv6_opt_hdr *opt;
 	struct l4_frag_hdr *fh;
+	__u32 off, frag;
+	__u8 proto;
 	int i;
 
+	l4->walked = sizeof(struct ipv6hdr);
 	for (i = 0; i <= L4_EXT_MAX; i++) {
-		if (!is_ipv6_ext(l4->proto))
-			return off;
+		off = *(volatile __u32 *)&l4->walked;
+		proto = *(volatile __u8 *)&l4->proto;
+		if (!is_ipv6_ext(proto))
+			return off;	/* read_l4() bounds it */
 		if (i == L4_EXT_MAX || off > L4_OFFSET_MAX)
 			break;
-		if (l4->proto == IPPROTO_FRAGMENT) {
+		opt = ip6 + off;
+		if ((void *)(opt + 1) > end)
+			return -1;
+		if (proto == IPPROTO_FRAGMENT) {
 			fh = ip6 + off;
 			if ((void *)(fh + 1) > end)
 				return -1;
@@ -174,17 +187,13 @@ static __always_inline int ipv6_l4_offset(void *ip6, void *end,
 					bpf_ntohl(fh->identification),
 					fh->nexthdr))
 				return -1;
-			l4->proto = fh->nexthdr;
 			off += sizeof(*fh);
-			continue;
+		} else {
+			off += proto == IPPROTO_AH ? (opt->hdrlen + 2) * 4 :
+						     (opt->hdrlen + 1) * 8;
 		}
-		opt = ip6 + off;
-		if ((void *)(opt + 1) > end)
-			return -1;
-		len = l4->proto == IPPROTO_AH ? (opt->hdrlen + 2) * 4 :
-						(opt->hdrlen + 1) * 8;
 		l4->proto = opt->nexthdr;
-		off += len;
+		l4->walked = off;
 	}
 	l4->proto = 0;
 	l4->state = L4_OVERFLOW;

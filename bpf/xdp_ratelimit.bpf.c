@@ -478,28 +478,30 @@ unjudged_rule(struct xdp_md *ctx, struct source *s,
 
 /*
  * The rule of the packet by the rules in force: classify()'s, or
- * unjudged_rule()'s for a packet classify() could not judge. NULL when
- * no policy is installed, or (l4->how & CLASSIFY_DROPPED) when the
- * packet was dropped unjudged. Apart from judge_classified(), so that
- * this chain of frames and the judging one are never on the stack at
- * once.
+ * unjudged_rule()'s for a packet classify() could not judge. Its id + 1;
+ * 0 when no policy is installed; CLASSIFIED_DROPPED when the packet was
+ * dropped unjudged. A global function, apart from judge_classified(): its
+ * paths do not multiply the judging's, and this chain of frames and the
+ * judging one are never on the stack at once.
  */
-#define CLASSIFY_DROPPED	0x10
+#define CLASSIFIED_DROPPED	(-1)
 
-static __noinline const struct xrl_rule *
-classified_rule(struct xdp_md *ctx, struct source *s,
-		const struct xrl_settings *settings, struct l4_info *l4)
+__noinline int classified_rule(struct xdp_md *ctx, struct source *s,
+			       const struct xrl_settings *settings,
+			       struct l4_info *l4)
 {
 	const struct xrl_rule *rule;
 
+	if (!s || !settings || !l4)
+		return CLASSIFIED_DROPPED;	/* never (a global function's) */
 	l4->how = 0;
 	rule = classified(ctx, s, settings, l4);
-	if (!(l4->how & CLASSIFY_UNJUDGED))
-		return rule;
-	rule = unjudged_rule(ctx, s, settings, l4);
-	if (!rule)
-		l4->how = CLASSIFY_DROPPED;
-	return rule;
+	if (l4->how & CLASSIFY_UNJUDGED) {
+		rule = unjudged_rule(ctx, s, settings, l4);
+		if (!rule)
+			return CLASSIFIED_DROPPED;
+	}
+	return rule ? rule->id + 1 : 0;
 }
 
 /*
@@ -572,21 +574,23 @@ __noinline int judge_classified(struct xdp_md *ctx, struct source *s,
 				const struct xrl_settings *settings,
 				struct xrl_bucket *stale)
 {
-	const struct xrl_rule *rule;
+	const struct xrl_rule *rule = NULL;
 	struct l4_info *l4;
-	int verdict;
+	int verdict, id;
 
 	if (!s || !settings)
 		return XDP_ABORTED;	/* never (a global function's check) */
 	l4 = l4_scratch();
 	if (!l4)
 		return XDP_ABORTED;	/* never: a per-CPU array's entry */
-	rule = classified_rule(ctx, s, settings, l4);
-	if (l4->how & CLASSIFY_DROPPED) {
+	id = classified_rule(ctx, s, settings, l4);
+	if (id == CLASSIFIED_DROPPED) {
 		if (stale)	/* its key is split now: an L4 prefix */
 			bpf_map_delete_elem(&xrl_buckets, &s->key);
 		return XDP_DROP;
 	}
+	if (id > 0)
+		rule = table_rule(s->q.slot, id - 1);
 	verdict = judge_rule(s, settings, rule, stale, l4->how);
 	l4 = l4_scratch();
 	if (l4 && (l4->how & CLASSIFY_L4) && l4->first &&

@@ -264,6 +264,27 @@ Test(fragments, extension_header_chains_up_to_the_limit_are_judged)
 	cr_assert_eq(dropped(id_of("udp")), 2, "not the rule's");
 }
 
+/* The L4 header may start at most 2,048 bytes after the fixed header:
+ * at exactly that it is read, past it the chain is too long. */
+Test(fragments, an_l4_header_past_2048_bytes_of_headers_is_an_overflow)
+{
+	struct frag_spec spec = udp6;
+	struct packet pkt;
+
+	fixture_yaml_apply(&dp, &fy, DENY_POLICY);
+	spec.n_ext = 1;
+	spec.ext_len = 2048 - 40;	/* UDP at 2,048 */
+	build(&spec, NULL, 0, &pkt);
+	cr_assert_eq(fixture_run(&dp, &pkt), XDP_DROP);
+	cr_assert_eq(dropped(id_of("udp")), 1, "read, and denied");
+	spec.n_ext = 2;
+	spec.ext_len = 1024;		/* UDP at 2,088 */
+	build(&spec, NULL, 0, &pkt);
+	cr_assert_eq(fixture_run(&dp, &pkt), XDP_DROP);
+	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_HEADER_OVERFLOW), 1);
+	cr_assert_eq(dropped(id_of("udp")), 1);
+}
+
 Test(fragments, header_overflow_plain_judges_long_chains_without_l4_rules)
 {
 	fixture_yaml_apply(&dp, &fy, DENY_POLICY "header_overflow: plain\n");

@@ -88,6 +88,25 @@ static size_t put_ah(uint8_t *p, uint8_t next)
 	return AH_LEN;
 }
 
+/* A destination options header of @len bytes (its next header already
+ * written) padded with PadN options of at most 255 bytes each. */
+static size_t put_dstopts(uint8_t *p, size_t len)
+{
+	size_t off = 2, pad;
+
+	memset(p + 1, 0, len - 1);
+	p[1] = len / 8 - 1;
+	while (off < len) {
+		pad = len - off - 2 > 255 ? 255 : len - off - 2;
+		if (len - off - 2 - pad == 1)	/* a lone byte: no PadN */
+			pad--;
+		p[off] = 1;		/* PadN */
+		p[off + 1] = pad;
+		off += 2 + pad;
+	}
+	return len;
+}
+
 /* What follows the IP header (or the fragment header): extension
  * headers, AH, then the L4 segment or ESP. Returns its length, and the
  * first header's protocol in *@first. */
@@ -96,18 +115,15 @@ static size_t put_upper(const struct frag_spec *spec, uint8_t *p,
 			uint8_t *first)
 {
 	uint8_t last = spec->esp ? IPPROTO_ESP : spec->proto;
+	size_t ext_len = spec->ext_len ? spec->ext_len : 8;
 	size_t off = 0;
 	int i;
 
 	*first = spec->n_ext ? IPPROTO_DSTOPTS : spec->ah ? IPPROTO_AH : last;
 	for (i = 0; i < spec->n_ext; i++) {
-		memset(p + off, 0, 8);
 		p[off] = i + 1 < spec->n_ext ? IPPROTO_DSTOPTS :
 			 spec->ah ? IPPROTO_AH : last;
-		p[off + 1] = 0;		/* 8 bytes */
-		p[off + 2] = 1;		/* PadN of 4 bytes */
-		p[off + 3] = 4;
-		off += 8;
+		off += put_dstopts(p + off, ext_len);
 	}
 	if (spec->ah)
 		off += put_ah(p + off, last);
@@ -238,7 +254,9 @@ int frag_build(const struct frag_spec *spec, const size_t *cuts, int n_cuts,
 	       struct packet *out)
 {
 	if (!spec->src || n_cuts < 0 || n_cuts >= FRAG_MAX_PIECES ||
-	    spec->n_ext > FRAG_MAX_EXT ||
+	    spec->n_ext > FRAG_MAX_EXT || spec->ext_len % 8 ||
+	    spec->ext_len > 2048 ||
+	    spec->n_ext * (spec->ext_len ? spec->ext_len : 8) > 3000 ||
 	    (spec->proto != IPPROTO_TCP && spec->proto != IPPROTO_UDP))
 		return -1;
 	if (strchr(spec->src, ':'))

@@ -24,8 +24,10 @@ struct frag_spec {
 	uint16_t sport, dport;
 	size_t payload;		/* bytes after the L4 header */
 	uint32_t id;		/* IPv4 id (16 bits) or IPv6 identification */
-	int n_ext;		/* IPv6: destination options headers (8
-				 * bytes each) before the L4 header */
+	int n_ext;		/* IPv6: destination options headers
+				 * before the L4 header */
+	size_t ext_len;		/* bytes of each: a multiple of 8 up to
+				 * 2048; 0: 8 */
 	int ah;			/* an AH header (16 bytes) before the L4
 				 * header (IPv4 and IPv6) */
 	int esp;		/* instead of L4: an ESP header and payload */
