@@ -18,7 +18,8 @@ CFLAGS    ?= -O2 -g -Wall -Wextra -Wno-unused-parameter -Werror=implicit-functio
 CPPFLAGS  += -Iinclude -I$(BUILD) -MMD -MP -D_GNU_SOURCE
 BPF_CFLAGS := -target bpf -O2 -g -mcpu=v3 -Wall -Iinclude -Ibpf -I$(ARCH_INC)
 LDLIBS_CORE := -lyaml -ljansson -lm
-LDLIBS    += -lbpf -lelf -lz -lyaml -ljansson -lhiredis -lmicrohttpd -lpthread -lm -lsystemd
+# -lxdp: libxdp (pkg-config --libs libxdp says no more on Debian 12).
+LDLIBS    += -lxdp -lbpf -lelf -lz -lyaml -ljansson -lhiredis -lmicrohttpd -lpthread -lm -lsystemd
 
 ifeq ($(V),1)
 Q =
