@@ -6,12 +6,13 @@ set -eu
 
 # procps: kill(1), which the installed unit's ExecReload runs, and ps;
 # xdp-tools: xdp-filter, a peer in make bench. A minimal Debian has
-# neither (tests/install checks the unit on such a machine).
+# neither (tests/install checks the unit on such a machine). libxdp-dev:
+# attach goes through libxdp's dispatcher (beside other XDP programs).
 PACKAGES="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
 linux-libc-dev pkg-config libcriterion-dev libyaml-dev libjansson-dev
 libhiredis-dev libmicrohttpd-dev redis-server iproute2 nftables iptables
 curl python3 python3-prometheus-client libclang-rt-14-dev systemd man-db
-libsystemd-dev procps xdp-tools"
+libsystemd-dev procps xdp-tools libxdp-dev"
 
 missing=""
 for pkg in $PACKAGES; do

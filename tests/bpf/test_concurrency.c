@@ -17,7 +17,7 @@
 
 /* A burst that takes one CPU a few hundred microseconds to drain, so the
  * other starts while it lasts (the logged overlap says how often). */
-#define ROUNDS		200
+#define ROUNDS		((int)fixture_scaled(200, 20))	/* by $XRL_TEST_SCALE */
 #define PER_THREAD	4000	/* packets each CPU offers per round */
 #define BURST		2000
 

@@ -26,7 +26,10 @@
 
 #define RUNS		5
 #define REPEAT		1000000	/* packets per test run */
-#define TOTAL		((uint64_t)CPU_POOL_SIZE * RUNS * REPEAT)
+/* Scaled by $XRL_TEST_SCALE, to no fewer than 2 * 5 * 200000 packets:
+ * 2 us of charges at 10^12 pps, still across the clock's wrap. */
+#define REPEAT_RUN	fixture_scaled(REPEAT, 200000)
+#define TOTAL		((uint64_t)CPU_POOL_SIZE * RUNS * REPEAT_RUN)
 #define HUGE_RATE	1000000000000ULL	/* XRL_RATE_MAX */
 #define HUGE_BURST	(1ULL << 32)		/* XRL_BURST_MAX */
 #define SOURCE		"198.18.0.1"
@@ -135,7 +138,7 @@ static void hammer(enum xrl_action action, bool test_clock, bool with_bps)
 	for (i = 0; i < CPU_POOL_SIZE; i++) {
 		pool.workers[i].pkt = pkt;
 		pool.workers[i].runs = RUNS;
-		pool.workers[i].repeat = REPEAT;
+		pool.workers[i].repeat = REPEAT_RUN;
 	}
 	cpu_pool_round(&pool);
 

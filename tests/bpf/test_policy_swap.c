@@ -36,10 +36,10 @@
 
 #define RULE_A		1
 #define RULE_B		2
-#define SWAPS		1000
+#define SWAPS		((int)fixture_scaled(1000, 20))	/* by $XRL_TEST_SCALE */
 #define REPEAT		2000	/* packets per test run of a worker */
 #define SOURCES_MAX	50000	/* distinct sources before they repeat */
-#define KILLS		100
+#define KILLS		((int)fixture_scaled(100, 10))	/* by $XRL_TEST_SCALE */
 #define HUGE_RATE	1000000000000ULL
 #define HUGE_BURST	(1ULL << 32)
 

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <arpa/inet.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <criterion/criterion.h>
 #include <bpf/bpf.h>
@@ -10,6 +11,18 @@
 #include "fixture.h"
 #include "policy_map.h"
 #include "stats.h"
+
+uint64_t fixture_scaled(uint64_t n, uint64_t least)
+{
+	const char *text = getenv("XRL_TEST_SCALE");
+	double scale = text && *text ? strtod(text, NULL) : 1;
+	uint64_t scaled;
+
+	if (!(scale > 0) || scale >= 1)
+		return n;
+	scaled = (uint64_t)(n * scale + 0.5);
+	return scaled > least ? scaled : (least < n ? least : n);
+}
 
 void fixture_load(struct xrl_datapath *dp, uint32_t max_sources)
 {

@@ -17,6 +17,11 @@
 /* The prefix fallback's hash seed in tests: fixed, so runs repeat. */
 #define FIXTURE_HASH_SEED 0x5eed5eed5eed5eedULL
 
+/* @n scaled by $XRL_TEST_SCALE (a number, default 1), at least @least:
+ * the packets, rounds or swaps of a test that only needs volume. The
+ * kernel runner (scripts/kernels) sets it below 1 under emulation. */
+uint64_t fixture_scaled(uint64_t n, uint64_t least);
+
 /* Loads the program with the test clock at 1 s and a fixed hash seed;
  * criterion fails on error. */
 void fixture_load(struct xrl_datapath *dp, uint32_t max_sources);
