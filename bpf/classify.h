@@ -72,6 +72,7 @@ struct xrl_rule xrl_btf_rule;
 
 /* The L4 match reads the rule tables above. */
 #include "l4.h"
+#include "packet.h"
 
 /* The rule of id @id in the table of rules slot @slot, or NULL. */
 static __always_inline const struct xrl_rule *table_rule(__u32 slot, __u32 id)
@@ -158,14 +159,6 @@ entry_rule(struct classify_ctx *c, const struct xrl_rule *rule)
 	return table_rule(c->slot, picked - 1);
 }
 
-/* What a classification asks: the source (as parsed, unmasked), of
- * which family, in the rules slot of the policy in force. */
-struct classify_query {
-	__u32 addr[4];
-	__u32 family;
-	__u32 slot;
-};
-
 /* The index of the highest bit set in @x (not 0): no such instruction. */
 static __always_inline __u32 highest_bit(__u64 x)
 {
@@ -245,27 +238,32 @@ static long classify_step(__u32 i, void *data)
 					 * read the packet's header */
 
 /*
- * The rule of @q's source in the classifier of its rules slot: the
- * longest prefix with a rule that takes the packet (@ctx, read into @l4
- * for L4 rules only), or the default rule; its id + 1, or 0 when the
- * packet is unjudged or no policy is installed. l4->how says whether the
- * source's key subnet (the source masked to @key_len bits) holds a rule
- * longer than the key, or an L4 rule was looked at (CLASSIFY_SPLIT), and
- * whether the packet is unjudged; asked CLASSIFY_PLAIN there, no packet
- * is. A global function, checked once on its own rather than once per
- * state of each caller: the walk is most of the program.
+ * The rule of the packet's source (this_packet()) in the classifier of
+ * its rules slot: the longest prefix with a rule that takes the packet
+ * (@ctx, read into the packet's l4 for L4 rules only), or the default
+ * rule; its id + 1, or 0 when the packet is unjudged or no policy is
+ * installed. l4.how says whether the source's key subnet (the source
+ * masked to @key_len bits) holds a rule longer than the key, or an L4
+ * rule was looked at (CLASSIFY_SPLIT), and whether the packet is
+ * unjudged; asked CLASSIFY_PLAIN there, no packet is. A global function,
+ * checked once on its own rather than once per state of each caller:
+ * the walk is most of the program.
  */
-__noinline int classify(struct xdp_md *ctx, const struct classify_query *q,
-			__u32 key_len, struct l4_info *l4)
+__noinline int classify(struct xdp_md *ctx, __u32 key_len)
 {
-	struct classify_ctx c = {};
+	struct source *p = this_packet();
 	const struct xrl_policy_meta *meta;
+	const struct classify_query *q;
+	struct classify_ctx c = {};
 	__u32 slot, family, *how;
+	struct l4_info *l4;
 	const __u32 *src;
 	bool ipv4, plain;
 
-	if (!q || !l4)
-		return 0;	/* never (a global function's check) */
+	if (!p)
+		return 0;	/* never: a per-CPU array's entry */
+	q = &p->q;
+	l4 = &p->l4;
 	c.src = src = q->addr;
 	c.l4 = l4;
 	slot = q->slot;

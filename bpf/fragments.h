@@ -29,24 +29,6 @@ struct {
 } xrl_frags SEC(".maps");
 
 /*
- * What the classification of the packet being judged read of it
- * (struct l4_info), per CPU: XDP does not nest on a CPU.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct l4_info);
-} xrl_l4_scratch SEC(".maps");
-
-static __always_inline struct l4_info *l4_scratch(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&xrl_l4_scratch, &zero);
-}
-
-/*
  * Keeps the verdict @verdict that @rule gave a first fragment (@l4) for
  * the flow's later fragments. A subprogram of its own: only first
  * fragments at L4 prefixes pay for it.

@@ -63,11 +63,8 @@ enum l4_state {
 			 * L4 header past L4_OFFSET_MAX */
 };
 
-/*
- * What the classification of a packet read of it. Kept in a per-CPU map
- * (bpf/fragments.h), not on a stack: the classified path's frames are in
- * the deepest call chain, which the verifier holds to 512 bytes.
- */
+/* What the classification of a packet read of it (part of the packet,
+ * bpf/packet.h). */
 struct l4_info {
 	__u16 sport;	/* host order */
 	__u16 dport;
@@ -146,58 +143,83 @@ static __always_inline bool l4_fragment(struct l4_info *l4, __u32 offset,
 	return true;
 }
 
+/* What one step of the extension header walk found. */
+enum ext_step {
+	EXT_MORE,	/* an extension header, walked: go on */
+	EXT_L4,		/* the L4 header, at l4->walked */
+	EXT_NONE,	/* nothing to read: l4->state says why */
+};
+
+/*
+ * One step of ipv6_l4_offset(). The offset and protocol come from @l4 (a
+ * map value), not from registers: read back, they are any number to the
+ * verifier, bounded by the check that follows, so the paths of one step
+ * (an option header, AH, a first fragment) meet in one state instead of
+ * multiplying step after step.
+ */
+static __always_inline enum ext_step ext_step(void *ip6, void *end,
+					      struct l4_info *l4)
+{
+	__u32 off = *(volatile __u32 *)&l4->walked, frag;
+	__u8 proto = *(volatile __u8 *)&l4->proto;
+	struct ipv6_opt_hdr *opt;
+	struct l4_frag_hdr *fh;
+
+	if (!is_ipv6_ext(proto))
+		return EXT_L4;
+	if (off > L4_OFFSET_MAX) {
+		l4->proto = 0;
+		l4->state = L4_OVERFLOW;
+		return EXT_NONE;
+	}
+	opt = ip6 + off;
+	if ((void *)(opt + 1) > end)
+		return EXT_NONE;	/* cut short: Linux drops it */
+	if (proto == IPPROTO_FRAGMENT) {
+		fh = ip6 + off;
+		if ((void *)(fh + 1) > end)
+			return EXT_NONE;
+		frag = bpf_ntohs(fh->frag_off);
+		if (l4_fragment(l4, frag >> 3, frag & L4_IPV6_MF,
+				bpf_ntohl(fh->identification), fh->nexthdr))
+			return EXT_NONE;
+		off += sizeof(*fh);
+	} else {
+		off += proto == IPPROTO_AH ? (opt->hdrlen + 2) * 4 :
+					     (opt->hdrlen + 1) * 8;
+	}
+	l4->proto = opt->nexthdr;
+	l4->walked = off;
+	return EXT_MORE;
+}
+
 /*
  * Walks IPv6 extension headers from the fixed header on; returns the
  * offset of the L4 header with l4->proto set, or -1 with l4->state saying
  * why there is none to read (L4_LATER, L4_TINY, L4_OVERFLOW; L4_UNREAD
- * for a header cut short by the frame's end, which Linux drops).
- * L4_EXT_MAX + 1 steps: the last may only find the L4 header.
- *
- * The offset and protocol go through @l4 (a map value) between steps:
- * read back, they are any number to the verifier, bounded by the check
- * that follows, so the paths of one step (an option header, AH, a first
- * fragment) meet in one state instead of multiplying step after step.
+ * for a header cut short by the frame's end, which Linux drops): at most
+ * L4_EXT_MAX headers, then one more step that may only find the L4
+ * header. Steps written out rather than a loop: clang lays such a loop
+ * out with a fall-through into its head, a back-edge Linux 6.1's
+ * verifier refuses.
  */
 static __always_inline int ipv6_l4_offset(void *ip6, void *end,
 					  struct l4_info *l4)
 {
-	struct ipv6_opt_hdr *opt;
-	struct l4_frag_hdr *fh;
-	__u32 off, frag;
-	__u8 proto;
+	enum ext_step step = EXT_MORE;
 	int i;
 
 	l4->walked = sizeof(struct ipv6hdr);
-	for (i = 0; i <= L4_EXT_MAX; i++) {
-		off = *(volatile __u32 *)&l4->walked;
-		proto = *(volatile __u8 *)&l4->proto;
-		if (!is_ipv6_ext(proto))
-			return off;	/* read_l4() bounds it */
-		if (i == L4_EXT_MAX || off > L4_OFFSET_MAX)
-			break;
-		opt = ip6 + off;
-		if ((void *)(opt + 1) > end)
-			return -1;
-		if (proto == IPPROTO_FRAGMENT) {
-			fh = ip6 + off;
-			if ((void *)(fh + 1) > end)
-				return -1;
-			frag = bpf_ntohs(fh->frag_off);
-			if (l4_fragment(l4, frag >> 3, frag & L4_IPV6_MF,
-					bpf_ntohl(fh->identification),
-					fh->nexthdr))
-				return -1;
-			off += sizeof(*fh);
-		} else {
-			off += proto == IPPROTO_AH ? (opt->hdrlen + 2) * 4 :
-						     (opt->hdrlen + 1) * 8;
-		}
-		l4->proto = opt->nexthdr;
-		l4->walked = off;
+#pragma unroll
+	for (i = 0; i < L4_EXT_MAX; i++)
+		if (step == EXT_MORE)
+			step = ext_step(ip6, end, l4);
+	if (step == EXT_MORE && is_ipv6_ext(l4->proto)) {
+		l4->proto = 0;
+		l4->state = L4_OVERFLOW;
+		return -1;
 	}
-	l4->proto = 0;
-	l4->state = L4_OVERFLOW;
-	return -1;
+	return step == EXT_NONE ? -1 : (int)l4->walked;
 }
 
 /* Reads the L4 header at @off of the IP packet at @l3 (@l3_len bytes):

@@ -168,10 +168,10 @@ static __always_inline int level_take(const struct xrl_bucket_key *key,
  * fallback), which check rule->levels.count first: a rule without
  * levels pays that one branch.
  */
-__noinline int judge_levels(const struct source *s,
-			    const struct xrl_settings *settings,
+__noinline int judge_levels(const struct xrl_settings *settings,
 			    const struct xrl_rule *rule, __u64 now)
 {
+	const struct source *s = this_packet();
 	const struct xrl_rule *level;
 	struct level_scratch *w;
 	__u32 i, slot, zero = 0;

@@ -181,14 +181,6 @@ static __always_inline void rebind(struct xrl_bucket *b,
 	*(volatile __u64 *)&b->rule_id = binding_of(rule->id, rule->gen);
 }
 
-/* What the slow path needs of a packet's source (a subprogram takes at
- * most five arguments). */
-struct source {
-	struct xrl_bucket_key key;
-	struct classify_query q;	/* address, family, rules slot */
-	struct wire_cost cost;
-};
-
 /* A rule's levels judge with the source's bucket (bpf/levels.h). */
 #include "levels.h"
 
@@ -264,11 +256,11 @@ static __noinline int judge_window(const struct source *s,
  * the classified path and a new source all judge here, so the take
  * (bpf/gcra.h) is one body, not one inlined copy per path.
  */
-__noinline int judge_limited(const struct source *s,
-			     const struct xrl_settings *settings,
+__noinline int judge_limited(const struct xrl_settings *settings,
 			     const struct xrl_rule *rule,
 			     struct xrl_bucket *bucket)
 {
+	const struct source *s = this_packet();
 	const struct wire_cost *cost;
 	bool by_level = false;
 	int taken;
@@ -288,7 +280,7 @@ __noinline int judge_limited(const struct source *s,
 			    cost->bytes);
 	/* 0 unless the rule has levels: one predictable branch. */
 	if (taken && rule->levels.count &&
-	    !judge_levels(s, settings, rule, now)) {
+	    !judge_levels(settings, rule, now)) {
 		bucket_give_back(bucket, &rule->limits, taken, cost->packets,
 				 cost->bytes);
 		taken = 0;
@@ -333,10 +325,10 @@ static __noinline void insert_source(const struct xrl_bucket_key *key,
  */
 #define JUDGE_BUCKET	(-1)
 
-__noinline int judge_new_source(const struct source *s,
-				const struct xrl_settings *settings,
+__noinline int judge_new_source(const struct xrl_settings *settings,
 				const struct xrl_rule *rule)
 {
+	const struct source *s = this_packet();
 	const struct xrl_bucket_key *key;
 	const struct wire_cost *cost;
 	struct xrl_bucket *bucket;
@@ -381,7 +373,7 @@ __noinline int judge_new_source(const struct source *s,
 	/* The levels hold the subnet back even while its new sources get
 	 * no bucket. */
 	if (admitted && rule->levels.count &&
-	    !judge_levels(s, settings, rule, now)) {
+	    !judge_levels(settings, rule, now)) {
 		if (bucket)	/* gives back only what it charged */
 			bucket_give_back(bucket, &rule->limits, admitted,
 					 cost->packets, cost->bytes);
@@ -419,9 +411,9 @@ static __always_inline __u32 key_len(const struct source *s,
 /* classify()'s rule, from the rule table of the slot in force. */
 static __always_inline const struct xrl_rule *
 classified(struct xdp_md *ctx, struct source *s,
-	   const struct xrl_settings *settings, struct l4_info *l4)
+	   const struct xrl_settings *settings)
 {
-	int id = classify(ctx, &s->q, key_len(s, settings), l4);
+	int id = classify(ctx, key_len(s, settings));
 
 	return id > 0 ? table_rule(s->q.slot, id - 1) : NULL;
 }
@@ -437,8 +429,9 @@ classified(struct xdp_md *ctx, struct source *s,
  */
 static __noinline const struct xrl_rule *
 unjudged_rule(struct xdp_md *ctx, struct source *s,
-	      const struct xrl_settings *settings, struct l4_info *l4)
+	      const struct xrl_settings *settings)
 {
+	struct l4_info *l4 = &s->l4;
 	__u64 frame_len = s->cost.frame_len;
 	const struct xrl_rule *rule;
 	bool dropped;
@@ -473,7 +466,7 @@ unjudged_rule(struct xdp_md *ctx, struct source *s,
 		}
 	}
 	l4->how = CLASSIFY_PLAIN;
-	return classified(ctx, s, settings, l4);
+	return classified(ctx, s, settings);
 }
 
 /*
@@ -486,18 +479,18 @@ unjudged_rule(struct xdp_md *ctx, struct source *s,
  */
 #define CLASSIFIED_DROPPED	(-1)
 
-__noinline int classified_rule(struct xdp_md *ctx, struct source *s,
-			       const struct xrl_settings *settings,
-			       struct l4_info *l4)
+__noinline int classified_rule(struct xdp_md *ctx,
+			       const struct xrl_settings *settings)
 {
+	struct source *s = this_packet();
 	const struct xrl_rule *rule;
 
-	if (!s || !settings || !l4)
+	if (!s || !settings)
 		return CLASSIFIED_DROPPED;	/* never (a global function's) */
-	l4->how = 0;
-	rule = classified(ctx, s, settings, l4);
-	if (l4->how & CLASSIFY_UNJUDGED) {
-		rule = unjudged_rule(ctx, s, settings, l4);
+	s->l4.how = 0;
+	rule = classified(ctx, s, settings);
+	if (s->l4.how & CLASSIFY_UNJUDGED) {
+		rule = unjudged_rule(ctx, s, settings);
 		if (!rule)
 			return CLASSIFIED_DROPPED;
 	}
@@ -548,7 +541,7 @@ static __always_inline int judge_rule(struct source *s,
 		bucket = bpf_map_lookup_elem(&xrl_buckets, key);
 	}
 	if (!bucket) {
-		verdict = judge_new_source(s, settings, rule);
+		verdict = judge_new_source(settings, rule);
 		if (verdict != JUDGE_BUCKET)
 			return verdict;
 		bucket = bpf_map_lookup_elem(&xrl_buckets, key);
@@ -561,7 +554,7 @@ static __always_inline int judge_rule(struct source *s,
 		}
 	}
 	rebind(bucket, rule);
-	return judge_limited(s, settings, rule, bucket);
+	return judge_limited(settings, rule, bucket);
 }
 
 /*
@@ -570,20 +563,20 @@ static __always_inline int judge_rule(struct source *s,
  * force and judged; at a prefix with L4 rules, a first fragment's verdict
  * is kept for its flow's later fragments (bpf/fragments.h).
  */
-__noinline int judge_classified(struct xdp_md *ctx, struct source *s,
+__noinline int judge_classified(struct xdp_md *ctx,
 				const struct xrl_settings *settings,
 				struct xrl_bucket *stale)
 {
 	const struct xrl_rule *rule = NULL;
-	struct l4_info *l4;
+	struct source *s;
 	int verdict, id;
 
-	if (!s || !settings)
+	if (!settings)
 		return XDP_ABORTED;	/* never (a global function's check) */
-	l4 = l4_scratch();
-	if (!l4)
+	id = classified_rule(ctx, settings);
+	s = this_packet();
+	if (!s)
 		return XDP_ABORTED;	/* never: a per-CPU array's entry */
-	id = classified_rule(ctx, s, settings, l4);
 	if (id == CLASSIFIED_DROPPED) {
 		if (stale)	/* its key is split now: an L4 prefix */
 			bpf_map_delete_elem(&xrl_buckets, &s->key);
@@ -591,11 +584,11 @@ __noinline int judge_classified(struct xdp_md *ctx, struct source *s,
 	}
 	if (id > 0)
 		rule = table_rule(s->q.slot, id - 1);
-	verdict = judge_rule(s, settings, rule, stale, l4->how);
-	l4 = l4_scratch();
-	if (l4 && (l4->how & CLASSIFY_L4) && l4->first &&
-	    l4->state == L4_READ)
-		frag_remember(l4, rule, verdict);
+	verdict = judge_rule(s, settings, rule, stale, s->l4.how);
+	s = this_packet();
+	if (s && (s->l4.how & CLASSIFY_L4) && s->l4.first &&
+	    s->l4.state == L4_READ)
+		frag_remember(&s->l4, rule, verdict);
 	return verdict;
 }
 
@@ -626,51 +619,52 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	const struct xrl_rule *rule;
 	struct xrl_bucket *bucket;
 	enum parse_result parsed;
-	struct source s;
+	struct source *s;
 	__u64 word;
 
 	/* Only before the first policy (the loader installs one). */
 	head = policy_head();
-	if (!head)
+	s = this_packet();
+	if (!head || !s)
 		return XDP_PASS;
 	settings = &head->settings;
-	s.q.slot = head->rules_slot;
+	s->q.slot = head->rules_slot;
 
-	/* Sets s.cost.frame_len first, whatever it finds. */
-	parsed = parse_source(ctx, s.q.addr, &s.cost);
+	/* Sets s->cost.frame_len first, whatever it finds. */
+	parsed = parse_source(ctx, s->q.addr, &s->cost);
 	if (parsed == PARSE_IPV4_MAPPED &&
 	    settings->ipv4_mapped_verdict == XRL_IPV4_MAPPED_IPV6)
 		parsed = PARSE_IPV6;
 	if (parsed == PARSE_IPV4_MAPPED) {
-		count_verdict(XRL_VERDICT_IPV4_MAPPED, s.cost.frame_len);
+		count_verdict(XRL_VERDICT_IPV4_MAPPED, s->cost.frame_len);
 		return XDP_DROP;
 	}
 	if (parsed == PARSE_VLAN_OVERFLOW) {
-		count_verdict(XRL_VERDICT_VLAN_OVERFLOW, s.cost.frame_len);
+		count_verdict(XRL_VERDICT_VLAN_OVERFLOW, s->cost.frame_len);
 		return settings->vlan_overflow_verdict ==
 			XRL_VLAN_OVERFLOW_PASS ? XDP_PASS : XDP_DROP;
 	}
 	if (parsed == PARSE_NONIP) {
-		count_verdict(XRL_VERDICT_NONIP, s.cost.frame_len);
+		count_verdict(XRL_VERDICT_NONIP, s->cost.frame_len);
 		return XDP_PASS;
 	}
 	if (parsed == PARSE_MALFORMED) {
-		count_verdict(XRL_VERDICT_MALFORMED, s.cost.frame_len);
+		count_verdict(XRL_VERDICT_MALFORMED, s->cost.frame_len);
 		return settings->malformed_verdict == XRL_MALFORMED_DROP ?
 			XDP_DROP : XDP_PASS;
 	}
 
-	s.q.family = parsed == PARSE_IPV4 ? XRL_FAMILY_IPV4 : XRL_FAMILY_IPV6;
+	s->q.family = parsed == PARSE_IPV4 ? XRL_FAMILY_IPV4 : XRL_FAMILY_IPV6;
 	/* Only while the daemon holds manual bans: before any rule. */
-	if (settings->manual_bans && source_banned(&s))
+	if (settings->manual_bans && source_banned(s))
 		return XDP_DROP;
-	bucket_key(&s.key, s.q.addr, s.q.family, settings);
-	bucket = bpf_map_lookup_elem(&xrl_buckets, &s.key);
+	bucket_key(&s->key, s->q.addr, s->q.family, settings);
+	bucket = bpf_map_lookup_elem(&xrl_buckets, &s->key);
 	if (bucket) {
 		word = bucket_binding(bucket);
-		rule = table_rule(s.q.slot, (__u32)word);
+		rule = table_rule(s->q.slot, (__u32)word);
 		if (rule && rule->gen == (__u32)(word >> 32))
-			return judge_limited(&s, settings, rule, bucket);
+			return judge_limited(settings, rule, bucket);
 	}
-	return judge_classified(ctx, &s, settings, bucket);
+	return judge_classified(ctx, settings, bucket);
 }

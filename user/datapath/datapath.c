@@ -8,12 +8,14 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <bpf/btf.h>
 #include "xrl.h"	/* before the skeleton: its .bss names xrl types */
 #include "xdp_ratelimit.skel.h"
 #include "datapath.h"
 #include "policy.h"
 #include "policy_map.h"
 #include "rulemaps.h"
+#include "typed_map.h"
 
 #define PROG_PIN_NAME "xdp_ratelimit"
 
@@ -62,11 +64,55 @@ static int install_default_policy(struct xrl_datapath *dp)
 	return ret;
 }
 
+/* The outer maps whose inner maps userspace makes (typed_map.c). */
+enum { TEMPLATE_TABLE, TEMPLATE_CLASSIFIER, TEMPLATE_HEAD, N_TEMPLATES };
+
+static void close_templates(int fds[N_TEMPLATES])
+{
+	int i;
+
+	for (i = 0; i < N_TEMPLATES; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+/*
+ * The templates of the maps of maps, typed as the inner maps will be
+ * (typed_map.c says why), every rule table @max_rules long: an inner
+ * array of the template's size lets the verifier inline the hot path's
+ * lookup. Their fds into @fds; 0 or -errno.
+ */
+static int set_templates(struct xdp_ratelimit_bpf *skel, __u32 max_rules,
+			 int fds[N_TEMPLATES])
+{
+	struct btf *btf = xrl_template_btf();
+	struct bpf_map *outer[N_TEMPLATES] = {
+		[TEMPLATE_TABLE] = skel->maps.xrl_rule_table,
+		[TEMPLATE_CLASSIFIER] = skel->maps.xrl_policy,
+		[TEMPLATE_HEAD] = skel->maps.xrl_settings,
+	};
+	struct xrl_map_shape shapes[N_TEMPLATES] = {
+		[TEMPLATE_TABLE] = xrl_table_shape(max_rules),
+		[TEMPLATE_CLASSIFIER] = xrl_classifier_shape(1),
+		[TEMPLATE_HEAD] = xrl_head_shape,
+	};
+	int i, ret = 0;
+
+	for (i = 0; i < N_TEMPLATES && !ret; i++) {
+		fds[i] = xrl_typed_map_create(&shapes[i], btf,
+					      btf ? btf__fd(btf) : -1);
+		ret = fds[i] < 0 ? fds[i] :
+		      bpf_map__set_inner_map_fd(outer[i], fds[i]);
+	}
+	btf__free(btf);
+	return ret;
+}
+
 int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 {
 	__u32 max_rules = opts && opts->max_rules ? opts->max_rules :
 			  XRL_DEFAULT_RULES;
-	int table_fd = -1;
+	int templates[N_TEMPLATES] = { -1, -1, -1 };
 	struct xdp_ratelimit_bpf *skel;
 	int ret;
 
@@ -91,19 +137,11 @@ int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 			opts && opts->max_sources &&
 			opts->max_sources < XRL_WINDOW_SOURCES ?
 			opts->max_sources : XRL_WINDOW_SOURCES);
-	/* The rule table's template: every table is that long. */
-	if (!ret) {
-		table_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xrl_table_tmpl",
-					  sizeof(__u32), sizeof(struct xrl_rule),
-					  max_rules, NULL);
-		ret = table_fd < 0 ? -errno :
-		      bpf_map__set_inner_map_fd(skel->maps.xrl_rule_table,
-						table_fd);
-	}
+	if (!ret)
+		ret = set_templates(skel, max_rules, templates);
 	if (!ret)
 		ret = xdp_ratelimit_bpf__load(skel);
-	if (table_fd >= 0)
-		close(table_fd);	/* only its shape was needed */
+	close_templates(templates);	/* only their shapes were needed */
 	if (ret)
 		goto destroy;
 

@@ -18,6 +18,7 @@
 #include "policy.h"
 #include "policy_map.h"
 #include "rulemaps.h"
+#include "typed_map.h"
 
 /*
  * A new head map holding @head, frozen: once it may be in force nothing
@@ -31,32 +32,9 @@
 static int create_head_map(const struct xrl_datapath *dp,
 			   const struct xrl_policy_head *head)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, opts);
-	struct btf *btf = NULL;
-	int btf_fd = -1, fd, key_id, value_id;
 	__u32 zero = 0;
+	int fd = xrl_datapath_map_create(dp, &xrl_head_shape);
 
-	if (dp->btf_id) {
-		btf = btf__load_from_kernel_by_id(dp->btf_id);
-		btf_fd = bpf_btf_get_fd_by_id(dp->btf_id);
-	}
-	if (btf && btf_fd >= 0) {
-		key_id = btf__find_by_name_kind(btf, "__u32", BTF_KIND_TYPEDEF);
-		value_id = btf__find_by_name_kind(btf, "xrl_policy_head",
-						  BTF_KIND_STRUCT);
-		if (key_id > 0 && value_id > 0) {
-			opts.btf_fd = btf_fd;
-			opts.btf_key_type_id = key_id;
-			opts.btf_value_type_id = value_id;
-		}
-	}
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, XRL_PIN_HEAD, sizeof(__u32),
-			    sizeof(*head), 1, &opts);
-	if (fd < 0)
-		fd = -errno;
-	if (btf_fd >= 0)
-		close(btf_fd);
-	btf__free(btf);
 	if (fd >= 0 && (bpf_map_update_elem(fd, &zero, head, 0) ||
 			bpf_map_freeze(fd))) {
 		close(fd);

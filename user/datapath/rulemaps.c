@@ -22,6 +22,7 @@
 #include "match.h"
 #include "policy.h"
 #include "rulemaps.h"
+#include "typed_map.h"
 
 #ifndef ENOTSUPP
 #define ENOTSUPP	524	/* the kernel's, leaked to userspace */
@@ -285,42 +286,6 @@ static int load_known(struct xrl_datapath *dp)
 	}
 	dp->known = known;
 	return 0;
-}
-
-/* A new inner map with the program's BTF, so bpftool names fields. */
-static int create_inner(const struct xrl_datapath *dp, enum bpf_map_type type,
-			const char *name, const char *key_type,
-			__u32 key_size, __u32 max_entries, __u32 flags)
-{
-	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = flags);
-	struct btf *btf = NULL;
-	int btf_fd = -1, fd, key_id = 0, value_id;
-
-	if (dp->btf_id) {
-		btf = btf__load_from_kernel_by_id(dp->btf_id);
-		btf_fd = bpf_btf_get_fd_by_id(dp->btf_id);
-	}
-	if (btf && btf_fd >= 0) {
-		/* An array's key must be a 4-byte integer type. */
-		key_id = key_type ?
-			 btf__find_by_name_kind(btf, key_type, BTF_KIND_STRUCT) :
-			 btf__find_by_name_kind(btf, "unsigned int", BTF_KIND_INT);
-		value_id = btf__find_by_name_kind(btf, "xrl_rule",
-						  BTF_KIND_STRUCT);
-		if (key_id > 0 && value_id > 0) {
-			opts.btf_fd = btf_fd;
-			opts.btf_key_type_id = key_id;
-			opts.btf_value_type_id = value_id;
-		}
-	}
-	fd = bpf_map_create(type, name, key_size, sizeof(struct xrl_rule),
-			    max_entries, &opts);
-	if (fd < 0)
-		fd = -errno;
-	if (btf_fd >= 0)
-		close(btf_fd);
-	btf__free(btf);
-	return fd;
 }
 
 /* All @n entries in one batch, or one by one where there is none. */
@@ -614,6 +579,7 @@ int xrl_rules_stage(struct xrl_datapath *dp, const struct xrl_policy *policy,
 		    __u32 slot, int *rules_fd_out, int *table_fd_out, char *err,
 		    size_t len)
 {
+	struct xrl_map_shape table_shape, rules_shape;
 	int table_fd = -1, rules_fd = -1, ret;
 	__u32 capacity, gen;
 	struct compiled c;
@@ -645,11 +611,10 @@ int xrl_rules_stage(struct xrl_datapath *dp, const struct xrl_policy *policy,
 			 "%u rules", c.max_id, capacity);
 		goto free_compiled;
 	}
-	table_fd = create_inner(dp, BPF_MAP_TYPE_ARRAY, XRL_PIN_TABLE, NULL,
-				sizeof(__u32), capacity, 0);
-	rules_fd = create_inner(dp, BPF_MAP_TYPE_HASH, XRL_PIN_RULES,
-				"xrl_rule_key", sizeof(struct xrl_rule_key),
-				c.n, 0);
+	table_shape = xrl_table_shape(capacity);
+	rules_shape = xrl_classifier_shape(c.n);
+	table_fd = xrl_datapath_map_create(dp, &table_shape);
+	rules_fd = xrl_datapath_map_create(dp, &rules_shape);
 	if (table_fd < 0 || rules_fd < 0) {
 		ret = table_fd < 0 ? table_fd : rules_fd;
 		snprintf(err, len, "creating the rules maps: %s",
