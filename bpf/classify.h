@@ -20,6 +20,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include "xrl.h"
+#include "features.h"
 
 /*
  * Sizes rather than types: libbpf 1.1 cannot size an inner map's BTF
@@ -126,37 +127,24 @@ static __always_inline void mask_source(__u32 dst[4], const __u32 src[4],
 	dst[3] = src[3] & mask[3];
 }
 
-struct classify_ctx {
-	void *rules;
-	struct xrl_rule_key key;
-	const __u32 *src;
-	__u64 lengths[3];	/* the family's prefix lengths not yet tried */
-	const struct xrl_rule *rule;
-	__u32 offset;		/* IPv4: 96 (the last word); IPv6: 0 */
-	__u32 found_len;
-	__u32 slot;
-	__u8 l4_seen;		/* an L4 rule was looked at */
-	__u8 unjudged;		/* l4_chain() said L4_CHAIN_UNJUDGED */
-	struct l4_info *l4;
-};
-
 /* The rule of a classifier entry that takes the packet: the entry's
  * own when plain (one branch, for policies without L4 rules), else the
- * first of its chain that matches (bpf/l4.h), or NULL (and c->unjudged
+ * first of its chain that matches (bpf/l4.h), or NULL (and w->unjudged
  * when the packet's L4 header cannot tell). */
 static __always_inline const struct xrl_rule *
-entry_rule(struct classify_ctx *c, const struct xrl_rule *rule)
+entry_rule(struct source *p, const struct xrl_rule *rule)
 {
+	struct classify_walk *w = &p->walk;
 	int picked;
 
 	if (!rule || !rule->match.proto)
 		return rule;
-	picked = l4_chain(rule->id, c->slot, c->l4, &c->l4_seen);
+	picked = l4_chain(rule->id, p->q.slot, &p->l4, &w->l4_seen);
 	if (picked == L4_CHAIN_UNJUDGED)
-		c->unjudged = 1;
+		w->unjudged = 1;
 	if (picked <= 0)
 		return NULL;
-	return table_rule(c->slot, picked - 1);
+	return table_rule(p->q.slot, picked - 1);
 }
 
 /* The index of the highest bit set in @x (not 0): no such instruction. */
@@ -209,22 +197,44 @@ static __always_inline __u32 take_longest(__u64 lengths[3])
 	return 0;
 }
 
-/* One length of the walk (bpf_loop callback), longest first. */
-static long classify_step(__u32 i, void *data)
+/*
+ * One length of the walk (a bpf_loop() callback, or a step of
+ * classify_walk()), longest first: 1 when the walk is over. Its state is
+ * the packet's (struct classify_walk), not a stack's: read back from a
+ * map it is the same to the verifier after every step whatever the
+ * step found, so the steps of a walk it checks one by one (without
+ * bpf_loop()) do not multiply.
+ */
+static __always_inline int classify_one_length(void)
 {
-	struct classify_ctx *c = data;
-	__u32 len = take_longest(c->lengths);
+	struct source *p = this_packet();
+	const struct xrl_rule *rule;
+	struct classify_walk *w;
+	__u32 len, slot;
+	void *rules;
 
-	if (len == 0)
+	if (!p)
+		return 1;	/* never: a per-CPU array's entry */
+	w = &p->walk;
+	/* Through the map too: take_longest()'s paths end in lengths of as
+	 * many ranges, which would each be walked on. */
+	w->len = take_longest(w->lengths);
+	len = *(volatile __u32 *)&w->len;
+	if (len == 0 || len > 128)
 		return 1;
-	c->key.prefixlen = len;
-	mask_source(c->key.addr, c->src, len, c->offset);
-	c->rule = entry_rule(c, bpf_map_lookup_elem(c->rules, &c->key));
-	if (c->unjudged)
+	slot = p->q.slot;
+	rules = bpf_map_lookup_elem(&xrl_policy, &slot);
+	if (!rules)
+		return 1;	/* never: the slot in force */
+	w->key.prefixlen = len;
+	mask_source(w->key.addr, p->q.addr, len, w->offset);
+	rule = entry_rule(p, bpf_map_lookup_elem(rules, &w->key));
+	if (w->unjudged)
 		return 1;
-	if (!c->rule)
+	if (!rule)
 		return 0;
-	c->found_len = len;
+	w->found = rule->id + 1;
+	w->found_len = len;
 	return 1;
 }
 
@@ -236,6 +246,32 @@ static long classify_step(__u32 i, void *data)
 					 * says why (no rule is returned) */
 #define CLASSIFY_PLAIN		0x8	/* asked: judge as if no L4 rule could
 					 * read the packet's header */
+
+/* A step as bpf_loop()'s callback. */
+static long classify_step(__u32 i, void *unused)
+{
+	return classify_one_length();
+}
+
+/*
+ * A step as a global function, checked once: the walk without
+ * bpf_loop() (bpf/features.h) is then a loop of calls, which the
+ * verifier walks in a few instructions per step rather than a step's
+ * whole body 129 times.
+ */
+__noinline int classify_length(void)
+{
+	return classify_one_length();
+}
+
+static __always_inline void classify_walk(__u32 steps)
+{
+	__u32 i;
+
+	for (i = 0; i < steps && i < 129; i++)
+		if (classify_length())
+			break;
+}
 
 /*
  * The rule of the packet's source (this_packet()) in the classifier of
@@ -253,33 +289,30 @@ __noinline int classify(struct xdp_md *ctx, __u32 key_len)
 {
 	struct source *p = this_packet();
 	const struct xrl_policy_meta *meta;
-	const struct classify_query *q;
-	struct classify_ctx c = {};
-	__u32 slot, family, *how;
+	const struct xrl_rule *rule;
+	struct classify_walk *w;
 	struct l4_info *l4;
-	const __u32 *src;
+	__u32 slot, family;
 	bool ipv4, plain;
+	void *rules;
 
 	if (!p)
 		return 0;	/* never: a per-CPU array's entry */
-	q = &p->q;
 	l4 = &p->l4;
-	c.src = src = q->addr;
-	c.l4 = l4;
-	slot = q->slot;
-	family = q->family;
+	w = &p->walk;
+	slot = p->q.slot;
+	family = p->q.family;
 	ipv4 = family == XRL_FAMILY_IPV4;
-	how = &l4->how;
-	plain = *how & CLASSIFY_PLAIN;
-	*how = 0;
-	c.rules = bpf_map_lookup_elem(&xrl_policy, &slot);
-	if (!c.rules)
+	plain = l4->how & CLASSIFY_PLAIN;
+	l4->how = 0;
+	rules = bpf_map_lookup_elem(&xrl_policy, &slot);
+	if (!rules)
 		return 0;
-	c.key.family = XRL_KEY_META;
-	meta = bpf_map_lookup_elem(c.rules, &c.key);
+	__builtin_memset(w, 0, sizeof(*w));
+	w->key.family = XRL_KEY_META;
+	meta = bpf_map_lookup_elem(rules, &w->key);
 	if (!meta)
 		return 0;
-	c.slot = slot;
 	if (meta->long_rules & XRL_META_L4) {
 		parse_l4(ctx, l4);
 		if (plain && l4->state != L4_READ)
@@ -288,42 +321,45 @@ __noinline int classify(struct xdp_md *ctx, __u32 key_len)
 		l4->state = L4_UNREAD;
 		l4->first = 0;
 	}
-	*how = 0;	/* parse_l4() cleared it too */
+	l4->how = 0;	/* parse_l4() cleared it too */
 	if (ipv4) {
-		c.lengths[0] = meta->v4_lengths;
-		c.offset = 96;
+		w->lengths[0] = meta->v4_lengths;
+		w->offset = 96;
 	} else {
-		c.lengths[0] = meta->v6_lengths[0];
-		c.lengths[1] = meta->v6_lengths[1];
-		c.lengths[2] = meta->v6_lengths[2];
-		c.offset = 0;
+		w->lengths[0] = meta->v6_lengths[0];
+		w->lengths[1] = meta->v6_lengths[1];
+		w->lengths[2] = meta->v6_lengths[2];
 	}
-	c.key.family = family;
+	w->key.family = family;
 	/* One step per length held, and one that finds none left. */
-	bpf_loop(ipv4 ? 33 : 129, classify_step, &c, 0);
-	if (!c.rule && !c.unjudged) {
-		__builtin_memset(&c.key, 0, sizeof(c.key));
-		c.rule = entry_rule(&c, bpf_map_lookup_elem(c.rules, &c.key));
+	if (have_bpf_loop)
+		bpf_loop(ipv4 ? 33 : 129, classify_step, NULL, 0);
+	else
+		classify_walk(ipv4 ? 33 : 129);
+	rule = w->found ? table_rule(slot, w->found - 1) : NULL;
+	if (!rule && !w->unjudged) {
+		__builtin_memset(&w->key, 0, sizeof(w->key));
+		rule = entry_rule(p, bpf_map_lookup_elem(rules, &w->key));
 	}
-	if (c.l4_seen)
-		*how |= CLASSIFY_L4;
-	if (c.unjudged) {
-		*how |= CLASSIFY_UNJUDGED | CLASSIFY_SPLIT;
+	if (w->l4_seen)
+		l4->how |= CLASSIFY_L4;
+	if (w->unjudged) {
+		l4->how |= CLASSIFY_UNJUDGED | CLASSIFY_SPLIT;
 		return 0;
 	}
-	if (!c.rule)
+	if (!rule)
 		return 0;
-	if (c.found_len > key_len || c.l4_seen) {
-		*how |= CLASSIFY_SPLIT;
+	if (w->found_len > key_len || w->l4_seen) {
+		l4->how |= CLASSIFY_SPLIT;
 	} else if (meta->long_rules & (ipv4 ? 1 : 2)) {
 		/* A shorter rule matched: is a longer one in the subnet? */
-		c.key.family = XRL_KEY_SPLIT | family;
-		c.key.prefixlen = key_len;
-		mask_source(c.key.addr, src, key_len, c.offset);
-		if (bpf_map_lookup_elem(c.rules, &c.key))
-			*how |= CLASSIFY_SPLIT;
+		w->key.family = XRL_KEY_SPLIT | family;
+		w->key.prefixlen = key_len;
+		mask_source(w->key.addr, p->q.addr, key_len, w->offset);
+		if (bpf_map_lookup_elem(rules, &w->key))
+			l4->how |= CLASSIFY_SPLIT;
 	}
-	return c.rule->id + 1;
+	return rule->id + 1;
 }
 
 #endif /* XRL_CLASSIFY_H */

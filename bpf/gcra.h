@@ -26,6 +26,7 @@
 #include <bpf/bpf_helpers.h>
 #include "xrl.h"
 #include "clock.h"
+#include "features.h"
 
 #define TAT_SB		XRL_TAT_SHIFT_BITS
 /* A bucket idle this long (in its units) may have wrapped: a debt past
@@ -40,6 +41,12 @@
  * so 128 reads cover 32 other CPUs all in flight at once.
  */
 #define TAKE_ATTEMPTS	128
+/* Without bpf_loop() (bpf/features.h) the verifier walks every retry of
+ * every limit of bucket_take(): 128 of them are more than a program may
+ * hold, this few fit. A lost compare-and-swap is followed by atomic adds
+ * that cannot lose, so a retry past the first is rare (a word that stays
+ * full through a lost race); the last one admits, as TAKE_ATTEMPTS does. */
+#define TAKE_ATTEMPTS_UNROLLED	4
 
 enum take_result {
 	TAKE_REFUSED = 0,
@@ -326,13 +333,21 @@ static __always_inline enum take_result limit_take(struct take_loop *t,
 						   const struct xrl_limit *lim,
 						   __u64 cost)
 {
+	__u32 i;
+
 	t->word = word;
 	t->lim = lim;
 	t->cost = cost;
 	t->result = TAKE_FREE;	/* every attempt lost to a full word */
 	if (take_attempt(t, false))
 		return t->result;
-	bpf_loop(TAKE_ATTEMPTS - 1, take_retry, t, 0);
+	if (have_bpf_loop) {
+		bpf_loop(TAKE_ATTEMPTS - 1, take_retry, t, 0);
+	} else {
+		for (i = 1; i < TAKE_ATTEMPTS_UNROLLED; i++)
+			if (take_attempt(t, true))
+				break;
+	}
 	if (t->result == TAKE_RETRY)	/* room at the last reading */
 		t->result = TAKE_FREE;
 	return t->result;

@@ -30,11 +30,25 @@ struct classify_query {
 	__u32 slot;
 };
 
+/* The state of classify()'s walk (bpf/classify.h). */
+struct classify_walk {
+	struct xrl_rule_key key;	/* the prefix looked up */
+	__u64 lengths[3];	/* the family's prefix lengths not yet tried */
+	__u32 offset;		/* IPv4: 96 (the last word); IPv6: 0 */
+	__u32 found_len;	/* of the rule found */
+	__u32 found;		/* its id + 1; 0: none yet */
+	__u32 len;		/* the length of this step */
+	__u8 l4_seen;		/* an L4 rule was looked at */
+	__u8 unjudged;		/* l4_chain() said L4_CHAIN_UNJUDGED */
+	__u16 reserved;
+};
+
 struct source {
 	struct xrl_bucket_key key;	/* of its bucket */
 	struct classify_query q;
 	struct wire_cost cost;
 	struct l4_info l4;		/* what classify() read of it */
+	struct classify_walk walk;
 };
 
 struct {

@@ -15,6 +15,7 @@
 #include "policy.h"
 #include "policy_map.h"
 #include "rulemaps.h"
+#include "kernel.h"
 #include "typed_map.h"
 
 #define PROG_PIN_NAME "xdp_ratelimit"
@@ -122,6 +123,7 @@ int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 	if (!skel)
 		return -errno;
 	skel->rodata->use_test_clock = opts && opts->test_clock;
+	skel->rodata->have_bpf_loop = xrl_kernel_bpf_loop();
 	skel->rodata->prefix_hash_seed = opts && opts->hash_seed ?
 					 opts->hash_seed : random_seed();
 	ret = bpf_map__set_max_entries(skel->maps.xrl_buckets,

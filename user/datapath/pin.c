@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <linux/magic.h>
 #include "pin.h"
+#include "kernel.h"
 
 #define BPFFS_ROOT "/sys/fs/bpf"
 
@@ -242,6 +243,8 @@ int xrl_datapath_adopt_or_load(struct xrl_datapath *dp,
 			 strerror(-ret));
 		return ret;
 	}
+	if (xrl_kernel_lacks(err, len))
+		return -EOPNOTSUPP;
 	ret = xrl_datapath_load(dp, opts);
 	if (ret) {
 		snprintf(err, len, "loading the XDP program: %s", strerror(-ret));
