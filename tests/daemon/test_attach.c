@@ -39,13 +39,16 @@ static bool xdp_attached(void)
 		       "grep -q 'prog/xdp'", topo.ns_rx, topo.if_rx) == 0;
 }
 
+/* Its link pinned, or (through libxdp's dispatcher) its program. */
 static bool link_pinned(void)
 {
-	char path[PATH_MAX + 32];
+	char path[PATH_MAX + 32], chained[PATH_MAX + 32];
 	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/link_%s", env.pin_dir, topo.if_rx);
-	return stat(path, &st) == 0;
+	snprintf(chained, sizeof(chained), "%s/chain_%s", env.pin_dir,
+		 topo.if_rx);
+	return stat(path, &st) == 0 || stat(chained, &st) == 0;
 }
 
 Test(attach, the_daemon_attaches_its_interfaces_and_exits_fail_static)
