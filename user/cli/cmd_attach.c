@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "attach.h"
 #include "cmd.h"
 #include "dispatcher.h"
@@ -181,6 +182,15 @@ static int attach_with(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 	ret = xrl_pin_dir_open(&dir, cli->pin_dir, true, err, sizeof(err));
 	if (ret)
 		goto fail;
+	/* Nothing of ours yet: a refusal needs no program loaded first
+	 * (verified, which takes a while). */
+	if (!xrl_datapath_pinned(dir.path)) {
+		ret = xrl_attach_check(NULL, args->ifname, err, sizeof(err));
+		if (ret) {
+			rmdir(dir.path);	/* as a load undone would */
+			goto unlock;
+		}
+	}
 	ret = xrl_datapath_adopt_or_load(&dp, &dir, &args->load, &loaded, err,
 					 sizeof(err));
 	if (ret)

@@ -180,7 +180,7 @@ static const char *past_a_single_program(void)
 /*
  * What is on @ifindex (in @chain): nothing, libxdp's dispatcher with room
  * and without a limiter (0), ours (-EALREADY), or what we must not touch
- * (-EEXIST, -E2BIG).
+ * (-EEXIST, -E2BIG). @dp NULL: nothing of ours is loaded.
  */
 static int refuse_if_taken(const struct xrl_datapath *dp, int ifindex,
 			   const char *ifname, struct xrl_chain *chain,
@@ -198,7 +198,7 @@ static int refuse_if_taken(const struct xrl_datapath *dp, int ifindex,
 	}
 	if (!chain->prog_id)
 		return 0;
-	if (chain->prog_id == prog_id_of_fd(dp->prog_fd)) {
+	if (dp && chain->prog_id == prog_id_of_fd(dp->prog_fd)) {
 		snprintf(err, len, "%s: xdp-ratelimit is already attached "
 			 "(prog id %u, %s)", ifname, chain->prog_id,
 			 xrl_xdp_mode_name(chain->mode));
@@ -211,8 +211,8 @@ static int refuse_if_taken(const struct xrl_datapath *dp, int ifindex,
 			 past_a_single_program());
 		return -EEXIST;
 	}
-	ours = xrl_chain_find(chain, xrl_chain_pin_prog_id(dp->pin_dir,
-							   ifname));
+	ours = dp ? xrl_chain_find(chain, xrl_chain_pin_prog_id(dp->pin_dir,
+								ifname)) : NULL;
 	if (ours) {
 		snprintf(err, len, "%s: xdp-ratelimit is already attached "
 			 "(prog id %u at priority %u in libxdp's dispatcher, "

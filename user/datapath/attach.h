@@ -57,8 +57,10 @@ struct xrl_attach_result {
 
 /*
  * Whether @ifname can take the data path's program: 0 when it has no XDP
- * program, -EALREADY when it has ours, -EEXIST (@err naming the program)
- * when it has another, -ENODEV when there is no such interface.
+ * program or libxdp's dispatcher with room, -EALREADY when it has ours,
+ * -EEXIST (@err naming the program) when it has another, -ENODEV when
+ * there is no such interface. @dp NULL: none is loaded yet (so nothing
+ * there is ours), which can be told before loading one.
  */
 int xrl_attach_check(const struct xrl_datapath *dp, const char *ifname,
 		     char *err, size_t len);

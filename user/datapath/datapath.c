@@ -347,6 +347,14 @@ static int adopt_without_ids(struct xrl_datapath *dp)
 	return bpf_obj_pin(dp->ids_fd, path) ? -errno : 0;
 }
 
+bool xrl_datapath_pinned(const char *dir)
+{
+	char path[PATH_MAX + 32];
+
+	pin_path(dir, PROG_PIN_NAME, path, sizeof(path));
+	return !access(path, F_OK);
+}
+
 int xrl_datapath_open_pinned(struct xrl_datapath *dp, const char *dir)
 {
 	char path[PATH_MAX + 32];

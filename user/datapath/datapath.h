@@ -72,6 +72,9 @@ struct bpf_object *xrl_datapath_open_again(const struct xrl_datapath *dp);
 /* Pins program and maps under @dir (created if needed). */
 int xrl_datapath_pin(struct xrl_datapath *dp, const char *dir);
 
+/* Whether a program is pinned under @dir (to adopt). */
+bool xrl_datapath_pinned(const char *dir);
+
 /* Adopts a program and maps pinned under @dir. -ENOENT when none are. */
 int xrl_datapath_open_pinned(struct xrl_datapath *dp, const char *dir);
 
