@@ -170,6 +170,14 @@ Test(cli_options, attach_and_detach_refuse_what_they_would_not_do)
 	cr_assert_eq(cli_in_ns("attach %s --mode generic", topo.if_rx), 1, "%s",
 		     out);
 	cr_assert(strstr(out, "already attached; --mode"), "%s", out);
+	cr_assert_eq(cli_in_ns("attach %s --priority 20", topo.if_rx), 1, "%s",
+		     out);
+	cr_assert(strstr(out, "already attached; --priority applies when "
+			 "attaching") && one_line(), "%s", out);
+	cr_assert_eq(cli_in_ns("attach %s --priority 1001", topo.if_rx), 1,
+		     "%s", out);
+	cr_assert(strstr(out, "--priority 1001: not a number from 0 to 1000") &&
+			  one_line(), "%s", out);
 
 	daemon_start(&env, NULL);
 	cr_assert_eq(cli_in_ns("detach %s", topo.if_rx), 1, "%s", out);
@@ -177,6 +185,9 @@ Test(cli_options, attach_and_detach_refuse_what_they_would_not_do)
 			  strstr(out, "stop the daemon first") && one_line(),
 		  "%s", out);
 	snprintf(link, sizeof(link), "%s/link_%s", env.pin_dir, topo.if_rx);
+	if (stat(link, &st))	/* through libxdp's dispatcher */
+		snprintf(link, sizeof(link), "%s/chain_%s", env.pin_dir,
+			 topo.if_rx);
 	cr_assert_eq(stat(link, &st), 0, "the link pin stayed");
 	json_decref(request_ok(&env, "{\"cmd\":\"rule.list\"}"));
 	daemon_stop(&env, SIGTERM);

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <criterion/criterion.h>
 #include <jansson.h>
+#include "dispatcher.h"
 #include "topo.h"
 #include "wire.h"
 
@@ -329,6 +330,120 @@ Test(e2e, refuses_to_replace_another_xdp_program_and_names_it)
 		snprintf(other, sizeof(other), "%s-other", topo.pin_dir);
 		cr_assert_not(exists(other), "nothing left half-made");
 	}
+}
+
+static size_t lines(const char *text)
+{
+	size_t n = 0;
+
+	for (; *text; text++)
+		n += *text == '\n';
+	return n;
+}
+
+static json_t *first_iface(json_t *status)
+{
+	return json_array_get(json_object_get(status, "interfaces"), 0);
+}
+
+/*
+ * Through libxdp's dispatcher where it can load; where it cannot (this
+ * machine's kernel refuses BPF_PROG_TYPE_EXT), alone through the pinned
+ * link, with one warning line saying why. Enforcing either way.
+ */
+Test(e2e, attach_goes_through_libxdp_or_warns_in_one_line_why_not)
+{
+	char why[256], path[PATH_MAX + 32], attach_err[sizeof(err)];
+	bool chained = !xrl_dispatcher_probe(why, sizeof(why));
+	json_t *status, *iface, *prog;
+
+	attach_with_policy(limited_policy, "");
+	snprintf(attach_err, sizeof(attach_err), "%s", err);
+	status = cli_json("status");
+	iface = first_iface(status);
+	if (chained) {
+		cr_assert_not(strstr(attach_err, "warning"), "stderr: %s",
+			      attach_err);
+		cr_assert_str_eq(json_string_value(json_object_get(iface,
+				 "attach")), "dispatcher");
+		cr_assert_eq(json_integer_value(json_object_get(iface,
+			     "priority")), XRL_DEFAULT_PRIORITY);
+		prog = json_array_get(json_object_get(json_object_get(iface,
+				      "dispatcher"), "programs"), 0);
+		cr_assert_str_eq(json_string_value(json_object_get(prog, "name")),
+				 "xdp_ratelimit");
+		cr_assert(json_is_true(json_object_get(prog, "this")));
+		snprintf(path, sizeof(path), "%s/chain_%s", topo.pin_dir,
+			 topo.if_rx);
+	} else {
+		cr_assert_eq(lines(attach_err), 1, "one line: %s", attach_err);
+		cr_assert(strstr(attach_err, "warning: attached alone through "
+				 "a pinned bpf_link, not libxdp's dispatcher ("),
+			  "stderr: %s", attach_err);
+		cr_assert(strstr(attach_err, why), "says why (%s): %s", why,
+			  attach_err);
+		cr_assert(strstr(attach_err, "no other XDP program can run "
+				 "beside it"), "stderr: %s", attach_err);
+		cr_assert_str_eq(json_string_value(json_object_get(iface,
+				 "attach")), "link");
+		snprintf(path, sizeof(path), "%s/link_%s", topo.pin_dir,
+			 topo.if_rx);
+	}
+	json_decref(status);
+	cr_assert(exists(path), "%s pinned", path);
+
+	wire_rx_open(&rx, &topo);
+	wire_send(&topo, "198.18.1.9", 100);
+	wire_send(&topo, "198.18.2.9", 100);
+	wire_rx_drain(&rx, QUIET_MS);
+	cr_assert_lt(wire_rx_count(&rx, "198.18.1.9"), 100, "limited");
+	cr_assert_eq(wire_rx_count(&rx, "198.18.2.9"), 100, "allowed");
+	wire_rx_close(&rx);
+
+	cr_assert_eq(topo_cli(&topo, out, sizeof(out), err, sizeof(err),
+			      "detach %s", topo.if_rx), 0, "detach: %s", err);
+	cr_assert_not(exists(topo.pin_dir), "the last detach removes the pins");
+	cr_assert_eq(topo_sh("ip -n %s link show %s | grep -q xdp", topo.ns_rx,
+			     topo.if_rx), 1, "no XDP program left");
+
+	/* Asked not to use the dispatcher, as libxdp is: alone, no word. */
+	topo.cli_prefix = "env LIBXDP_SKIP_DISPATCHER=1";
+	attach_with_policy(limited_policy, "");
+	topo.cli_prefix = "";
+	cr_assert_not(strstr(err, "warning"), "stderr: %s", err);
+	cr_assert(strstr(out, "(link "), "%s", out);
+}
+
+/*
+ * A program on the interface that is not libxdp's dispatcher (here
+ * xdp-filter's, loaded by xdp-loader without the dispatcher) is never
+ * replaced: one line names it and says how to go on.
+ */
+Test(e2e, a_program_outside_libxdps_dispatcher_is_refused_in_one_line)
+{
+	char why[256];
+
+	cr_assert_eq(topo_sh("LIBXDP_SKIP_DISPATCHER=1 nsenter "
+			     "--net=/run/netns/%s xdp-loader load %s "
+			     "/usr/lib/x86_64-linux-gnu/bpf/xdpfilt_alw_all.o "
+			     ">/dev/null 2>&1", topo.ns_rx, topo.if_rx), 0,
+		     "xdp-loader load (LIBXDP_SKIP_DISPATCHER=1)");
+	cr_assert_eq(topo_cli(&topo, out, sizeof(out), err, sizeof(err),
+			      "attach %s", topo.if_rx), 1, "attach must fail");
+	cr_assert(strstr(err, "another XDP program is attached: "
+			 "xdpfilt_alw_all (prog id "), "stderr: %s", err);
+	if (xrl_dispatcher_probe(why, sizeof(why)))
+		cr_assert(strstr(err, "detach it first (libxdp's dispatcher, "
+				 "which would run both, cannot load here)"),
+			  "stderr: %s", err);
+	else
+		cr_assert(strstr(err, "detach it, or load it with xdp-loader "
+				 "(then both chain)"), "stderr: %s", err);
+	cr_assert_eq(lines(err), 1, "one line: %s", err);
+	cr_assert_not(exists(topo.pin_dir), "nothing left half-made");
+	cr_assert_eq(topo_sh("ip -n %s -d link show %s | grep -q "
+			     "'name xdpfilt_alw_all'", topo.ns_rx, topo.if_rx),
+		     0, "xdp-filter's program still there");
 }
 
 /* Runs a CLI command expected to fail; checks the one-line message. */
@@ -723,6 +838,9 @@ static const char bps_only_policy[] =
 
 Test(e2e, attach_warns_when_generic_mode_meets_pps_rules)
 {
+	/* Alone through its link, as where the dispatcher cannot load but
+	 * without that warning line: this test counts its own. */
+	topo.cli_prefix = "env LIBXDP_SKIP_DISPATCHER=1";
 	attach_with_policy(limited_policy, "--mode generic");
 	cr_assert(strstr(err, topo.if_rx), "names the interface: %s", err);
 	cr_assert(strstr(err, "warning: generic mode judges GRO/GSO aggregates:"

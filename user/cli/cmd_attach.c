@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "attach.h"
 #include "cmd.h"
+#include "dispatcher.h"
 #include "env.h"
 #include "pin.h"
 #include "policy.h"
@@ -16,17 +18,22 @@ struct attach_args {
 	const char *ifname;
 	enum xrl_xdp_mode mode;
 	bool mode_set;
+	unsigned priority;
+	bool priority_set;
 	const char *policy_path;
 	struct xrl_load_opts load;
 };
 
-enum { OPT_MAX_SOURCES = XRL_OPT_LONG, OPT_MAX_RULES };
+enum { OPT_MAX_SOURCES = XRL_OPT_LONG, OPT_MAX_RULES, OPT_PRIORITY };
 
 static const struct xrl_opt attach_opts[] = {
 	{ "mode", 'm', "MODE", "native, generic, or auto (default): native, "
 	  "else generic" },
 	{ "policy", 'p', "FILE", "apply this YAML policy first (shared by "
 	  "every interface)" },
+	{ "priority", OPT_PRIORITY, "N", "its place among the XDP programs "
+	  "of libxdp's dispatcher: lower runs first (default 5, before "
+	  "xdp-filter's 10; 0 to 1000)" },
 	{ "max-sources", OPT_MAX_SOURCES, "N", "size of the bucket map when "
 	  "loading (default 1048576)" },
 	{ "max-rules", OPT_MAX_RULES, "N", "rules a policy may hold, the "
@@ -38,7 +45,7 @@ static const struct xrl_opt attach_opts[] = {
 static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		      int argc, char **argv, struct attach_args *args)
 {
-	unsigned long max_sources, max_rules;
+	unsigned long max_sources, max_rules, priority;
 	int opt, exit_code = -1;
 	char *end;
 
@@ -55,6 +62,19 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 			break;
 		case 'p':
 			args->policy_path = optarg;
+			break;
+		case OPT_PRIORITY:
+			errno = 0;
+			priority = strtoul(optarg, &end, 10);
+			if (errno || *end || !*optarg || optarg[0] == '-' ||
+			    priority > XRL_PRIORITY_MAX) {
+				xrl_cmd_error(cli, cmd, "--priority %s: not a "
+					      "number from 0 to %d", optarg,
+					      XRL_PRIORITY_MAX);
+				return EXIT_FAILURE;
+			}
+			args->priority = priority;
+			args->priority_set = true;
 			break;
 		case OPT_MAX_SOURCES:
 			errno = 0;
@@ -103,13 +123,29 @@ static void report_attach(const struct attach_args *args,
 			  const struct xrl_attach_result *result,
 			  const struct xrl_datapath *dp, bool loaded)
 {
+	char where[160];
+
 	if (result->native_err)
 		printf("%s: native XDP unavailable (%s), using generic mode\n",
 		       args->ifname, strerror(-result->native_err));
-	printf("%s: attached in %s mode (link %u), %s %s\n", args->ifname,
-	       xrl_xdp_mode_name(result->mode), result->link_id,
+	if (result->chained)
+		snprintf(where, sizeof(where), "prog %u at priority %u in "
+			 "libxdp's dispatcher %u, beside %zu other%s",
+			 result->prog_id, result->priority,
+			 result->dispatcher_id, result->others,
+			 result->others == 1 ? "" : "s");
+	else
+		snprintf(where, sizeof(where), "link %u", result->link_id);
+	printf("%s: attached in %s mode (%s), %s %s\n", args->ifname,
+	       xrl_xdp_mode_name(result->mode), where,
 	       loaded ? "loaded and pinned in" : "sharing the maps in",
 	       dp->pin_dir);
+	/* One line: why it runs alone, where the dispatcher cannot. */
+	if (!result->chained && result->fallback[0])
+		fprintf(stderr, "%s: warning: attached alone through a pinned "
+			"bpf_link, not libxdp's dispatcher (%s): no other XDP "
+			"program can run beside it\n", args->ifname,
+			result->fallback);
 }
 
 /*
@@ -146,6 +182,15 @@ static int attach_with(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 	ret = xrl_pin_dir_open(&dir, cli->pin_dir, true, err, sizeof(err));
 	if (ret)
 		goto fail;
+	/* Nothing of ours yet: a refusal needs no program loaded first
+	 * (verified, which takes a while). */
+	if (!xrl_datapath_pinned(dir.path)) {
+		ret = xrl_attach_check(NULL, args->ifname, err, sizeof(err));
+		if (ret) {
+			rmdir(dir.path);	/* as a load undone would */
+			goto unlock;
+		}
+	}
 	ret = xrl_datapath_adopt_or_load(&dp, &dir, &args->load, &loaded, err,
 					 sizeof(err));
 	if (ret)
@@ -164,10 +209,10 @@ static int attach_with(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 	if (ret && ret != -EALREADY)
 		goto undo;
 	already = ret == -EALREADY;
-	if (already && args->mode_set) {
-		snprintf(err, sizeof(err), "%s: already attached; --mode "
+	if (already && (args->mode_set || args->priority_set)) {
+		snprintf(err, sizeof(err), "%s: already attached; --%s "
 			 "applies when attaching, so detach it first",
-			 args->ifname);
+			 args->ifname, args->mode_set ? "mode" : "priority");
 		ret = -EEXIST;
 		goto undo;
 	}
@@ -190,8 +235,8 @@ static int attach_with(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 			warn_generic_pps(args->ifname, &dp, state.mode);
 		goto done;
 	}
-	ret = xrl_attach(&dp, args->ifname, args->mode, &result, err,
-			 sizeof(err));
+	ret = xrl_attach(&dp, args->ifname, args->mode, args->priority,
+			 &result, err, sizeof(err));
 	if (ret)
 		goto undo;
 	report_attach(args, &result, &dp, loaded);
@@ -215,7 +260,8 @@ fail:
 static int run_attach(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		      int argc, char **argv)
 {
-	struct attach_args args = { .mode = XRL_XDP_AUTO };
+	struct attach_args args = { .mode = XRL_XDP_AUTO,
+				    .priority = XRL_DEFAULT_PRIORITY };
 	struct xrl_config config;
 	char err[512];
 	int ret;
@@ -248,7 +294,7 @@ static int run_attach(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 const struct xrl_cmd xrl_cmd_attach = {
 	.name = "attach",
 	.synopsis = "IFACE [--mode native|generic|auto] [--policy FILE] "
-		    "[--max-sources N] [--max-rules N]",
+		    "[--priority N] [--max-sources N] [--max-rules N]",
 	.summary = "Attach the rate limiter to IFACE (loading and pinning it, "
 		   "or sharing the one pinned).",
 	.opts = attach_opts,

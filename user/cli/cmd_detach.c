@@ -38,14 +38,13 @@ static int check_daemon(const struct xrl_cli *cli,
 			const struct xrl_pin_dir *dir, const char *ifname,
 			char *err, size_t len)
 {
-	char path[PATH_MAX + 32], why[256];
 	const char *daemon_pins;
 	json_t *request, *response = NULL;
-	struct stat st;
+	char why[256];
 	bool busy;
 
-	xrl_pin_link_path(dir->path, ifname, path, sizeof(path));
-	if (xrl_pin_count_links(dir->path) != 1 || stat(path, &st))
+	if (xrl_pin_count_links(dir->path) != 1 ||
+	    !xrl_pin_has_iface(dir->path, ifname))
 		return 0;
 	request = json_pack("{s:s}", "cmd", "status");
 	if (!request || xrl_client_call(cli->socket, request, &response, why,
@@ -113,7 +112,8 @@ fail:
 const struct xrl_cmd xrl_cmd_detach = {
 	.name = "detach",
 	.synopsis = "IFACE",
-	.summary = "Detach the rate limiter from IFACE; the last detach "
+	.summary = "Detach the rate limiter from IFACE (the other programs of "
+		   "libxdp's dispatcher keep running); the last detach "
 		   "removes every pin.",
 	.run = run_detach,
 };

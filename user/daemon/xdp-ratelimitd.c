@@ -20,6 +20,7 @@
 #include "global.h"
 #include "control.h"
 #include "datapath.h"
+#include "dispatcher.h"
 #include "events.h"
 #include "log.h"
 #include "metrics_http.h"
@@ -47,6 +48,7 @@ struct daemon_opts {
 	size_t n_cli_ifaces;		/* of --iface; the file's follow */
 	bool attached_now[XRL_MAX_IFACES];	/* by this start */
 	bool detach_on_exit;
+	unsigned priority;		/* in libxdp's dispatcher */
 	uint64_t sync_interval_ms;	/* 0: the config's, or the default */
 	const char *redis;		/* HOST:PORT, or NULL: the config's */
 	const char *node;		/* NULL: the hostname */
@@ -68,6 +70,8 @@ static void usage(FILE *out)
 "                           file's \"interfaces:\")\n"
 "  -P, --pin-dir DIR        bpffs pin directory (default " XRL_PIN_DIR ",\n"
 "                           or $" XRL_ENV_PIN_DIR ")\n"
+"      --priority N         place among the programs of libxdp's\n"
+"                           dispatcher, lower first (default %d, 0-%d)\n"
 "      --state FILE         copy of the applied policy (default\n"
 "                           " STATE_FILE_NAME " beside the socket)\n"
 "      --idle-timeout SECS  drop clients silent this long (default %d)\n"
@@ -84,6 +88,7 @@ static void usage(FILE *out)
 "  -v, --verbose            debug log lines\n"
 "  -h, --help               this text\n"
 "      --version            the version\n",
+		XRL_DEFAULT_PRIORITY, XRL_PRIORITY_MAX,
 		XRL_IDLE_TIMEOUT_MS / 1000, XRL_SYNC_INTERVAL_MS);
 }
 
@@ -96,6 +101,7 @@ enum {
 	OPT_REDIS,
 	OPT_NODE,
 	OPT_METRICS,
+	OPT_PRIORITY,
 };
 
 static const struct option long_options[] = {
@@ -112,6 +118,7 @@ static const struct option long_options[] = {
 	{ "redis", required_argument, NULL, OPT_REDIS },
 	{ "node", required_argument, NULL, OPT_NODE },
 	{ "metrics", required_argument, NULL, OPT_METRICS },
+	{ "priority", required_argument, NULL, OPT_PRIORITY },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -210,6 +217,17 @@ static int parse_options(int argc, char **argv, struct daemon_opts *opts)
 				return -EINVAL;
 			}
 			break;
+		case OPT_PRIORITY:
+			secs = strtol(optarg, &end, 10);
+			if (*end || !*optarg || secs < 0 ||
+			    secs > XRL_PRIORITY_MAX) {
+				pr_err("--priority: \"%s\" is not a number "
+				       "from 0 to %d", optarg,
+				       XRL_PRIORITY_MAX);
+				return -EINVAL;
+			}
+			opts->priority = secs;
+			break;
 		case 'f':
 			break;
 		case OPT_DETACH:
@@ -268,8 +286,8 @@ static int attach_interfaces(struct xrl_datapath *dp,
 	int ret;
 
 	for (i = 0; i < opts->n_ifaces; i++) {
-		ret = xrl_attach(dp, opts->ifaces[i], XRL_XDP_AUTO, &result,
-				 err, sizeof(err));
+		ret = xrl_attach(dp, opts->ifaces[i], XRL_XDP_AUTO,
+				 opts->priority, &result, err, sizeof(err));
 		if (ret == -EALREADY) {
 			pr_info("%s: already attached", opts->ifaces[i]);
 			continue;
@@ -279,8 +297,19 @@ static int attach_interfaces(struct xrl_datapath *dp,
 			return ret;
 		}
 		opts->attached_now[i] = true;
-		pr_info("%s: attached (%s mode)", opts->ifaces[i],
-			xrl_xdp_mode_name(result.mode));
+		if (result.chained)
+			pr_info("%s: attached (%s mode, prog %u at priority "
+				"%u in libxdp's dispatcher %u)", opts->ifaces[i],
+				xrl_xdp_mode_name(result.mode), result.prog_id,
+				result.priority, result.dispatcher_id);
+		else
+			pr_info("%s: attached (%s mode)", opts->ifaces[i],
+				xrl_xdp_mode_name(result.mode));
+		if (!result.chained && result.fallback[0])
+			pr_warn("%s: attached alone through a pinned bpf_link, "
+				"not libxdp's dispatcher (%s): no other XDP "
+				"program can run beside it", opts->ifaces[i],
+				result.fallback);
 	}
 	return 0;
 }
@@ -742,6 +771,7 @@ int main(int argc, char **argv)
 		.config_path = DEFAULT_CONFIG,
 		.socket_path = from_env(XRL_ENV_SOCKET, XRL_SOCKET_PATH),
 		.pin_dir = from_env(XRL_ENV_PIN_DIR, XRL_PIN_DIR),
+		.priority = XRL_DEFAULT_PRIORITY,
 		.server = {
 			.idle_timeout_ms = XRL_IDLE_TIMEOUT_MS,
 			.max_clients = XRL_MAX_CLIENTS,

@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * attach.h - the XDP program on interfaces, through bpf_links pinned as
- * <pin dir>/link_<ifname>, so it keeps enforcing after the process exits
- * and can never be replaced by accident (a link is not overwritten by a
- * plain netlink attach, nor does it overwrite another program).
+ * attach.h - the XDP program on interfaces. Through libxdp's dispatcher
+ * where it can run (dispatcher.h), beside other XDP programs: the
+ * extension pinned as <pin dir>/chain_<ifname>. Where it cannot (the
+ * kernel refuses BPF_PROG_TYPE_EXT, LIBXDP_SKIP_DISPATCHER=1), alone,
+ * through a bpf_link pinned as <pin dir>/link_<ifname>. Either way it
+ * keeps enforcing after the process exits and is never replaced by
+ * accident (a link is not overwritten by a plain netlink attach, nor
+ * does it overwrite another program; the dispatcher keeps the others).
  */
 #ifndef XRL_ATTACH_H
 #define XRL_ATTACH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -41,29 +46,41 @@ int xrl_xdp_query(int ifindex, struct xrl_xdp_state *state);
 struct xrl_attach_result {
 	enum xrl_xdp_mode mode;		/* the mode it got */
 	int native_err;			/* auto fell back: why (-errno) */
-	__u32 link_id;
+	__u32 link_id;			/* alone: the pinned link */
+	bool chained;			/* in libxdp's dispatcher, and then: */
+	__u32 prog_id;			/* the extension */
+	__u32 dispatcher_id;
+	unsigned priority;
+	size_t others;			/* programs beside it */
+	char fallback[256];		/* not chained: why ("" when it is) */
 };
 
 /*
  * Whether @ifname can take the data path's program: 0 when it has no XDP
- * program, -EALREADY when it has ours, -EEXIST (@err naming the program)
- * when it has another, -ENODEV when there is no such interface.
+ * program or libxdp's dispatcher with room, -EALREADY when it has ours,
+ * -EEXIST (@err naming the program) when it has another, -ENODEV when
+ * there is no such interface. @dp NULL: none is loaded yet (so nothing
+ * there is ours), which can be told before loading one.
  */
 int xrl_attach_check(const struct xrl_datapath *dp, const char *ifname,
 		     char *err, size_t len);
 
 /*
- * Attaches the data path's program to @ifname in @mode and pins the link
- * in dp->pin_dir. Refuses (-EEXIST, @err naming it) when another XDP
- * program is attached; -EALREADY when ours already is.
+ * Attaches the data path's program to @ifname in @mode: into libxdp's
+ * dispatcher at @priority (dispatcher.h), its extension pinned in
+ * dp->pin_dir; where the dispatcher cannot run, alone through a pinned
+ * link, result->fallback saying why. Refuses (-EEXIST, @err naming it
+ * and how to go on) a program that is not libxdp's dispatcher, and
+ * another limiter's; -EALREADY when ours is there already.
  */
 int xrl_attach(const struct xrl_datapath *dp, const char *ifname,
-	       enum xrl_xdp_mode mode, struct xrl_attach_result *result,
-	       char *err, size_t len);
+	       enum xrl_xdp_mode mode, unsigned priority,
+	       struct xrl_attach_result *result, char *err, size_t len);
 
 /*
- * Detaches the link pinned for @ifname in @pin_dir and removes the pin.
- * -ENOENT (with @err) when none is pinned.
+ * Detaches what is pinned for @ifname in @pin_dir (its link, or its
+ * extension from the dispatcher, leaving the other programs running)
+ * and removes the pin. -ENOENT (with @err) when nothing is pinned.
  */
 int xrl_detach(const char *pin_dir, const char *ifname, char *err, size_t len);
 
@@ -76,5 +93,8 @@ struct xrl_link_state {
 
 int xrl_link_read(const char *pin_dir, const char *ifname,
 		  struct xrl_link_state *state);
+
+/* The id of the extension pinned for @ifname (chain_<ifname>), or 0. */
+__u32 xrl_chain_pin_prog_id(const char *pin_dir, const char *ifname);
 
 #endif

@@ -185,6 +185,82 @@ destroy:
 	return ret < 0 ? ret : -EINVAL;
 }
 
+/* The map of @obj that the kernel names @kname (its name cut to
+ * BPF_OBJ_NAME_LEN - 1), not yet given an fd. */
+static struct bpf_map *map_named(struct bpf_object *obj, const char *kname)
+{
+	size_t n = strlen(kname);
+	struct bpf_map *map;
+	const char *name;
+
+	bpf_object__for_each_map(map, obj) {
+		name = bpf_map__name(map);
+		if (bpf_map__fd(map) < 0 && !strncmp(name, kname, n) &&
+		    (name[n] == '\0' || n == BPF_OBJ_NAME_LEN - 1))
+			return map;
+	}
+	return NULL;
+}
+
+/* Gives each map @obj shares with the program @prog_fd that one's fd. */
+static int reuse_maps(struct bpf_object *obj, int prog_fd)
+{
+	__u32 ids[64], i, info_len;
+	struct bpf_prog_info info = {
+		.nr_map_ids = sizeof(ids) / sizeof(ids[0]),
+		.map_ids = (__u64)(unsigned long)ids,
+	};
+	struct bpf_map_info map_info;
+	struct bpf_map *map;
+	int fd, ret;
+
+	info_len = sizeof(info);
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &info_len))
+		return -errno;
+	if (info.nr_map_ids > sizeof(ids) / sizeof(ids[0]))
+		return -E2BIG;
+	for (i = 0; i < info.nr_map_ids; i++) {
+		fd = bpf_map_get_fd_by_id(ids[i]);
+		if (fd < 0)
+			return -errno;
+		memset(&map_info, 0, sizeof(map_info));
+		info_len = sizeof(map_info);
+		ret = bpf_obj_get_info_by_fd(fd, &map_info, &info_len) ? -errno : 0;
+		map = ret ? NULL : map_named(obj, map_info.name);
+		if (!ret && !map)
+			ret = -ESTALE;
+		if (!ret)
+			ret = bpf_map__reuse_fd(map, fd);	/* takes a dup */
+		close(fd);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+struct bpf_object *xrl_datapath_open_again(const struct xrl_datapath *dp)
+{
+	/* The skeleton's name: its internal maps are named after it. */
+	LIBBPF_OPTS(bpf_object_open_opts, opts,
+		.object_name = "xdp_ratelimit_bpf");
+	struct bpf_object *obj;
+	const void *bytes;
+	size_t size;
+	int ret;
+
+	bytes = xdp_ratelimit_bpf__elf_bytes(&size);
+	obj = bpf_object__open_mem(bytes, size, &opts);
+	if (!obj)
+		return NULL;
+	ret = reuse_maps(obj, dp->prog_fd);
+	if (ret) {
+		bpf_object__close(obj);
+		errno = -ret;
+		return NULL;
+	}
+	return obj;
+}
+
 static void pin_path(const char *dir, const char *name, char *path, size_t len)
 {
 	snprintf(path, len, "%s/%s", dir, name);
@@ -309,6 +385,14 @@ static int adopt_without_ids(struct xrl_datapath *dp)
 		return dp->ids_fd;
 	pin_path(dp->pin_dir, XRL_PIN_IDS, path, sizeof(path));
 	return bpf_obj_pin(dp->ids_fd, path) ? -errno : 0;
+}
+
+bool xrl_datapath_pinned(const char *dir)
+{
+	char path[PATH_MAX + 32];
+
+	pin_path(dir, PROG_PIN_NAME, path, sizeof(path));
+	return !access(path, F_OK);
 }
 
 int xrl_datapath_open_pinned(struct xrl_datapath *dp, const char *dir)

@@ -57,8 +57,23 @@ struct xrl_load_opts {
  */
 int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts);
 
+struct bpf_object;
+
+/*
+ * The program's object opened again from the bytes built in, not loaded,
+ * each map the loaded program uses (.rodata and .bss among them: the
+ * same settings, seed and test clock) set as its own: what libxdp loads
+ * as an extension of its dispatcher (dispatcher.h). NULL with errno set;
+ * -ESTALE when the loaded program uses a map this build does not have
+ * (it was pinned by another build).
+ */
+struct bpf_object *xrl_datapath_open_again(const struct xrl_datapath *dp);
+
 /* Pins program and maps under @dir (created if needed). */
 int xrl_datapath_pin(struct xrl_datapath *dp, const char *dir);
+
+/* Whether a program is pinned under @dir (to adopt). */
+bool xrl_datapath_pinned(const char *dir);
 
 /* Adopts a program and maps pinned under @dir. -ENOENT when none are. */
 int xrl_datapath_open_pinned(struct xrl_datapath *dp, const char *dir);
@@ -98,5 +113,9 @@ void xrl_datapath_set_later_time(struct xrl_datapath *dp, __u64 later_ns);
 /* Routes libbpf's messages through xrl_log (warnings as warnings, the
  * rest as debug). */
 void xrl_log_libbpf(void);
+
+/* While @on, every message of theirs is a debug line (a probe's
+ * refusals are its answer, not warnings); off, as before. */
+void xrl_log_libbpf_quiet(bool on);
 
 #endif

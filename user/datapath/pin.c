@@ -267,11 +267,45 @@ void xrl_pin_link_path(const char *dir, const char *ifname, char *path,
 	snprintf(path, len, "%s/%s%s", dir, XRL_LINK_PIN_PREFIX, ifname);
 }
 
+void xrl_pin_chain_path(const char *dir, const char *ifname, char *path,
+			size_t len)
+{
+	snprintf(path, len, "%s/%s%s", dir, XRL_CHAIN_PIN_PREFIX, ifname);
+}
+
+bool xrl_pin_has_iface(const char *dir, const char *ifname)
+{
+	char path[PATH_MAX + 32];
+	struct stat st;
+
+	xrl_pin_link_path(dir, ifname, path, sizeof(path));
+	if (!stat(path, &st))
+		return true;
+	xrl_pin_chain_path(dir, ifname, path, sizeof(path));
+	return !stat(path, &st);
+}
+
+/* The interface a pin is for, or NULL when it is no link or extension. */
+static const char *pin_iface(const char *name)
+{
+	static const char *const prefixes[] = {
+		XRL_LINK_PIN_PREFIX, XRL_CHAIN_PIN_PREFIX,
+	};
+	size_t i, n;
+
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		n = strlen(prefixes[i]);
+		if (!strncmp(name, prefixes[i], n) && name[n])
+			return name + n;
+	}
+	return NULL;
+}
+
 int xrl_pin_for_each_link(const char *dir,
 			  int (*fn)(const char *ifname, void *ctx), void *ctx)
 {
-	size_t prefix_len = strlen(XRL_LINK_PIN_PREFIX);
 	struct dirent *entry;
+	const char *ifname;
 	DIR *d;
 	int ret = 0;
 
@@ -279,8 +313,8 @@ int xrl_pin_for_each_link(const char *dir,
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
 	while (!ret && (entry = readdir(d)))
-		if (!strncmp(entry->d_name, XRL_LINK_PIN_PREFIX, prefix_len))
-			ret = fn(entry->d_name + prefix_len, ctx);
+		if ((ifname = pin_iface(entry->d_name)))
+			ret = fn(ifname, ctx);
 	closedir(d);
 	return ret;
 }

@@ -13,8 +13,10 @@
 #include <stddef.h>
 #include "datapath.h"
 
-/* Prefix of the link pins: <pin dir>/link_<ifname>. */
+/* Prefix of the link pins: <pin dir>/link_<ifname>; and of the
+ * extensions in libxdp's dispatcher: <pin dir>/chain_<ifname>. */
 #define XRL_LINK_PIN_PREFIX "link_"
+#define XRL_CHAIN_PIN_PREFIX "chain_"
 
 struct xrl_pin_dir {
 	char path[PATH_MAX];
@@ -42,16 +44,24 @@ int xrl_datapath_adopt_or_load(struct xrl_datapath *dp,
 			       const struct xrl_load_opts *opts, bool *loaded,
 			       char *err, size_t len);
 
-/* Calls @fn with each interface name that has a link pinned in @dir;
- * stops at and returns @fn's first non-zero return. */
+/* Calls @fn with each interface name that has a link or an extension
+ * pinned in @dir (each an interface attached); stops at and returns
+ * @fn's first non-zero return. */
 int xrl_pin_for_each_link(const char *dir,
 			  int (*fn)(const char *ifname, void *ctx), void *ctx);
 
-/* How many links are pinned in @dir (0 when it does not exist). */
+/* How many interfaces are attached from @dir (0 when it does not exist). */
 int xrl_pin_count_links(const char *dir);
+
+/* Whether a link or an extension is pinned for @ifname in @dir. */
+bool xrl_pin_has_iface(const char *dir, const char *ifname);
 
 /* Writes "<dir>/link_<ifname>" into @path. */
 void xrl_pin_link_path(const char *dir, const char *ifname, char *path,
 		       size_t len);
+
+/* Writes "<dir>/chain_<ifname>" into @path. */
+void xrl_pin_chain_path(const char *dir, const char *ifname, char *path,
+			size_t len);
 
 #endif

@@ -424,6 +424,22 @@ static void iface_mode(struct xrl_iface_report *iface)
 	iface->found = true;
 }
 
+/* In libxdp's dispatcher: found when the extension pinned is in the
+ * chain of the interface of that name here. */
+static void chain_mode(struct xrl_iface_report *iface)
+{
+	int ifindex = xrl_ifindex(iface->name);
+
+	if (ifindex < 0)
+		return;
+	iface->link.ifindex = ifindex;
+	if (xrl_chain_read(ifindex, &iface->chain) ||
+	    !xrl_chain_find(&iface->chain, iface->link.prog_id))
+		return;
+	iface->mode = iface->chain.mode;
+	iface->found = true;
+}
+
 static int add_iface(const char *ifname, void *ctx)
 {
 	struct iface_walk *walk = ctx;
@@ -438,8 +454,14 @@ static int add_iface(const char *ifname, void *ctx)
 	memset(iface, 0, sizeof(*iface));
 	snprintf(iface->name, sizeof(iface->name), "%s", ifname);
 	iface->mode = XRL_XDP_NONE;
-	if (!xrl_link_read(walk->pin_dir, ifname, &iface->link))
+	if (!xrl_link_read(walk->pin_dir, ifname, &iface->link)) {
 		iface_mode(iface);
+		return 0;
+	}
+	iface->link.prog_id = xrl_chain_pin_prog_id(walk->pin_dir, ifname);
+	iface->chained = iface->link.prog_id != 0;
+	if (iface->chained)
+		chain_mode(iface);
 	return 0;
 }
 
@@ -491,22 +513,90 @@ void xrl_status_report_free(struct xrl_status_report *report)
 }
 
 /* "native"..., "gone" when the interface was deleted (its link with it),
- * "unknown" when it lives in another network namespace. */
+ * "unknown" when it lives in another network namespace; chained:
+ * "unknown" when there is no such interface here, "unchained" when its
+ * dispatcher no longer runs our program (another tool took it out). */
 static const char *iface_mode_name(const struct xrl_iface_report *iface)
 {
 	if (iface->found)
 		return xrl_xdp_mode_name(iface->mode);
+	if (iface->chained)
+		return iface->link.ifindex ? "unchained" : "unknown";
 	return iface->link.ifindex ? "unknown" : "gone";
+}
+
+/* The chain call actions, "XDP_PASS,XDP_DROP", as an array. */
+static json_t *actions_json(const char *actions)
+{
+	json_t *array = json_array();
+	char copy[sizeof(((struct xrl_chain_prog *)0)->actions)], *tok, *save;
+
+	snprintf(copy, sizeof(copy), "%s", actions);
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save))
+		json_array_append_new(array, json_string(tok));
+	return array;
+}
+
+static json_t *chain_json(const struct xrl_iface_report *iface)
+{
+	json_t *progs = json_array();
+	size_t i;
+
+	for (i = 0; i < iface->chain.n; i++) {
+		const struct xrl_chain_prog *p = &iface->chain.progs[i];
+
+		json_array_append_new(progs, json_pack(
+			"{s:s, s:I, s:I, s:o, s:b}", "name", p->name,
+			"prog_id", (json_int_t)p->id,
+			"priority", (json_int_t)p->priority,
+			"chain_call_actions", actions_json(p->actions),
+			"this", p->id == iface->link.prog_id));
+	}
+	return json_pack("{s:I, s:o}",
+		"id", (json_int_t)(iface->found ? iface->chain.prog_id : 0),
+		"programs", progs);
 }
 
 static json_t *iface_json(const struct xrl_iface_report *iface)
 {
-	return json_pack("{s:s, s:I, s:s, s:I, s:I}",
+	const struct xrl_chain_prog *ours;
+	json_t *json;
+
+	json = json_pack("{s:s, s:I, s:s, s:s, s:I, s:I}",
 		"name", iface->name,
 		"ifindex", (json_int_t)iface->link.ifindex,
 		"mode", iface_mode_name(iface),
+		"attach", iface->chained ? "dispatcher" : "link",
 		"link_id", (json_int_t)iface->link.link_id,
 		"prog_id", (json_int_t)iface->link.prog_id);
+	if (json && iface->chained) {
+		ours = xrl_chain_find(&iface->chain, iface->link.prog_id);
+		if (ours)
+			json_object_set_new(json, "priority",
+					    json_integer(ours->priority));
+		json_object_set_new(json, "dispatcher", chain_json(iface));
+	}
+	return json;
+}
+
+/* The dispatcher's programs under the interface's line, in running
+ * order, ours marked. */
+static void print_chain(FILE *out, const struct xrl_iface_report *iface)
+{
+	size_t i;
+
+	if (!iface->found)
+		return;
+	fprintf(out, "    libxdp's dispatcher %u runs, in order:\n",
+		iface->chain.prog_id);
+	for (i = 0; i < iface->chain.n; i++) {
+		const struct xrl_chain_prog *p = &iface->chain.progs[i];
+
+		fprintf(out, "      priority %-4u %-16s prog %-6u goes on at "
+			"%s%s\n", p->priority, p->name, p->id, p->actions,
+			p->id == iface->link.prog_id ? "  <- this one" : "");
+	}
 }
 
 static json_t *maps_json(const struct xrl_status_report *report)
@@ -561,6 +651,14 @@ void xrl_status_print(FILE *out, const struct xrl_status_report *report)
 	for (i = 0; i < report->n_ifaces; i++) {
 		const struct xrl_iface_report *iface = &report->ifaces[i];
 
+		if (iface->chained) {
+			fprintf(out, "  %-16s ifindex %-4u %-8s prog %u in "
+				"libxdp's dispatcher\n", iface->name,
+				iface->link.ifindex, iface_mode_name(iface),
+				iface->link.prog_id);
+			print_chain(out, iface);
+			continue;
+		}
 		fprintf(out, "  %-16s ifindex %-4u %-8s link %u, prog %u\n",
 			iface->name, iface->link.ifindex,
 			iface_mode_name(iface),

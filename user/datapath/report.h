@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include <net/if.h>
 #include "attach.h"
+#include "dispatcher.h"
 #include "xrl.h"
 
 struct xrl_datapath;
@@ -57,10 +58,15 @@ void xrl_stats_rates_print(FILE *out,
 
 struct xrl_iface_report {
 	char name[IF_NAMESIZE];
+	/* Alone: its pinned link. Chained: link_id 0, prog_id the pinned
+	 * extension's, ifindex the name's in this netns (0: none here). */
 	struct xrl_link_state link;
+	bool chained;		/* in libxdp's dispatcher (chain_<name>) */
 	/* From bpf_xdp_query: only known for interfaces in this netns. */
 	enum xrl_xdp_mode mode;
 	bool found;
+	/* Chained and found: the dispatcher's programs, ours among them. */
+	struct xrl_chain chain;
 };
 
 struct xrl_map_report {

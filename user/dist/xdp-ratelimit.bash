@@ -29,6 +29,7 @@ _xrl_value()
 		compopt -o filenames 2>/dev/null
 		COMPREPLY=($(compgen -d -- "$2")) ;;
 	--mode|-m) _xrl_words "native generic auto" "$2" ;;
+	--priority) _xrl_words "5 10 20 50" "$2" ;;
 	--action) _xrl_words "limit monitor allow deny" "$2" ;;
 	--scope) _xrl_words "source aggregate" "$2" ;;
 	--socket-group|-g) COMPREPLY=($(compgen -g -- "$2")) ;;

@@ -1,7 +1,8 @@
 # In-VM step: end to end on the virtio NICs in native XDP mode.
 #
 # xdp-ratelimit attaches to eth1 (moved into its own namespace) in
-# native mode with the policy below; eth0 sends bounded bursts from an
+# native mode, through libxdp's dispatcher (these kernels run it), with
+# the policy below; eth0 sends bounded bursts from an
 # allowed, a limited and a denied source; what arrives past XDP on eth1
 # is counted per source and compared with the policy and with what the
 # program itself counted (stats --json).
@@ -49,6 +50,8 @@ if [ "$rc" != 0 ]; then
 fi
 check "eth1 has an XDP program in native (driver) mode" \
 	sh -c "ip -n $NS -d link show $RX | grep -q 'prog/xdp '"
+check "attached through libxdp's dispatcher, no warning" \
+	sh -c "grep -q \"in libxdp's dispatcher\" $TMP/attach && ! grep -q warning $TMP/attach"
 in_rx ip -d link show "$RX" | grep -i xdp
 
 send_frames "$ALLOWED:$SENT_ALLOWED $LIMITED:$SENT_LIMITED $DENIED:$SENT_DENIED"
@@ -96,6 +99,7 @@ in_rx "$CLI" --pin-dir "$PIN" detach "$RX"
 check "detach leaves no XDP program on eth1" \
 	sh -c "! ip -n $NS link show $RX | grep -q xdp"
 
-verdict "native XDP on $(basename "$(readlink /sys/class/net/$TX/device/driver)"):" \
+verdict "native XDP on $(basename "$(readlink /sys/class/net/$TX/device/driver)")," \
+	"in libxdp's dispatcher:" \
 	"allowed $got_allowed/$SENT_ALLOWED, limited $got_limited/$SENT_LIMITED," \
 	"denied $got_denied/$SENT_DENIED arrived"
