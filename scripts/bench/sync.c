@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <hiredis/hiredis.h>
 #include "budget.h"
+#include "clock.h"
 #include "common.h"
 #include "datapath.h"
 #include "global.h"
@@ -201,7 +202,7 @@ static int time_syncs(struct xrl_budgets *b, redisContext *probe,
 	int fd, run, ret;
 
 	/* the first sync connects and loads the script */
-	ret = xrl_budgets_sync(b, xrl_monotonic_ns());
+	ret = xrl_budgets_sync(b, xrl_clock_ns(CLOCK_MONOTONIC));
 	if (ret)
 		return ret;
 	fd = engine_socket(port, probe->fd);
@@ -214,7 +215,7 @@ static int time_syncs(struct xrl_budgets *b, redisContext *probe,
 		usleep(b->interval_ns / 1000);
 		t0 = bench_now_ns();
 		c0 = bench_thread_cpu_ns();
-		ret = xrl_budgets_sync(b, xrl_monotonic_ns());
+		ret = xrl_budgets_sync(b, xrl_clock_ns(CLOCK_MONOTONIC));
 		cpu[run] = (bench_thread_cpu_ns() - c0) / 1e6;
 		wall[run] = (bench_now_ns() - t0) / 1e6;
 	}
@@ -298,7 +299,7 @@ static int measure_rules(const struct redis *r, size_t n, int runs)
 		ret = -ENOMEM;
 		goto free_all;
 	}
-	ret = xrl_budgets_set_policy(&budgets, &policy, xrl_monotonic_ns());
+	ret = xrl_budgets_set_policy(&budgets, &policy, xrl_clock_ns(CLOCK_MONOTONIC));
 	if (!ret)
 		ret = time_syncs(&budgets, probe, r->port, runs, &figures);
 	if (!ret)

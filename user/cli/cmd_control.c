@@ -15,6 +15,7 @@
 #include <sys/ioctl.h>
 #include <jansson.h>
 #include "client.h"
+#include "clock.h"
 #include "cmd.h"
 #include "report.h"
 #include "xrl.h"
@@ -715,10 +716,7 @@ static void print_top_screen(json_t *response, json_t *previous,
 
 static double monotonic_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return xrl_clock_ns(CLOCK_MONOTONIC) / 1e9;
 }
 
 /* Redraws every second until interrupted (or the daemon goes away). */
@@ -874,10 +872,7 @@ static void print_ban(json_t *ban, uint64_t now_ms)
 
 static uint64_t now_wall_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+	return xrl_clock_ns(CLOCK_REALTIME) / XRL_NS_PER_MS;
 }
 
 static void print_banned(json_t *response)

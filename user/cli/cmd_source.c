@@ -11,6 +11,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "bucket.h"
+#include "clock.h"
 #include "rulemaps.h"
 #include "cmd.h"
 #include "datapath.h"
@@ -137,7 +138,7 @@ static void print_levels(const struct xrl_datapath *dp,
 		}
 		printf("  bucket: %llu refused by this level\n",
 		       (unsigned long long)bucket.dropped);
-		print_tokens(&level, &bucket, xrl_datapath_now_ns());
+		print_tokens(&level, &bucket, xrl_clock_ns(CLOCK_MONOTONIC));
 	}
 }
 
@@ -232,7 +233,7 @@ static int explain(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		print_levels(dp, &rule, addr->addr);
 		return 0;
 	}
-	print_bucket(&rule, &bucket, xrl_datapath_now_ns());
+	print_bucket(&rule, &bucket, xrl_clock_ns(CLOCK_MONOTONIC));
 	print_levels(dp, &rule, addr->addr);
 	return 0;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "clock.h"
 #include "cmd.h"
 #include "datapath.h"
 #include "env.h"
@@ -106,10 +107,7 @@ static int run_status(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 
 static double monotonic_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return xrl_clock_ns(CLOCK_MONOTONIC) / 1e9;
 }
 
 /* One line of per-second rates every second, @count lines (0: for ever). */

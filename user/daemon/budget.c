@@ -18,14 +18,6 @@
 
 /* ---- the sync engine ------------------------------------------------ */
 
-uint64_t xrl_monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 int xrl_budgets_init(struct xrl_budgets *b, struct xrl_datapath *dp,
 		     uint64_t interval_ns)
 {

@@ -91,9 +91,6 @@ int xrl_budgets_set_policy(struct xrl_budgets *b,
  */
 int xrl_budgets_sync(struct xrl_budgets *b, uint64_t now_ns);
 
-/* CLOCK_MONOTONIC in ns: the daemon's clock for the engine. */
-uint64_t xrl_monotonic_ns(void);
-
 /* True when a global rule is degraded (its last exchange with Redis
  * failed, or another daemon uses this node's name). */
 bool xrl_budgets_degraded(const struct xrl_budgets *b);

@@ -20,6 +20,7 @@
 #include <jansson.h>
 #include <bpf/bpf.h>
 #include "budget.h"
+#include "clock.h"
 #include "control.h"
 #include "control_cmds.h"
 #include "manual_bans.h"
@@ -59,7 +60,7 @@ static void follow_budgets(struct xrl_daemon_state *state)
 	if (!state->budgets)
 		return;
 	ret = xrl_budgets_set_policy(state->budgets, &state->policy,
-				     xrl_monotonic_ns());
+				     xrl_clock_ns(CLOCK_MONOTONIC));
 	if (ret)
 		pr_warn("aggregate budgets: writing the shares: %s",
 			strerror(-ret));

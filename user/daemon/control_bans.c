@@ -30,6 +30,7 @@
 #include <jansson.h>
 #include "ban.h"
 #include "bucket.h"
+#include "clock.h"
 #include "control.h"
 #include "control_cmds.h"
 #include "datapath.h"
@@ -42,10 +43,7 @@
 
 static uint64_t wall_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+	return xrl_clock_ns(CLOCK_REALTIME) / XRL_NS_PER_MS;
 }
 
 static bool is_v4(const struct xrl_lpm_key *p)
@@ -76,7 +74,7 @@ static void ban_value(const struct xrl_manual_ban_entry *e, uint64_t now_ms,
 {
 	memset(v, 0, sizeof(*v));
 	if (e->until_ms)
-		v->until_ns = xrl_datapath_now_ns() +
+		v->until_ns = xrl_clock_ns(CLOCK_MONOTONIC) +
 			      (e->until_ms - now_ms) * 1000000ULL;
 }
 

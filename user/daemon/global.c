@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <hiredis/hiredis.h>
 #include "budget.h"
+#include "clock.h"
 #include "global.h"
 #include "log.h"
 
@@ -429,7 +430,7 @@ static int get_reply(redisContext *ctx, redisReply **out, uint64_t deadline_ns)
 	if (redisGetReplyFromReader(ctx, &reply) != REDIS_OK)
 		return REDIS_ERR;
 	while (!reply) {
-		uint64_t now = xrl_monotonic_ns(), left;
+		uint64_t now = xrl_clock_ns(CLOCK_MONOTONIC), left;
 		struct timeval tv;
 
 		if (now >= deadline_ns) {
@@ -470,7 +471,7 @@ static redisReply *call(struct xrl_global *g, struct redis_node *n, char *why,
 	redisvAppendCommand(n->ctx, fmt, ap);
 	va_end(ap);
 	if (flush(n->ctx) ||
-	    get_reply(n->ctx, &reply, xrl_monotonic_ns() + timeout_ns(g))) {
+	    get_reply(n->ctx, &reply, xrl_clock_ns(CLOCK_MONOTONIC) + timeout_ns(g))) {
 		io_error(n->ctx, why, len);
 		return NULL;
 	}
@@ -841,7 +842,7 @@ static uint64_t pipeline_deadline(const struct xrl_global *g,
 	for (i = 0; i < n; i++)
 		if (!xs[i].done && !xs[i].failed && xs[i].target == k)
 			ns += XRL_GLOBAL_SCRIPT_US * 1000ULL;
-	return xrl_monotonic_ns() + ns;
+	return xrl_clock_ns(CLOCK_MONOTONIC) + ns;
 }
 
 /*

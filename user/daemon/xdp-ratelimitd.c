@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "attach.h"
 #include "budget.h"
+#include "clock.h"
 #include "event_reader.h"
 #include "global.h"
 #include "control.h"
@@ -677,7 +678,7 @@ static int run(struct daemon_opts *opts)
 	ret = install_policy(&state, loaded, &config);
 	if (!ret)
 		ret = xrl_budgets_set_policy(&budgets, &state.policy,
-					     xrl_monotonic_ns());
+					     xrl_clock_ns(CLOCK_MONOTONIC));
 	if (!ret)
 		ret = attach_interfaces(&dp, opts);
 	if (!ret)

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include "common.h"
-#include "clock.h"
+#include "coarse_clock.h"
 #include "datapath.h"
 #include "packet.h"
 #include "policy.h"
