@@ -12,6 +12,7 @@
 #include "ban.h"
 #include "policy_file.h"
 #include "policy_text.h"
+#include "units.h"
 
 #define S	1000000000ULL
 

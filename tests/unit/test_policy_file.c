@@ -14,6 +14,7 @@
 #include "limit.h"
 #include "policy_file.h"
 #include "policy_text.h"
+#include "units.h"
 
 #define EXAMPLE "examples/policy.yaml"
 

@@ -15,6 +15,7 @@
 #include "limit.h"
 #include "policy_file.h"
 #include "policy_text.h"
+#include "units.h"
 
 /* The compiled rule 1 of a policy of one rule. */
 static struct xrl_rule compiled(const char *text)

@@ -18,6 +18,7 @@
 #include "env.h"
 #include "match.h"
 #include "policy.h"
+#include "units.h"
 
 /* "pps 9.99756/s burst 5", "bps 8e+06/s burst_bytes 1000" */
 static void describe_limit(const struct xrl_limit *limit, bool bytes,

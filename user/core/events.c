@@ -10,6 +10,7 @@
 #include <time.h>
 #include "clock.h"
 #include "events.h"
+#include "units.h"
 
 static const __u8 v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
 

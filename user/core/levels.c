@@ -9,6 +9,7 @@
 #include "limit.h"
 #include "policy.h"
 #include "policy_file.h"
+#include "units.h"
 
 /* The longest level a family could have: one bit under its address. */
 static unsigned family_bits(enum xrl_family family)

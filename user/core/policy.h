@@ -161,15 +161,6 @@ int xrl_rule_check(const struct xrl_rule_spec *rule, char *err, size_t len);
 uint64_t xrl_rule_ban_max(const struct xrl_rule_spec *rule);
 
 /*
- * Durations (user/core/duration.c): a whole number and its unit, ns, us,
- * ms, s, m, h or d ("500ms", "10s", "7d"), into ns; -EINVAL for other
- * text, -ERANGE past @max_ns. Formatted back in the largest unit that
- * divides it exactly, which parses back to @ns.
- */
-int xrl_duration_ns_parse(const char *text, uint64_t max_ns, uint64_t *ns);
-void xrl_duration_ns_format(uint64_t ns, char *buf, size_t len);
-
-/*
  * Levels (levels.c). xrl_levels_check() is xrl_rule_check()'s part: the
  * rule may have levels (limit or monitor, scope source, no sliding
  * window), each of its family, no shorter than the rule's prefix, no two

@@ -21,6 +21,7 @@
 #include "limit.h"
 #include "match.h"
 #include "policy_file.h"
+#include "units.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define FIELD_MAX	320	/* a path ("rules[131070]") and a shown key */
@@ -268,57 +269,6 @@ static int walk_map(struct loader *ld, const char *path, yaml_node_t *map,
 
 /* ---- quantities and numbers ----------------------------------------- */
 
-int xrl_parse_quantity(const char *text, uint64_t *value)
-{
-	static const struct { char suffix; uint64_t scale; } suffixes[] = {
-		{ 'k', 1000 }, { 'K', 1000 }, { 'M', 1000000 },
-		{ 'G', 1000000000 },
-	};
-	unsigned __int128 whole = 0, fraction = 0, fraction_scale = 1, total;
-	uint64_t scale = 1;
-	const char *p = text, *frac_start, *frac_end;
-	size_t i;
-
-	if (*p < '0' || *p > '9')
-		return -EINVAL;	/* empty, a sign, a space, a dot first */
-	for (; *p >= '0' && *p <= '9'; p++) {
-		whole = whole * 10 + (*p - '0');
-		if (whole > UINT64_MAX)
-			return -ERANGE;
-	}
-	frac_start = frac_end = p;
-	if (*p == '.') {
-		frac_start = ++p;
-		while (*p >= '0' && *p <= '9')
-			p++;
-		if (p == frac_start)
-			return -EINVAL;	/* "5." or "5.k" */
-		/* Trailing zeros change nothing; past 9 digits no suffix
-		 * makes a whole number, so stop counting there. */
-		for (frac_end = p; frac_end > frac_start && frac_end[-1] == '0';)
-			frac_end--;
-		if (frac_end - frac_start > 9)
-			return -EDOM;
-	}
-	if (*p) {
-		for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
-			if (*p == suffixes[i].suffix)
-				scale = suffixes[i].scale;
-		if (scale == 1 || p[1])
-			return -EINVAL;
-	}
-	for (; frac_start < frac_end; frac_start++) {
-		fraction = fraction * 10 + (*frac_start - '0');
-		fraction_scale *= 10;
-	}
-	if (fraction * scale % fraction_scale)
-		return -EDOM;
-	total = whole * scale + fraction * scale / fraction_scale;
-	if (total > UINT64_MAX)
-		return -ERANGE;
-	*value = (uint64_t)total;
-	return 0;
-}
 
 /* A positive quantity up to @max, for rates and bursts. */
 static int parse_amount(struct loader *ld, const char *field, yaml_node_t *node,
@@ -1719,24 +1669,6 @@ int xrl_hostport_parse(const char *text, char *host, size_t len,
 	return 0;
 }
 
-int xrl_duration_ms_parse(const char *text, uint64_t *ms)
-{
-	unsigned long long value;
-	char *end;
-
-	if (*text < '0' || *text > '9')
-		return -EINVAL;
-	errno = 0;
-	value = strtoull(text, &end, 10);
-	if (errno || value > UINT32_MAX)
-		return -ERANGE;
-	if (!strcmp(end, "s"))
-		value *= 1000;
-	else if (*end && strcmp(end, "ms"))
-		return -EINVAL;
-	*ms = value;
-	return 0;
-}
 
 void xrl_config_free(struct xrl_config *config)
 {
@@ -1751,22 +1683,6 @@ void xrl_config_free(struct xrl_config *config)
 
 /* ---- writing -------------------------------------------------------- */
 
-void xrl_format_quantity(uint64_t value, char *buf, size_t len)
-{
-	static const struct { char suffix; uint64_t scale; } units[] = {
-		{ 'G', 1000000000 }, { 'M', 1000000 }, { 'k', 1000 },
-	};
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(units); i++) {
-		if (value && value % units[i].scale == 0) {
-			snprintf(buf, len, "%" PRIu64 "%c",
-				 value / units[i].scale, units[i].suffix);
-			return;
-		}
-	}
-	snprintf(buf, len, "%" PRIu64, value);
-}
 
 static int emit(yaml_emitter_t *emitter, yaml_event_t *event, int made)
 {

@@ -29,8 +29,6 @@ struct xrl_config {
  * names and IPv4). 0 or -EINVAL. */
 int xrl_hostport_parse(const char *text, char *host, size_t len,
 		       uint16_t *port);
-/* "100ms", "2s" or "250" (ms). 0, -EINVAL or -ERANGE. */
-int xrl_duration_ms_parse(const char *text, uint64_t *ms);
 
 /*
  * Parses a policy file (docs/POLICY.md). On success returns 0 with @config
@@ -47,14 +45,6 @@ int xrl_config_load_string(const char *text, size_t text_len, const char *name,
 			   struct xrl_config *config, char *err, size_t len);
 
 void xrl_config_free(struct xrl_config *config);
-
-/* "10k", "2.5M", "1G", "1500": k/M/G (or K) are 10^3/10^6/10^9. 0, or
- * -EINVAL (not a number: a sign, spaces, an exponent, another suffix),
- * -EDOM (a decimal that is no whole number: "1.5") or -ERANGE (over
- * UINT64_MAX). @value is written only on success. */
-int xrl_parse_quantity(const char *text, uint64_t *value);
-/* The shortest exact text of @value: 10000 -> "10k", 2500000 -> "2500k". */
-void xrl_format_quantity(uint64_t value, char *buf, size_t len);
 
 /* Writes @policy back as a policy file (rules in order); loading it gives
  * the same policy, line numbers aside. 0 or -EIO/-ENOMEM. */

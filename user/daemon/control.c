@@ -34,6 +34,7 @@
 #include "policy_file.h"
 #include "policy_map.h"
 #include "stats.h"
+#include "units.h"
 
 /* A global rule needs Redis: the daemon's --redis or the config's. */
 static int check_global(const struct xrl_daemon_state *state,

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include "ban.h"
 #include "control_cmds.h"
+#include "units.h"
 
 static int ban_field(json_t *req, const char *field, uint64_t *ns, char *err,
 		     size_t len)

@@ -38,6 +38,7 @@
 #include "manual_bans.h"
 #include "overlay.h"
 #include "policy.h"
+#include "units.h"
 
 #define BANS_VERSION 1
 

@@ -32,6 +32,7 @@
 #include "policy_map.h"
 #include "server.h"
 #include "source_counter.h"
+#include "units.h"
 
 #define DEFAULT_CONFIG	"/etc/xdp-ratelimit/policy.yaml"
 #define STATE_FILE_NAME	"policy.applied.yaml"
