@@ -16,6 +16,7 @@
 #include <string.h>
 #include <bpf/libbpf.h>
 #include "aggregate.h"
+#include "cidr.h"
 #include "common.h"
 #include "datapath.h"
 #include "packet.h"

@@ -14,6 +14,7 @@
 #include "control.h"
 #include "datapath.h"
 #include "policy_map.h"
+#include "rule.h"
 #include "rules.h"
 
 #define APPLY_RUNS	5

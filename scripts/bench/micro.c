@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bench.h"
+#include "cidr.h"
 #include "common.h"
 #include "datapath.h"
 #include "limit.h"
@@ -26,6 +27,7 @@
 #include "policy.h"
 #include "ref.skel.h"
 #include "report.h"
+#include "rule.h"
 #include "rules.h"
 #include "verdict.skel.h"
 #include "wrap.skel.h"

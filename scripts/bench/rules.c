@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bench.h"
+#include "cidr.h"
 #include "common.h"
 #include "policy_map.h"
 #include "rules.h"

@@ -26,10 +26,12 @@
 #include <bpf/libbpf.h>
 #include <hiredis/hiredis.h>
 #include "budget.h"
+#include "cidr.h"
 #include "datapath.h"
 #include "global.h"
 #include "policy.h"
 #include "policy_map.h"
+#include "rule.h"
 
 #define SYNCS		50
 #define FAR_MS		3600000ULL	/* other nodes' fields: an hour */

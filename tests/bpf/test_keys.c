@@ -14,6 +14,7 @@
 #include <criterion/criterion.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
+#include "cidr.h"
 #include "fixture.h"
 #include "policy_map.h"
 #include "rulemaps.h"

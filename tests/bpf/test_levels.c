@@ -18,6 +18,7 @@
 #include <linux/bpf.h>
 #include <bpf/libbpf.h>
 #include "bucket.h"
+#include "cidr.h"
 #include "fixture.h"
 #include "stats.h"
 

@@ -10,7 +10,7 @@
 #include <criterion/criterion.h>
 #include <linux/bpf.h>
 #include "fixture.h"
-#include "policy_file.h"
+#include "policy_read.h"
 
 #define S	1000000000ULL
 #define MS	1000000ULL

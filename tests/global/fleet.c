@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <criterion/criterion.h>
+#include "cidr.h"
 #include "fixture.h"
 #include "fleet.h"
 #include "packet.h"

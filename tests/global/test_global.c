@@ -22,9 +22,11 @@
 #include <bpf/bpf.h>
 #include <jansson.h>
 #include "budget.h"
+#include "cidr.h"
 #include "fixture.h"
 #include "global.h"
 #include "redis_server.h"
+#include "rule.h"
 
 #define GLOBAL_PPS	10000
 #define BURST		100

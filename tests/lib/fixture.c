@@ -7,8 +7,10 @@
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
+#include "cidr.h"
 #include "fixture.h"
 #include "policy_map.h"
+#include "rule.h"
 #include "stats.h"
 
 void fixture_load(struct xrl_datapath *dp, uint32_t max_sources)

@@ -9,7 +9,7 @@
 #include "env.h"
 #include "pin.h"
 #include "policy.h"
-#include "policy_file.h"
+#include "policy_read.h"
 #include "policy_map.h"
 
 struct attach_args {

@@ -11,7 +11,9 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "bucket.h"
+#include "cidr.h"
 #include "clock.h"
+#include "fields.h"
 #include "rulemaps.h"
 #include "cmd.h"
 #include "datapath.h"

@@ -8,8 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "cidr.h"
 #include "clock.h"
 #include "events.h"
+#include "policy.h"
+#include "rule_spec.h"
 #include "units.h"
 
 static const __u8 v4_mapped[12] = { [10] = 0xff, [11] = 0xff };

@@ -20,9 +20,12 @@
 #include <jansson.h>
 #include <bpf/bpf.h>
 #include "budget.h"
+#include "cidr.h"
 #include "clock.h"
 #include "control.h"
 #include "control_cmds.h"
+#include "fields.h"
+#include "levels.h"
 #include "manual_bans.h"
 #include "datapath.h"
 #include "log.h"
@@ -31,8 +34,11 @@
 #include "overlay.h"
 #include "pin.h"
 #include "policy.h"
-#include "policy_file.h"
+#include "policy_read.h"
 #include "policy_map.h"
+#include "policy_running.h"
+#include "policy_write.h"
+#include "rule.h"
 #include "stats.h"
 #include "units.h"
 

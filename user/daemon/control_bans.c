@@ -30,6 +30,7 @@
 #include <jansson.h>
 #include "ban.h"
 #include "bucket.h"
+#include "cidr.h"
 #include "clock.h"
 #include "control.h"
 #include "control_cmds.h"
@@ -38,6 +39,7 @@
 #include "manual_bans.h"
 #include "overlay.h"
 #include "policy.h"
+#include "policy_running.h"
 #include "units.h"
 
 #define BANS_VERSION 1

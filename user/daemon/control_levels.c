@@ -7,7 +7,9 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include "cidr.h"
 #include "control_cmds.h"
+#include "levels.h"
 
 #define LEVEL_EXAMPLE	"\"24:pps=1k,burst=2k\""
 

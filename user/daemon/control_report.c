@@ -11,12 +11,14 @@
 #include <unistd.h>
 #include "bucket.h"
 #include "budget.h"
+#include "cidr.h"
 #include "clock.h"
 #include "control_cmds.h"
 #include "datapath.h"
 #include "events.h"
 #include "mapwalk.h"
 #include "report.h"
+#include "rule.h"
 #include "stats.h"
 
 static int need_datapath(struct xrl_request *req)

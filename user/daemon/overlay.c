@@ -10,7 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 #include <jansson.h>
+#include "cidr.h"
 #include "control_cmds.h"
+#include "fields.h"
+#include "levels.h"
 #include "match.h"
 #include "overlay.h"
 

@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include "bucket.h"
+#include "cidr.h"
 #include "datapath.h"
 #include "mapwalk.h"
 #include "policy.h"

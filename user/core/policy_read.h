@@ -1,29 +1,16 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * policy_file.h - the YAML policy file (also the daemon's config file).
- * Parsed with libyaml; never by hand.
+ * policy_read.h - the YAML policy file (also the daemon's config file)
+ * read into a struct xrl_config (config.h). Parsed with libyaml; never by
+ * hand. Its keys: fields.h; the file's format: docs/POLICY.md and
+ * xdp-ratelimit.yaml(5).
  */
-#ifndef XRL_POLICY_FILE_H
-#define XRL_POLICY_FILE_H
+#ifndef XRL_POLICY_READ_H
+#define XRL_POLICY_READ_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
-#include "policy.h"
-
-#define XRL_MAX_IFACES 32
-
-struct xrl_config {
-	struct xrl_policy policy;
-	char *interfaces[XRL_MAX_IFACES];	/* "interfaces:" list */
-	size_t n_interfaces;
-	char *redis;			/* "redis:" HOST:PORT, or NULL */
-	int redis_line;
-	uint64_t sync_interval_ms;	/* "sync_interval:"; 0: not set */
-};
-
-#define XRL_SYNC_INTERVAL_MIN_MS	10
-#define XRL_SYNC_INTERVAL_MAX_MS	60000
+#include "config.h"
 
 /* "HOST:PORT" (the last colon splits, so "[::1]" style is not needed for
  * names and IPv4). 0 or -EINVAL. */
@@ -45,9 +32,5 @@ int xrl_config_load_string(const char *text, size_t text_len, const char *name,
 			   struct xrl_config *config, char *err, size_t len);
 
 void xrl_config_free(struct xrl_config *config);
-
-/* Writes @policy back as a policy file (rules in order); loading it gives
- * the same policy, line numbers aside. 0 or -EIO/-ENOMEM. */
-int xrl_policy_write_yaml(FILE *out, const struct xrl_policy *policy);
 
 #endif
