@@ -368,6 +368,15 @@ static void set_number(const struct xrl_field *f, void *obj, uint64_t value)
 	}
 }
 
+void xrl_field_set_value(const struct xrl_field *f, void *obj,
+			 uint64_t value)
+{
+	if (f->type == XRL_FIELD_FLAG)
+		*(bool *)value_at(f, obj) = value != 0;
+	else
+		set_number(f, obj, value);
+}
+
 /* The match a PORTS or TCP_FLAGS field is part of. */
 static struct xrl_rule_match *match_of(const void *obj)
 {

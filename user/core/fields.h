@@ -119,8 +119,11 @@ bool xrl_field_is_set(const struct xrl_field *f, const void *obj, bool json);
 /* The value as the formats write it: "10k", "30s", "tcp", "80-90". */
 void xrl_field_format(const struct xrl_field *f, const void *obj, char *buf,
 		      size_t len);
-/* The number of a NUMBER, QUANTITY or DURATION; a FLAG's 0 or 1. */
+/* The number of a NUMBER, QUANTITY, DURATION or WORD; a FLAG's 0 or 1;
+ * and a number set as such. */
 uint64_t xrl_field_value(const struct xrl_field *f, const void *obj);
+void xrl_field_set_value(const struct xrl_field *f, void *obj,
+			 uint64_t value);
 
 /* Words of every WORD field: names by value ("?" out of range), and
  * parse functions returning -EINVAL for other text. */

@@ -297,6 +297,19 @@ struct xrl_rule_spec *xrl_policy_find(struct xrl_policy *policy,
 	return NULL;
 }
 
+struct xrl_rule_spec *xrl_policy_find_match(struct xrl_policy *policy,
+					    const struct xrl_lpm_key *prefix,
+					    const struct xrl_rule_match *match)
+{
+	size_t i;
+
+	for (i = 0; i < policy->n_rules; i++)
+		if (xrl_prefix_equal(&policy->rules[i].prefix, prefix) &&
+		    !xrl_match_compare(&policy->rules[i].match, match))
+			return &policy->rules[i];
+	return NULL;
+}
+
 /* The ids of the other rules stay: their buckets and counters are keyed
  * by id, so renumbering would hand them to another rule. */
 int xrl_policy_del(struct xrl_policy *policy, const char *name_or_cidr)

@@ -65,6 +65,12 @@ int xrl_policy_del(struct xrl_policy *policy, const char *name_or_cidr);
 struct xrl_rule_spec *xrl_policy_find(struct xrl_policy *policy,
 				      const char *name_or_cidr);
 
+/* The rule of exactly @prefix and L4 match @match (a rule is both), or
+ * NULL. */
+struct xrl_rule_spec *xrl_policy_find_match(struct xrl_policy *policy,
+					    const struct xrl_lpm_key *prefix,
+					    const struct xrl_rule_match *match);
+
 /* Builds the settings map value of a policy for a data path whose bucket
  * table holds @max_sources, on @n_cpus CPUs (the budget is split). */
 void xrl_policy_settings(const struct xrl_policy *policy, __u32 max_sources,

@@ -7,7 +7,7 @@
 #include <time.h>
 #include <systemd/sd-daemon.h>
 #include "clock.h"
-#include "control.h"
+#include "change.h"
 #include "log.h"
 #include "notify.h"
 
