@@ -23,15 +23,16 @@ struct attach_args {
 enum { OPT_MAX_SOURCES = XRL_OPT_LONG, OPT_MAX_RULES };
 
 static const struct xrl_opt attach_opts[] = {
-	{ "mode", 'm', "MODE", "native, generic, or auto (default): native, "
-	  "else generic" },
-	{ "policy", 'p', "FILE", "apply this YAML policy first (shared by "
-	  "every interface)" },
-	{ "max-sources", OPT_MAX_SOURCES, "N", "size of the bucket map when "
-	  "loading (default 1048576)" },
-	{ "max-rules", OPT_MAX_RULES, "N", "rules a policy may hold, the "
-	  "default rule included, when loading (default 131072, at most "
-	  "1048576; per-rule counters take 32 bytes per rule per CPU)" },
+	XRL_OPT("mode", 'm', "MODE",
+		"native, generic, or auto (default): native, else generic"),
+	XRL_OPT("policy", 'p', "FILE",
+		"apply this YAML policy first (shared by every interface)"),
+	XRL_OPT("max-sources", OPT_MAX_SOURCES, "N",
+		"size of the bucket map when loading (default 1048576)"),
+	XRL_OPT("max-rules", OPT_MAX_RULES, "N",
+		"rules a policy may hold, the default rule included, when "
+		"loading (default 131072, at most 1048576; per-rule counters "
+		"take 32 bytes per rule per CPU)"),
 	{}
 };
 

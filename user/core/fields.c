@@ -111,8 +111,9 @@ const struct xrl_field xrl_level_fields[] = {
 	  .min = 1, .max = XRL_RATE_MAX, .help = "bits per second" },
 	{ .key = "burst_bytes", .type = XRL_FIELD_QUANTITY, LEVEL(burst_bytes),
 	  .min = 1, .max = XRL_BURST_MAX, .help = "burst in bytes" },
+	{}
 };
-const size_t xrl_n_level_fields = ARRAY_SIZE(xrl_level_fields);
+const size_t xrl_n_level_fields = ARRAY_SIZE(xrl_level_fields) - 1;
 
 const struct xrl_field xrl_rule_fields[] = {
 	{ .key = "name", .type = XRL_FIELD_NAME, RULE(name),
@@ -198,7 +199,7 @@ const struct xrl_field xrl_rule_fields[] = {
 	  .examples = BAN_EXAMPLES, .zero = "at least 1ms" },
 	{ .key = "levels", .type = XRL_FIELD_LEVELS, RULE(levels),
 	  .actions = XRL_LIMITED, .sub = xrl_level_fields,
-	  .n_sub = ARRAY_SIZE(xrl_level_fields), .option = "level", .arg = "L",
+	  .n_sub = ARRAY_SIZE(xrl_level_fields) - 1, .option = "level", .arg = "L",
 	  .help = "and each subnet of the rule's sources together: "
 		  "PREFIX:pps=R,burst=B[,bps=R,burst_bytes=B] "
 		  "(24:pps=1k,burst=2k; ipv4/24, ipv6/48 in the default rule); "
@@ -222,8 +223,9 @@ const struct xrl_field xrl_rule_fields[] = {
 	  .expected = "syn (SYN without ACK)",
 	  .option = "tcp-flags", .arg = "F",
 	  .help = "syn: only SYNs without ACK" },
+	{}
 };
-const size_t xrl_n_rule_fields = ARRAY_SIZE(xrl_rule_fields);
+const size_t xrl_n_rule_fields = ARRAY_SIZE(xrl_rule_fields) - 1;
 
 static const struct xrl_field key_fields[] = {
 	{ .key = "ipv4_prefix", .type = XRL_FIELD_NUMBER, POLICY(v4_prefix),
@@ -306,8 +308,9 @@ const struct xrl_field xrl_policy_fields[] = {
 	  .flags = XRL_FIELD_DAEMON,
 	  .help = "how often the daemon re-splits aggregate budgets, 10ms to "
 		  "60s (default 100ms)" },
+	{}
 };
-const size_t xrl_n_policy_fields = ARRAY_SIZE(xrl_policy_fields);
+const size_t xrl_n_policy_fields = ARRAY_SIZE(xrl_policy_fields) - 1;
 
 const struct xrl_field *xrl_field_find(const struct xrl_field *table,
 				       size_t n, const char *key)

@@ -78,7 +78,8 @@ struct xrl_field {
 };
 
 /* The keys of a rule (default: takes those without RULE_ONLY), of one
- * of its levels, and of the policy file, in the order they are written. */
+ * of its levels, and of the policy file, in the order they are written;
+ * each table ends with an entry of no key. */
 extern const struct xrl_field xrl_rule_fields[];
 extern const size_t xrl_n_rule_fields;
 extern const struct xrl_field xrl_level_fields[];
