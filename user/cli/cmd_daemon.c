@@ -46,12 +46,12 @@ static void print_daemon(json_t *response)
 	json_t *last = json_object_get(daemon, "last_reload"), *iface;
 	size_t i;
 
-	printf("xdp-ratelimitd %s, pid %lld, up ", xrl_json_str(daemon, "version"),
-	       xrl_json_int(daemon, "pid"));
+	printf("xdp-ratelimitd %s, pid %lld, up ",
+	       xrl_json_str(daemon, "version"), xrl_json_int(daemon, "pid"));
 	print_uptime(xrl_json_int(daemon, "uptime_s"));
 	printf("\nconfig:      %s\n", xrl_json_str(daemon, "config"));
-	printf("socket:      %s (%lld client%s)\n", xrl_json_str(daemon, "socket"),
-	       xrl_json_int(daemon, "clients"),
+	printf("socket:      %s (%lld client%s)\n",
+	       xrl_json_str(daemon, "socket"), xrl_json_int(daemon, "clients"),
 	       xrl_json_int(daemon, "clients") == 1 ? "" : "s");
 	printf("interfaces: ");
 	json_array_foreach(ifaces, i, iface)
@@ -65,8 +65,8 @@ static void print_daemon(json_t *response)
 	else if (json_is_true(json_object_get(last, "ok")))
 		printf("last reload: %s: ok\n", xrl_json_str(last, "at"));
 	else
-		printf("last reload: %s: refused: %s\n", xrl_json_str(last, "at"),
-		       xrl_json_str(last, "error"));
+		printf("last reload: %s: refused: %s\n",
+		       xrl_json_str(last, "at"), xrl_json_str(last, "error"));
 	print_global(json_object_get(response, "budgets"));
 }
 

@@ -44,19 +44,22 @@ static void print_rule(json_t *rule)
 {
 	json_t *passed = json_object_get(rule, "passed");
 	json_t *dropped = json_object_get(rule, "dropped");
+	const char *scope;
 	json_t *level;
 	size_t i;
 
 	printf("%5lld  %-20s %-22s %-8s %-7s", xrl_json_int(rule, "id"),
 	       xrl_json_str(rule, "name"), xrl_json_str(rule, "cidr"),
-	       xrl_json_str(rule, "action"), xrl_json_str(rule, "source") ?: "");
+	       xrl_json_str(rule, "action"),
+	       xrl_json_str(rule, "source") ?: "");
 	print_strategy(rule);
 	print_limit("pps", rule, "pps", "burst");
 	print_limit("bps", rule, "bps", "burst_bytes");
 	if (xrl_json_str(rule, "match"))
 		printf(" %s", xrl_json_str(rule, "match"));
-	if (xrl_json_str(rule, "scope") && strcmp(xrl_json_str(rule, "scope"), "source"))
-		printf(" %s", xrl_json_str(rule, "scope"));
+	scope = xrl_json_str(rule, "scope");
+	if (scope && strcmp(scope, "source"))
+		printf(" %s", scope);
 	if (json_is_true(json_object_get(rule, "global")))
 		printf(" global%s", json_is_true(json_object_get(rule,
 				    "degraded")) ? " (DEGRADED)" : "");
@@ -70,10 +73,11 @@ static void print_rule(json_t *rule)
 		printf(" level %s", json_string_value(level));
 	if (passed && dropped)
 		printf("  (passed %lld, dropped %lld",
-		       xrl_json_int(passed, "packets"), xrl_json_int(dropped, "packets"));
+		       xrl_json_int(passed, "packets"),
+		       xrl_json_int(dropped, "packets"));
 	if (passed && dropped && json_object_get(rule, "banned"))
-		printf(", banned %lld", xrl_json_int(json_object_get(rule, "banned"),
-					       "packets"));
+		printf(", banned %lld", xrl_json_int(json_object_get(rule,
+							"banned"), "packets"));
 	if (passed && dropped)
 		printf(")");
 	printf("\n");
@@ -98,9 +102,10 @@ static void print_list(json_t *response)
 
 	printf("source keys /%lld (IPv4), /%lld (IPv6); malformed: %s; "
 	       "vlan_overflow: %s; ipv4_mapped: %s; unjudged_fragments: %s; "
-	       "header_overflow: %s\n",
-	       xrl_json_int(response, "v4_prefix"), xrl_json_int(response, "v6_prefix"),
-	       xrl_json_str(response, "malformed"), xrl_json_str(response, "vlan_overflow"),
+	       "header_overflow: %s\n", xrl_json_int(response, "v4_prefix"),
+	       xrl_json_int(response, "v6_prefix"),
+	       xrl_json_str(response, "malformed"),
+	       xrl_json_str(response, "vlan_overflow"),
 	       xrl_json_str(response, "ipv4_mapped"),
 	       xrl_json_str(response, "unjudged_fragments"),
 	       xrl_json_str(response, "header_overflow"));

@@ -28,9 +28,11 @@ static void print_top(json_t *response)
 	printf("%-28s %-20s %12s %12s\n", "source", "rule", "dropped",
 	       "passed");
 	json_array_foreach(json_object_get(response, "top"), i, entry) {
-		printf("%-28s %-20s %12lld %12lld", xrl_json_str(entry, "source"),
-		       xrl_json_str(entry, "rule") ? xrl_json_str(entry, "rule") : "?",
-		       xrl_json_int(entry, "dropped"), xrl_json_int(entry, "passed"));
+		printf("%-28s %-20s %12lld %12lld",
+		       xrl_json_str(entry, "source"),
+		       xrl_json_str(entry, "rule") ?: "?",
+		       xrl_json_int(entry, "dropped"),
+		       xrl_json_int(entry, "passed"));
 		if (json_is_true(json_object_get(entry, "banned")))
 			printf("  banned %.0fs more", json_real_value(
 				json_object_get(entry, "ban_left_s")));

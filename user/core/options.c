@@ -7,7 +7,8 @@
 #include "fields.h"
 #include "options.h"
 
-#define HELP_COLUMN	25	/* where help lines start */
+#define LEFT_MAX	24	/* option columns, longer ones on a line of
+				 * their own */
 #define LINE_MAX_COLS	80
 
 /* The options of a field table: the keys that have one. */
@@ -86,7 +87,7 @@ int xrl_opts_getopt(const struct xrl_opt *const *tables, const char *lead,
 /* @text from column @at on, wrapped at spaces before LINE_MAX_COLS. */
 static void print_wrapped(FILE *out, const char *text, int at)
 {
-	int width = LINE_MAX_COLS - HELP_COLUMN;
+	int width = LINE_MAX_COLS - at;
 	const char *end, *space;
 
 	while ((int)strlen(text) > width) {
@@ -101,24 +102,37 @@ static void print_wrapped(FILE *out, const char *text, int at)
 	fprintf(out, "%s\n", text);
 }
 
+/* "-c, --config FILE" or "    --state FILE". */
+static void left_of(const struct xrl_opt *o, char *buf, size_t len)
+{
+	if (o->key < XRL_OPT_LONG)
+		snprintf(buf, len, "-%c, --%s%s%s", o->key, o->name,
+			 o->arg ? " " : "", o->arg ?: "");
+	else
+		snprintf(buf, len, "    --%s%s%s", o->name, o->arg ? " " : "",
+			 o->arg ?: "");
+}
+
 void xrl_opts_print(FILE *out, const struct xrl_opt *const *tables)
 {
 	struct xrl_opt opts[XRL_OPTS_MAX];
-	int n = xrl_opts_expand(tables, opts, XRL_OPTS_MAX), i, used;
+	int n = xrl_opts_expand(tables, opts, XRL_OPTS_MAX), i, width = 0;
 	char left[64];
 
+	/* Help lines start two columns after the widest option's. */
 	for (i = 0; i < n; i++) {
-		if (opts[i].key < XRL_OPT_LONG)
-			snprintf(left, sizeof(left), "-%c, --%s%s%s",
-				 opts[i].key, opts[i].name,
-				 opts[i].arg ? " " : "", opts[i].arg ?: "");
+		left_of(&opts[i], left, sizeof(left));
+		if ((int)strlen(left) > width)
+			width = (int)strlen(left);
+	}
+	if (width > LEFT_MAX)
+		width = LEFT_MAX;
+	for (i = 0; i < n; i++) {
+		left_of(&opts[i], left, sizeof(left));
+		if ((int)strlen(left) > width)
+			fprintf(out, "  %s\n%*s", left, width + 4, "");
 		else
-			snprintf(left, sizeof(left), "    --%s%s%s",
-				 opts[i].name, opts[i].arg ? " " : "",
-				 opts[i].arg ?: "");
-		used = fprintf(out, "  %-*s ", HELP_COLUMN - 3, left);
-		if (used > HELP_COLUMN)
-			fprintf(out, "\n%*s", HELP_COLUMN, "");
-		print_wrapped(out, opts[i].help, HELP_COLUMN);
+			fprintf(out, "  %-*s  ", width, left);
+		print_wrapped(out, opts[i].help, width + 4);
 	}
 }
