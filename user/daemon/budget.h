@@ -34,24 +34,16 @@ struct xrl_budget_rule {
 	struct xrl_budget_limits local;	/* what the CPUs' shares divide */
 	bool written;			/* shares of @weights/@local are in */
 	uint64_t syncs;			/* re-splits written */
-	/* global: true only */
-	uint32_t node_weight;		/* this node's part, of SHARE_ONE */
-	uint32_t nodes;			/* live nodes at the last exchange */
+	/* global: true only. Demand handed to Redis (global.h), and what
+	 * the exchange handed back, for status and /metrics. */
 	uint64_t demand_pps;		/* this node's, last interval */
 	uint64_t demand_at_ns;		/* when @demand_pps was measured */
 	uint64_t arrived_total;		/* all CPUs, at that time */
-	/* Degraded, per rule (global.c): its last exchange failed, or
-	 * another daemon writes this node's name. */
-	bool degraded;
-	bool sync_failed;		/* fallback parts apply */
-	unsigned misses;		/* failed exchanges in a row */
+	uint32_t node_weight;		/* this node's part, of SHARE_ONE */
+	uint32_t nodes;			/* live nodes at the last exchange */
+	bool degraded;			/* its exchange failed, or another
+					 * daemon writes this node's name */
 	char reason[160];		/* why */
-	uint64_t degraded_since_ns;
-	time_t degraded_since_wall;
-	uint32_t nodes_before;		/* nodes when it failed */
-	uint64_t rejoin_until_ns;	/* after it: a part of its own */
-	unsigned duplicates;		/* exchanges in a row that saw our
-					 * name written by another daemon */
 };
 
 struct xrl_budgets {
