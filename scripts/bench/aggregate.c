@@ -19,6 +19,7 @@
 #include "cidr.h"
 #include "common.h"
 #include "datapath.h"
+#include "loader.h"
 #include "packet.h"
 #include "policy.h"
 #include "policy_map.h"

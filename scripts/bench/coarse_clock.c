@@ -15,6 +15,7 @@
 #include "common.h"
 #include "coarse_clock.h"
 #include "datapath.h"
+#include "loader.h"
 #include "packet.h"
 #include "policy.h"
 #include "policy_map.h"

@@ -13,6 +13,7 @@
 #include "common.h"
 #include "control.h"
 #include "datapath.h"
+#include "loader.h"
 #include "policy_map.h"
 #include "rule.h"
 #include "rules.h"

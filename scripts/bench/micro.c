@@ -18,6 +18,7 @@
 #include "common.h"
 #include "datapath.h"
 #include "limit.h"
+#include "loader.h"
 #include "mapwalk.h"
 #include "policy_map.h"
 #include "micro.h"

@@ -28,6 +28,7 @@
 #include "common.h"
 #include "datapath.h"
 #include "global.h"
+#include "loader.h"
 #include "policy_map.h"
 #include "rules.h"
 #include "sync.h"

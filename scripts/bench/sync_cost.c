@@ -29,6 +29,7 @@
 #include "cidr.h"
 #include "datapath.h"
 #include "global.h"
+#include "loader.h"
 #include "policy.h"
 #include "policy_map.h"
 #include "rule.h"

@@ -16,6 +16,7 @@
 #include <linux/bpf.h>
 #include "cidr.h"
 #include "fixture.h"
+#include "loader.h"
 #include "policy_map.h"
 #include "rulemaps.h"
 

@@ -20,6 +20,7 @@
 #include <linux/tcp.h>
 #include <linux/udp.h>
 #include "fixture.h"
+#include "loader.h"
 #include "policy_read.h"
 
 static struct xrl_datapath dp;

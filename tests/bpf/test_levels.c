@@ -20,6 +20,7 @@
 #include "bucket.h"
 #include "cidr.h"
 #include "fixture.h"
+#include "loader.h"
 #include "stats.h"
 
 #define NS_PER_MS	1000000ULL

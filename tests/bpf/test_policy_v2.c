@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 #include <linux/bpf.h>
 #include "fixture.h"
+#include "loader.h"
 #include "policy_read.h"
 
 #define S	1000000000ULL

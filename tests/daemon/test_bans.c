@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "daemon.h"
 #include "fixture.h"
+#include "loader.h"
 
 #define PARSER "tests/data/parse_metrics.py"
 

@@ -19,6 +19,7 @@
 #include "cidr.h"
 #include "fixture.h"
 #include "fleet.h"
+#include "loader.h"
 #include "packet.h"
 #include "policy.h"
 #include "rulemaps.h"

@@ -25,6 +25,7 @@
 #include "cidr.h"
 #include "fixture.h"
 #include "global.h"
+#include "loader.h"
 #include "redis_server.h"
 #include "rule.h"
 

@@ -9,6 +9,7 @@
 #include <linux/if_ether.h>
 #include "cidr.h"
 #include "fixture.h"
+#include "loader.h"
 #include "policy_map.h"
 #include "rule.h"
 #include "stats.h"

@@ -6,6 +6,7 @@
 #include "cmd.h"
 #include "datapath.h"
 #include "env.h"
+#include "loader.h"
 #include "log.h"
 
 /* Options every command takes, and the tool before any command. */

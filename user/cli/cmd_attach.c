@@ -7,6 +7,7 @@
 #include "attach.h"
 #include "cmd.h"
 #include "env.h"
+#include "loader.h"
 #include "pin.h"
 #include "policy.h"
 #include "policy_read.h"

@@ -15,6 +15,7 @@
 #include "env.h"
 #include "fields.h"
 #include "levels.h"
+#include "loader.h"
 #include "policy_read.h"
 #include "policy_map.h"
 

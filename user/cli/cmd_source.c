@@ -14,6 +14,7 @@
 #include "cidr.h"
 #include "clock.h"
 #include "fields.h"
+#include "loader.h"
 #include "rulemaps.h"
 #include "cmd.h"
 #include "datapath.h"

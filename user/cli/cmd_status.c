@@ -9,6 +9,7 @@
 #include "cmd.h"
 #include "datapath.h"
 #include "env.h"
+#include "loader.h"
 #include "report.h"
 #include "stats.h"
 

@@ -21,6 +21,7 @@
 #include "daemon_opts.h"
 #include "datapath.h"
 #include "events.h"
+#include "loader.h"
 #include "log.h"
 #include "metrics_http.h"
 #include "notify.h"
