@@ -2,7 +2,7 @@
 /*
  * budget.h - aggregate budgets (scope: aggregate): the per-CPU split of a
  * rule's budget, and the sync engine the daemon runs every sync_interval
- * to re-split it by demand (README "Scopes and global budgets").
+ * to re-split it by demand (docs/DESIGN.md "Scopes and global budgets").
  */
 #ifndef XRL_BUDGET_H
 #define XRL_BUDGET_H
