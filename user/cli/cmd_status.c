@@ -20,12 +20,12 @@ struct watch_opts {
 };
 
 static const struct xrl_opt status_opts[] = {
-	XRL_OPT("json", 'j', NULL, "one JSON object (see README.md)"),
+	XRL_OPT("json", 'j', NULL, "one JSON object (docs/OPERATIONS.md)"),
 	{}
 };
 
 static const struct xrl_opt stats_opts[] = {
-	XRL_OPT("json", 'j', NULL, "one JSON object (see README.md)"),
+	XRL_OPT("json", 'j', NULL, "one JSON object (docs/OPERATIONS.md)"),
 	XRL_OPT("watch", 'w', NULL,
 		"packets per second of each verdict, a line every second"),
 	XRL_OPT("count", 'n', "N", "with --watch: stop after N lines"),

@@ -305,9 +305,11 @@ const struct xrl_field xrl_policy_fields[] = {
 	  .help = "HOST:PORT of the Redis that global budgets are shared "
 		  "through" },
 	{ .key = "sync_interval", .type = XRL_FIELD_DURATION,
+	  .min = XRL_SYNC_INTERVAL_MIN_MS * 1000000ULL,
+	  .max = XRL_SYNC_INTERVAL_MAX_MS * 1000000ULL,
 	  .flags = XRL_FIELD_DAEMON,
-	  .help = "how often the daemon re-splits aggregate budgets, 10ms to "
-		  "60s (default 100ms)" },
+	  .help = "how often the daemon re-splits aggregate budgets (default "
+		  "100ms; a number alone is ms)" },
 	{}
 };
 const size_t xrl_n_policy_fields = ARRAY_SIZE(xrl_policy_fields) - 1;
