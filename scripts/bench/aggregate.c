@@ -16,8 +16,10 @@
 #include <string.h>
 #include <bpf/libbpf.h>
 #include "aggregate.h"
+#include "cidr.h"
 #include "common.h"
 #include "datapath.h"
+#include "loader.h"
 #include "packet.h"
 #include "policy.h"
 #include "policy_map.h"

@@ -18,7 +18,9 @@ LDLIBS    += -lbpf -lelf -lz -lyaml -ljansson -lhiredis -lmicrohttpd -lpthread -
 XRL_LIBS   := $(BUILD)/libxrl-daemon.a $(BUILD)/libxrl-datapath.a $(BUILD)/libxrl-core.a
 BENCH_BPF  := $(wildcard scripts/bench/*.bpf.c)
 BENCH_SKELS := $(patsubst scripts/bench/%.bpf.c,$(BENCH)/%.skel.h,$(BENCH_BPF))
-BENCH_SRCS := $(filter-out %.bpf.c scripts/bench/sync_cost.c scripts/bench/prevhost.c,$(wildcard scripts/bench/*.c)) tests/lib/packet.c
+# What the tests share with the benchmarks: frames, and the Redis launcher.
+BENCH_TEST_LIB := tests/lib/packet.c tests/lib/redis_server.c
+BENCH_SRCS := $(filter-out %.bpf.c scripts/bench/prevhost.c,$(wildcard scripts/bench/*.c)) $(BENCH_TEST_LIB)
 BENCH_OBJS := $(patsubst %.c,$(BENCH)/obj/%.o,$(notdir $(BENCH_SRCS)))
 
 .DELETE_ON_ERROR:
@@ -27,11 +29,6 @@ BENCH_OBJS := $(patsubst %.c,$(BENCH)/obj/%.o,$(notdir $(BENCH_SRCS)))
 $(BENCH)/xrl-bench: $(BENCH_OBJS) $(wildcard $(BUILD)/libxrl-*.a) scripts/bench/bench.mk
 	@printf '  %-8s %s\n' LINK $@
 	@$(CC) $(CFLAGS) $(BENCH_OBJS) $(XRL_LIBS) $(LDLIBS) -o $@
-
-# The cost of a global budget sync: a program of its own (it runs Redis).
-$(BENCH)/xrl-sync-cost: $(BENCH)/obj/sync_cost.o $(wildcard $(BUILD)/libxrl-*.a) scripts/bench/bench.mk
-	@printf '  %-8s %s\n' LINK $@
-	@$(CC) $(CFLAGS) $< $(XRL_LIBS) $(LDLIBS) -o $@
 
 $(BENCH)/%.bpf.o: scripts/bench/%.bpf.c scripts/bench/bench.mk | $(BENCH)
 	@printf '  %-8s %s\n' BPF $@
@@ -45,7 +42,7 @@ $(BENCH)/obj/%.o: scripts/bench/%.c $(BENCH_SKELS) scripts/bench/bench.mk | $(BE
 	@printf '  %-8s %s\n' CC $@
 	@$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-$(BENCH)/obj/packet.o: tests/lib/packet.c scripts/bench/bench.mk | $(BENCH)/obj
+$(BENCH)/obj/%.o: tests/lib/%.c scripts/bench/bench.mk | $(BENCH)/obj
 	@printf '  %-8s %s\n' CC $@
 	@$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 

@@ -122,6 +122,17 @@ const char *bench_spread_verdict(const struct bench_spread *s, double limit)
 			   "**MISSED**";
 }
 
+bool bench_listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	const char *at;
+
+	for (at = strstr(list, name); at; at = strstr(at + 1, name))
+		if ((at == list || at[-1] == ',') && (!at[n] || at[n] == ','))
+			return true;
+	return false;
+}
+
 void bench_log(const char *fmt, ...)
 {
 	va_list ap;

@@ -6,6 +6,7 @@
 #ifndef XRL_BENCH_COMMON_H
 #define XRL_BENCH_COMMON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/types.h>
@@ -67,6 +68,9 @@ void bench_spread_fmt(char *buf, size_t len, const struct bench_spread *s,
  * and the greatest above it.
  */
 const char *bench_spread_verdict(const struct bench_spread *s, double limit);
+
+/* Whether @name is one of the comma-separated names of @list. */
+bool bench_listed(const char *list, const char *name);
 
 /* Progress messages, on stderr so that stdout holds only the table. */
 void bench_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -13,7 +13,9 @@
 #include "common.h"
 #include "control.h"
 #include "datapath.h"
+#include "loader.h"
 #include "policy_map.h"
+#include "rule.h"
 #include "rules.h"
 
 #define APPLY_RUNS	5

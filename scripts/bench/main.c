@@ -9,7 +9,7 @@
 #include <string.h>
 #include <bpf/libbpf.h>
 #include "aggregate.h"
-#include "clock.h"
+#include "coarse_clock.h"
 #include "control.h"
 #include "micro.h"
 #include "scrape.h"

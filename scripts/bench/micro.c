@@ -3,7 +3,9 @@
  * micro.c - microbenchmarks through BPF_PROG_TEST_RUN: the limiter
  * against a reference program (ref.bpf.c) over the same traffic, both
  * driven by the same wrapper (wrap.bpf.c), measured side by side in
- * alternation and reported as medians and ratios.
+ * alternation and reported as medians and ratios. This file is the
+ * harness and the table of rows (micro.h); each row lives in a file of
+ * its kind.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -13,43 +15,14 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "bench.h"
-#include "common.h"
-#include "datapath.h"
-#include "limit.h"
-#include "mapwalk.h"
-#include "policy_map.h"
+#include "loader.h"
 #include "micro.h"
-#include "policy_map.h"
-#include "packet.h"
-#include "previous.h"
-#include "policy.h"
 #include "ref.skel.h"
-#include "report.h"
 #include "rules.h"
 #include "verdict.skel.h"
 #include "wrap.skel.h"
 
-#define ROTATING_SOURCES	1000000
-#define MAX_RUNS		15
-#define MAX_SIDES		12
-#define MAX_VARIANTS		(MAX_SIDES - 1)
-
-enum traffic {
-	TRAFFIC_HOT,
-	TRAFFIC_ROTATE,
-	TRAFFIC_NEW,
-	TRAFFICS,
-};
-
-struct traffic_spec {
-	const char *name;
-	const char *src;	/* the frame's source before the wrapper */
-	__u32 n_sources;	/* wrap.bpf.c: 0 means never repeat */
-	__u32 repeat;		/* packets per run */
-};
-
-static const struct traffic_spec traffics[TRAFFICS] = {
+const struct traffic_spec traffics[TRAFFICS] = {
 	[TRAFFIC_HOT] = { "one hot source", "198.18.0.1", 1, 1000000 },
 	/*
 	 * A run goes through every source once, so that the two sides of
@@ -62,39 +35,7 @@ static const struct traffic_spec traffics[TRAFFICS] = {
 			  300000 },
 };
 
-static const char *const traffic_keys[TRAFFICS] = { "hot", "rotate", "new" };
-
-struct micro {
-	struct ref_bpf *ref;
-	struct ref_bpf *ref_coarse;
-	struct verdict_bpf *verdict;
-	struct wrap_bpf *wrap[TRAFFICS];
-	struct packet frame[TRAFFICS];
-	struct xrl_datapath dp;		/* the limiter, production clock */
-	struct xrl_datapath dp_clockless;	/* test clock: no clock read */
-	int runs;
-	__u32 repeat_div;		/* --quick: fewer packets per run */
-	/* --variant FILE...: limiters built with a step removed */
-	const char *variant_path[MAX_VARIANTS];
-	struct bpf_object *variant[MAX_VARIANTS];
-	struct xrl_datapath variant_dp[MAX_VARIANTS];
-	int n_variants;
-	const char *only;		/* --only: some of hot,rotate,new */
-	size_t rules;			/* --rules: only this many */
-	bool window;			/* --window: only the window rows */
-	bool bans_only;			/* --bans: only the bans rows */
-	bool levels_only;		/* --levels: only the levels rows */
-	const char *previous;		/* --previous: its host (prevhost.c) */
-	bool previous_clockless;	/* --clockless: its test-clock path */
-	bool budget;			/* --budget: variants' rules with it */
-};
-
-struct side {
-	int prog_fd;
-	double ns;			/* median of @run_ns */
-	double run_ns[MAX_RUNS];	/* one per run, in run order */
-	int runs;
-};
+const char *const traffic_keys[TRAFFICS] = { "hot", "rotate", "new" };
 
 static struct ref_bpf *load_ref(bool coarse, __u32 entries)
 {
@@ -131,8 +72,8 @@ static int load_wrappers(struct micro *m)
 }
 
 /* Runs @prog_fd under the wrapper of traffic @t, @repeat packets. */
-static int run_wrapped(struct micro *m, enum traffic t, int prog_fd,
-		       __u32 repeat, double *ns)
+int micro_run_wrapped(struct micro *m, enum traffic t, int prog_fd,
+		      __u32 repeat, double *ns)
 {
 	struct wrap_bpf *wrap = m->wrap[t];
 	__u32 zero = 0, retval;
@@ -149,7 +90,7 @@ static int run_wrapped(struct micro *m, enum traffic t, int prog_fd,
 	return ret;
 }
 
-static __u32 repeat_of(const struct micro *m, enum traffic t)
+__u32 micro_repeat_of(const struct micro *m, enum traffic t)
 {
 	return traffics[t].repeat / m->repeat_div;
 }
@@ -159,17 +100,17 @@ static __u32 repeat_of(const struct micro *m, enum traffic t)
  * after run so that drift of the machine hits each alike; stores each
  * one's median.
  */
-static int side_by_side(struct micro *m, enum traffic t, struct side *sides,
-			int n)
+int micro_side_by_side(struct micro *m, enum traffic t, struct side *sides,
+		       int n)
 {
 	struct bench_spread spread;
 	int run, i, ret;
 
 	for (run = 0; run < m->runs; run++) {
 		for (i = 0; i < n; i++) {
-			ret = run_wrapped(m, t, sides[i].prog_fd,
-					  repeat_of(m, t),
-					  &sides[i].run_ns[run]);
+			ret = micro_run_wrapped(m, t, sides[i].prog_fd,
+						micro_repeat_of(m, t),
+						&sides[i].run_ns[run]);
 			if (ret)
 				return ret;
 		}
@@ -186,8 +127,8 @@ static int side_by_side(struct micro *m, enum traffic t, struct side *sides,
  * The ratio of @side to @ref run by run (the two were measured one right
  * after the other in each run), as a spread over the runs.
  */
-static void ratio_spread(const struct side *side, const struct side *ref,
-			 struct bench_spread *out)
+void micro_ratio_spread(const struct side *side, const struct side *ref,
+			struct bench_spread *out)
 {
 	double ratios[MAX_RUNS];
 	int run;
@@ -202,14 +143,14 @@ static void ratio_spread(const struct side *side, const struct side *ref,
  * ratio's median and spread, and with a @limit > 0 the goal @target and
  * its verdict.
  */
-static void row_vs(const char *bench, const char *name,
-		   const struct side *side, const struct side *ref,
-		   const char *target, double limit)
+void micro_row_vs(const char *bench, const char *name,
+		  const struct side *side, const struct side *ref,
+		  const char *target, double limit)
 {
 	struct bench_spread spread;
 	char value[64], ratio[64];
 
-	ratio_spread(side, ref, &spread);
+	micro_ratio_spread(side, ref, &spread);
 	if (side == ref)
 		snprintf(value, sizeof(value), "%.1f ns", side->ns);
 	else
@@ -220,35 +161,21 @@ static void row_vs(const char *bench, const char *name,
 		  limit > 0 ? bench_spread_verdict(&spread, limit) : "");
 }
 
-static void row_ns(const char *name, const struct side *side,
-		   const struct side *ref, const char *target, double limit)
+void micro_row_ns(const char *name, const struct side *side,
+		  const struct side *ref, const char *target, double limit)
 {
-	row_vs("micro, ns/packet", name, side, ref, target, limit);
-}
-
-static int measure_floor(struct micro *m)
-{
-	struct side sides[] = {
-		{ .prog_fd = bpf_program__fd(m->ref->progs.bench_ref) },
-		{ .prog_fd = bpf_program__fd(m->verdict->progs.bench_drop) },
-	};
-	int ret = side_by_side(m, TRAFFIC_HOT, sides, 2);
-
-	if (!ret)
-		row_ns("wrapper + XDP_DROP against the reference, one hot "
-		       "source (floor paid by every row)", &sides[1], &sides[0],
-		       "", 0);
-	return ret;
+	micro_row_vs("micro, ns/packet", name, side, ref, target, limit);
 }
 
 /* Brings the tables to the state a case measures: every rotating source
  * in the table, or the table full before the always-new sources. */
-static int warm(struct micro *m, enum traffic t, int prog_fd)
+int micro_warm(struct micro *m, enum traffic t, int prog_fd)
 {
 	__u32 count = t == TRAFFIC_NEW ? XRL_DEFAULT_SOURCES / 8 :
 					 ROTATING_SOURCES;
 
-	return t == TRAFFIC_HOT ? 0 : run_wrapped(m, t, prog_fd, count, NULL);
+	return t == TRAFFIC_HOT ? 0 :
+	       micro_run_wrapped(m, t, prog_fd, count, NULL);
 }
 
 /*
@@ -266,8 +193,8 @@ static double today_new_ratio(size_t n_rules)
 	return n_rules >= 100000 ? 1.35 : n_rules >= 1000 ? 1.31 : 1.24;
 }
 
-static double goal_of(enum traffic t, size_t n_rules, char *target,
-		      size_t len)
+double micro_goal_of(enum traffic t, size_t n_rules, char *target,
+		     size_t len)
 {
 	double limit = t == TRAFFIC_HOT ? GOAL_HOT :
 		       t == TRAFFIC_ROTATE ? GOAL_ROTATE :
@@ -281,609 +208,75 @@ static double goal_of(enum traffic t, size_t n_rules, char *target,
 	return limit;
 }
 
-static int measure_rules(struct micro *m, size_t n_rules)
-{
-	char target[96];
-	double limit;
-	struct side sides[2] = {
-		{ .prog_fd = bpf_program__fd(m->ref->progs.bench_ref) },
-		{ .prog_fd = m->dp.prog_fd },
-	};
-	char name[128];
-	int t, ret;
+/* ---- the rows, by name (--rows) ------------------------------------ */
 
-	ret = bench_apply_rules(&m->dp, n_rules, false);
-	for (t = 0; !ret && t < TRAFFICS; t++) {
-		if (m->only && !strstr(m->only, traffic_keys[t]))
-			continue;
-		bench_log("micro: %zu rules, %s", n_rules, traffics[t].name);
-		ret = warm(m, t, sides[0].prog_fd);
-		if (!ret)
-			ret = warm(m, t, sides[1].prog_fd);
-		if (!ret)
-			ret = side_by_side(m, t, sides, 2);
-		if (ret)
-			break;
-		snprintf(name, sizeof(name), "limiter vs reference, %zu rule%s, "
-			 "%s", n_rules, n_rules > 1 ? "s" : "",
-			 traffics[t].name);
-		limit = goal_of(t, n_rules, target, sizeof(target));
-		row_ns(name, &sides[1], &sides[0], target, limit);
-	}
-	return ret;
+struct micro_row {
+	const char *name;
+	const char *help;
+	int (*run)(struct micro *m);	/* NULL: micro_rules(), @n_rules */
+	size_t n_rules;
+};
+
+/* In the order they run, and the results table shows them. */
+static const struct micro_row rows[] = {
+	{ "floor", "the wrapper and XDP_DROP against the reference",
+	  micro_floor, 0 },
+	{ "rules-1", "limiter vs reference, 1 rule", NULL, 1 },
+	{ "rules-1000", "... 1,000 rules", NULL, 1000 },
+	{ "rules-100000", "... 100,000 rules (--rules N: N alone)", NULL,
+	  100000 },
+	{ "memory", "bytes per tracked source", micro_memory, 0 },
+	{ "readout", "status read-out of the bucket table", micro_readout,
+	  0 },
+	{ "budget", "always-new sources under the new-source budget",
+	  micro_budget, 0 },
+	{ "window", "a sliding_window rule", micro_window, 0 },
+	{ "clocks", "the coarse and the precise clock", micro_clocks, 0 },
+	{ "bans", "a banning rule, a banned source", micro_bans, 0 },
+	{ "l4", "an L4 rule, matching or not", micro_l4, 0 },
+	{ "levels", "a rule with levels", micro_levels, 0 },
+};
+
+#define N_ROWS	(sizeof(rows) / sizeof(rows[0]))
+
+static int run_row(struct micro *m, const struct micro_row *row)
+{
+	return row->run ? row->run(m) : micro_rules(m, row->n_rules);
 }
 
-/*
- * Always-new sources under the product's default new-source budget: past
- * the budget's burst, a new source gets no bucket but is judged by its
- * /48's fallback bucket (include/xrl.h). Measured after the hit-path
- * rows, with the table full.
- */
-static int measure_budget(struct micro *m)
+/* Every name of @list is a row's. */
+static int check_rows(const char *list)
 {
-	struct side sides[2] = {
-		{ .prog_fd = bpf_program__fd(m->ref->progs.bench_ref) },
-		{ .prog_fd = m->dp.prog_fd },
-	};
-	int ret;
-
-	ret = bench_apply_rules(&m->dp, 1, true);
-	if (!ret)
-		ret = warm(m, TRAFFIC_NEW, sides[1].prog_fd);
-	if (!ret)
-		ret = side_by_side(m, TRAFFIC_NEW, sides, 2);
-	if (ret)
-		return ret;
-	row_ns("limiter vs reference, 1 rule, always-new sources, table "
-	       "full, default new-source budget (refused: /48 fallback "
-	       "bucket)", &sides[1], &sides[0], "", 0);
-	return 0;
-}
-
-/*
- * A sliding window (issue 14) on one hot source: limit 1,000,000 in 1 ms,
- * which the source never reaches, so every packet is admitted: one add
- * to the sub-window's counter, the other 15 read, a rotation every
- * 66.7 us. Against the reference as the token-bucket rows are.
- */
-static int measure_window(struct micro *m)
-{
-	struct side sides[2] = {
-		{ .prog_fd = bpf_program__fd(m->ref->progs.bench_ref) },
-		{ .prog_fd = m->dp.prog_fd },
-	};
-	struct xrl_policy policy;
-	char err[256] = "";
-	int ret;
-
-	ret = bench_build_policy(&policy, 1, false);
-	if (!ret) {
-		policy.rules[0].pps = policy.rules[0].burst = 0;
-		policy.rules[0].strategy = (struct xrl_strategy_spec){
-			.kind = XRL_STRATEGY_SLIDING_WINDOW,
-			.limit = XRL_WINDOW_LIMIT_MAX,
-			.window_ns = 1000000,
-		};
-		ret = xrl_policy_apply(&m->dp, &policy, err, sizeof(err));
-		if (ret)
-			bench_log("micro: window policy: %s", err);
-	}
-	xrl_policy_free(&policy);
-	if (!ret)
-		ret = side_by_side(m, TRAFFIC_HOT, sides, 2);
-	if (ret)
-		return ret;
-	row_ns("limiter vs reference, 1 sliding_window rule (1000000 in "
-	       "1ms: admitted), one hot source", &sides[1], &sides[0], "", 0);
-	return 0;
-}
-
-/*
- * Levels (issue 14) on one hot source: the default rule with 0, 2 (/24,
- * /16) and 3 (/24, /16, /8) IPv4 levels, every bucket admitting (10^12
- * pps, burst 2^32), so each packet takes from the source's bucket and
- * from every level's: one lookup of the level's limits and one of its
- * bucket, and a compare-and-swap, per level. Against the reference as
- * the token-bucket rows are; the 0-level row is the same rule without
- * levels, for the cost of the levels themselves.
- */
-static int apply_levels(struct micro *m, unsigned n_levels)
-{
-	static const unsigned prefixes[] = { 24, 16, 8 };
-	struct xrl_policy policy;
-	struct xrl_rule_spec *rule;
-	char err[256] = "";
-	unsigned i;
-	int ret;
-
-	ret = bench_build_policy(&policy, 1, false);
-	if (ret)
-		goto out;
-	rule = &policy.rules[0];
-	rule->pps = XRL_RATE_MAX;
-	rule->burst = XRL_BURST_MAX;
-	rule->n_levels = n_levels;
-	for (i = 0; i < n_levels; i++)
-		rule->levels[i] = (struct xrl_level_spec){
-			.family = XRL_FAMILY_IPV4, .prefix = prefixes[i],
-			.pps = XRL_RATE_MAX, .burst = XRL_BURST_MAX,
-		};
-	ret = xrl_policy_apply(&m->dp, &policy, err, sizeof(err));
-	if (ret)
-		bench_log("micro: %u levels: %s", n_levels, err);
-out:
-	xrl_policy_free(&policy);
-	return ret;
-}
-
-static int measure_levels(struct micro *m)
-{
-	static const unsigned counts[] = { 0, 2, 3 };
-	struct side sides[2] = {
-		{ .prog_fd = bpf_program__fd(m->ref->progs.bench_ref) },
-		{ .prog_fd = m->dp.prog_fd },
-	};
-	char name[160];
+	const char *at = list, *comma;
+	char name[32];
 	size_t i;
-	int ret = 0;
 
-	for (i = 0; !ret && i < sizeof(counts) / sizeof(*counts); i++) {
-		ret = apply_levels(m, counts[i]);
-		if (!ret)
-			ret = side_by_side(m, TRAFFIC_HOT, sides, 2);
-		if (ret)
-			break;
-		snprintf(name, sizeof(name), "limiter vs reference, 1 rule "
-			 "with %u IPv4 level%s%s (all admitting), one hot "
-			 "source", counts[i], counts[i] == 1 ? "" : "s",
-			 counts[i] == 3 ? " (/24, /16, /8)" :
-			 counts[i] == 2 ? " (/24, /16)" : "");
-		row_ns(name, &sides[1], &sides[0], "", 0);
-	}
-	return ret;
-}
-
-/*
- * An L4 rule covering the hot source (issue 14): its key is split and
- * every packet is classified, reading the L4 header. The frame is UDP
- * with ports 0: the rule "udp dport 0-1023" takes it; "tcp syn" is
- * looked at and passes it by, so the prefix's plain rule judges it.
- */
-static int apply_l4_rule(struct xrl_datapath *dp, bool matching)
-{
-	struct xrl_rule_spec rule = {
-		.action = XRL_ACTION_LIMIT,
-		.pps = BENCH_PPS,
-		.burst = BENCH_BURST,
-	};
-	struct xrl_policy policy;
-	char err[256] = "";
-	int ret;
-
-	ret = bench_build_policy(&policy, 1, false);
-	if (!ret)
-		ret = xrl_cidr_parse("198.18.0.0/15", &rule.prefix);
-	if (!ret) {
-		snprintf(rule.name, sizeof(rule.name), "plain");
-		ret = xrl_policy_add(&policy, &rule);
-	}
-	if (!ret) {
-		snprintf(rule.name, sizeof(rule.name), "l4");
-		rule.match.proto = matching ? 17 : 6;	/* udp, tcp */
-		rule.match.flags = matching ? XRL_MATCH_DPORT : XRL_MATCH_SYN;
-		rule.match.dport_hi = matching ? 1023 : 0;
-		ret = xrl_policy_add(&policy, &rule);
-	}
-	if (!ret)
-		ret = xrl_policy_apply(dp, &policy, err, sizeof(err));
-	if (ret)
-		bench_log("applying the L4 rule: %s %s", strerror(-ret), err);
-	xrl_policy_free(&policy);
-	return ret;
-}
-
-static int measure_l4(struct micro *m)
-{
-	struct side sides[2] = {
-		{ .prog_fd = bpf_program__fd(m->ref->progs.bench_ref) },
-		{ .prog_fd = m->dp.prog_fd },
-	};
-	int matching, ret = 0;
-
-	for (matching = 1; !ret && matching >= 0; matching--) {
-		ret = apply_l4_rule(&m->dp, matching);
-		if (!ret)
-			ret = warm(m, TRAFFIC_HOT, sides[1].prog_fd);
-		if (!ret)
-			ret = side_by_side(m, TRAFFIC_HOT, sides, 2);
-		if (ret)
-			break;
-		row_ns(matching ? "limiter vs reference, L4 rule (udp dport "
-			"0-1023) taking the hot source, one hot source" :
-			"limiter vs reference, L4 rule (tcp syn) passing the "
-			"hot source by to its prefix's plain rule, one hot "
-			"source", &sides[1], &sides[0], "", 0);
-	}
-	return ret;
-}
-
-#define GOAL_BYTES	120.0
-#define GOAL_BYTES_TEXT	"120"
-
-/* Kernel memory of a map, as the kernel accounts it (fdinfo memlock). */
-static int map_memlock(int fd, unsigned long long *memlock,
-		       unsigned long long *max_entries)
-{
-	char path[64], line[128];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	*memlock = *max_entries = 0;
-	while (fgets(line, sizeof(line), f)) {
-		sscanf(line, "memlock: %llu", memlock);
-		sscanf(line, "max_entries: %llu", max_entries);
-	}
-	fclose(f);
-	return *memlock && *max_entries ? 0 : -ENODATA;
-}
-
-/*
- * Bytes per tracked source of the bucket map, filled with the rotating
- * sources by the benchmarks before it. An LRU hash allocates all its
- * entries when created, so this is also what a full table costs.
- */
-static int measure_memory(struct micro *m)
-{
-	unsigned long long memlock, entries, ref_memlock, ref_entries;
-	char name[128], value[96], ratio[32];
-	int ret;
-
-	ret = map_memlock(m->dp.buckets_fd, &memlock, &entries);
-	if (!ret)
-		ret = map_memlock(bpf_map__fd(m->ref->maps.ref_buckets),
-				  &ref_memlock, &ref_entries);
-	if (ret)
-		return ret;
-	snprintf(name, sizeof(name), "reference map (LRU hash, %llu entries)",
-		 ref_entries);
-	snprintf(value, sizeof(value), "%.0f bytes/source (%.1f MiB)",
-		 (double)ref_memlock / ref_entries, ref_memlock / 1048576.0);
-	bench_row("memory", name, value, "1.00", "", "");
-	snprintf(name, sizeof(name), "limiter %s (LRU hash, %llu entries)",
-		 XRL_MAP_BUCKETS, entries);
-	snprintf(value, sizeof(value), "%.0f bytes/source (%.1f MiB)",
-		 (double)memlock / entries, memlock / 1048576.0);
-	snprintf(ratio, sizeof(ratio), "%.2f",
-		 ((double)memlock / entries) / ((double)ref_memlock / ref_entries));
-	bench_row("memory", name, value, ratio,
-		  "<= " GOAL_BYTES_TEXT " bytes/source (issue 11)",
-		  bench_verdict((double)memlock / entries, GOAL_BYTES));
-	return 0;
-}
-
-static int count_entry(const void *key, const void *value, void *ctx)
-{
-	(*(long *)ctx)++;
-	return 0;
-}
-
-/* Reads every bucket with BPF_MAP_LOOKUP_BATCH; returns how many. */
-static long read_batched(int fd)
-{
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	struct xrl_bucket_key *keys;
-	struct xrl_bucket *values;
-	__u32 batch_key, count;
-	const __u32 chunk = 8192;
-	bool first = true;
-	long total = 0;
-	int ret;
-
-	keys = calloc(chunk, sizeof(*keys));
-	values = calloc(chunk, sizeof(*values));
-	if (!keys || !values) {
-		total = -ENOMEM;
-		goto free_arrays;
-	}
-	for (;;) {
-		count = chunk;
-		ret = bpf_map_lookup_batch(fd, first ? NULL : &batch_key,
-					   &batch_key, keys, values, &count,
-					   &opts);
-		if (ret && errno != ENOENT) {
-			total = -errno;
-			break;
+	for (; *at; at = *comma ? comma + 1 : comma) {
+		comma = strchr(at, ',') ?: at + strlen(at);
+		snprintf(name, sizeof(name), "%.*s", (int)(comma - at), at);
+		for (i = 0; i < N_ROWS && strcmp(rows[i].name, name); i++)
+			;
+		if (i == N_ROWS) {
+			fprintf(stderr, "--rows: no row \"%s\"\n", name);
+			return -EINVAL;
 		}
-		total += count;
-		first = false;
-		if (ret)
-			break;	/* ENOENT: that was the last batch */
 	}
-free_arrays:
-	free(values);
-	free(keys);
-	return total;
-}
-
-/*
- * What the daemon's `stats` and `top` cost with the table full of the
- * 1,000,000 rotating sources, timed at the library calls they make (the
- * daemon adds a JSON encoding and a socket round trip), and a batched
- * read of the same table for comparison.
- */
-static int measure_readout(struct micro *m)
-{
-	struct xrl_stats_report report;
-	char value[96];
-	uint64_t start;
-	long walked = 0, batched;
-	int ret;
-
-	start = bench_now_ns();
-	ret = xrl_stats_collect(&m->dp, &report);
-	if (ret)
-		return ret;
-	snprintf(value, sizeof(value), "%.0f ms (%ld tracked sources)",
-		 (bench_now_ns() - start) / 1e6, report.table.occupancy);
-	xrl_stats_report_free(&report);
-	bench_row("control plane", "stats: xrl_stats_collect, full table",
-		  value, "", "", "");
-
-	start = bench_now_ns();
-	ret = xrl_map_walk(m->dp.buckets_fd, sizeof(struct xrl_bucket_key),
-			   sizeof(struct xrl_bucket), count_entry, &walked);
-	if (ret)
-		return ret;
-	snprintf(value, sizeof(value), "%.0f ms (%ld buckets)",
-		 (bench_now_ns() - start) / 1e6, walked);
-	bench_row("control plane", "top: xrl_map_walk of the buckets with "
-		  "values, full table", value, "", "", "");
-
-	start = bench_now_ns();
-	batched = read_batched(m->dp.buckets_fd);
-	if (batched < 0)
-		return batched;
-	snprintf(value, sizeof(value), "%.0f ms (%ld buckets)",
-		 (bench_now_ns() - start) / 1e6, batched);
-	bench_row("control plane", "for comparison: the same read with "
-		  "bpf_map_lookup_batch", value, "", "", "");
 	return 0;
 }
 
-/* The clock's share: each program with the precise clock, the coarse
- * clock, and (the limiter) no clock read at all. */
-static int measure_clocks(struct micro *m)
+static void usage(FILE *out)
 {
-	struct side sides[] = {
-		{ .prog_fd = bpf_program__fd(m->ref->progs.bench_ref) },
-		{ .prog_fd = bpf_program__fd(m->ref_coarse->progs.bench_ref) },
-		{ .prog_fd = m->dp.prog_fd },
-		{ .prog_fd = m->dp_clockless.prog_fd },
-	};
-	int ret;
-
-	ret = bench_apply_rules(&m->dp, 1, false);
-	if (!ret)
-		ret = bench_apply_rules(&m->dp_clockless, 1, false);
-	if (!ret)
-		ret = side_by_side(m, TRAFFIC_HOT, sides, 4);
-	if (ret)
-		return ret;
-	row_ns("reference with bpf_ktime_get_coarse_ns vs with "
-	       "bpf_ktime_get_ns, one hot source", &sides[1], &sides[0], "",
-	       0);
-	row_ns("limiter, 1 rule, no clock read (test clock) vs reference, "
-	       "one hot source", &sides[3], &sides[0], "", 0);
-	return 0;
-}
-
-/*
- * Issue 14, bans: a banned source should be the cheapest drop there is.
- * One hot source under a default rule of 1 pps, burst 1, so that every
- * packet but the first is dropped: by the limit on one data path, and
- * on another, where the rule has ban: 30d, unjudged (banned at its first
- * drop). Both load the same program; only the policy differs.
- */
-static int apply_over_limit(struct xrl_datapath *dp, bool ban)
-{
-	struct xrl_policy policy;
-	char err[256] = "";
-	int ret = bench_build_policy(&policy, 1, false);
-
-	if (!ret) {
-		policy.rules[0].pps = 1;
-		policy.rules[0].burst = 1;
-		policy.rules[0].ban.ns = ban ? 30 * 86400 * NS_PER_S : 0;
-		ret = xrl_policy_apply(dp, &policy, err, sizeof(err));
-	}
-	if (ret)
-		bench_log("bans: %s %s", strerror(-ret), err);
-	xrl_policy_free(&policy);
-	return ret;
-}
-
-static int measure_bans(struct micro *m)
-{
-	struct xrl_datapath banning;
-	struct side sides[3] = {
-		{ .prog_fd = bpf_program__fd(m->verdict->progs.bench_drop) },
-		{ .prog_fd = m->dp.prog_fd },
-	};
-	int ret;
-
-	ret = xrl_datapath_load(&banning, NULL);
-	if (ret)
-		return ret;
-	sides[2].prog_fd = banning.prog_fd;
-	bench_log("micro: a banned source");
-	ret = apply_over_limit(&m->dp, false);
-	if (!ret)
-		ret = apply_over_limit(&banning, true);
-	if (!ret)
-		ret = side_by_side(m, TRAFFIC_HOT, sides, 3);
-	if (!ret) {
-		row_ns("banned source (ban: 30d) vs the same source dropped "
-		       "by its limit, one hot source", &sides[2], &sides[1],
-		       "< 1.00 (the cheapest drop)", 1.0);
-		row_ns("banned source vs wrapper + XDP_DROP (the floor)",
-		       &sides[2], &sides[0], "", 0);
-	}
-	xrl_datapath_close(&banning);
-	return ret;
-}
-
-/*
- * Issue 14: with none of the new keys in the policy, every row within 2%
- * of the previous data path (the commit scripts/bench/previous built,
- * held by prevhost.c). The two programs run under the same wrapper over
- * the same traffic, alternating run by run, each with its own maps
- * filled by its own library; the ratio is current / previous.
- */
-#define GOAL_PREVIOUS		1.02
-#define GOAL_PREVIOUS_TEXT	"<= 1.02 (issue 14)"
-
-static void row_previous(const struct prev_host *host, const char *what,
-			 const struct side *cur, const struct side *prev)
-{
-	char name[256];
-
-	snprintf(name, sizeof(name), "current vs previous data path (%s), %s",
-		 host->commit, what);
-	row_ns(name, cur, prev, GOAL_PREVIOUS_TEXT, GOAL_PREVIOUS);
-}
-
-/* Warms both sides for traffic @t and measures them side by side. */
-static int previous_pair(struct micro *m, enum traffic t, struct side *sides)
-{
-	int ret = warm(m, t, sides[0].prog_fd);
-
-	if (!ret)
-		ret = warm(m, t, sides[1].prog_fd);
-	if (!ret)
-		ret = side_by_side(m, t, sides, 2);
-	return ret;
-}
-
-static int previous_rules(struct micro *m, struct prev_host *host,
-			  size_t n_rules)
-{
-	struct side sides[2] = {
-		{ .prog_fd = host->prog_fd },
-		{ .prog_fd = m->dp.prog_fd },
-	};
-	char what[128];
-	int t, ret;
-
-	ret = bench_apply_rules(&m->dp, n_rules, false);
-	if (!ret)
-		ret = prev_host_rules(host, n_rules);
-	for (t = 0; !ret && t < TRAFFICS; t++) {
-		if (m->only && !strstr(m->only, traffic_keys[t]))
-			continue;
-		bench_log("micro: previous data path, %zu rules, %s", n_rules,
-			  traffics[t].name);
-		ret = previous_pair(m, t, sides);
-		if (ret)
-			break;
-		snprintf(what, sizeof(what), "%zu rule%s, %s", n_rules,
-			 n_rules > 1 ? "s" : "", traffics[t].name);
-		row_previous(host, what, &sides[1], &sides[0]);
-	}
-	return ret;
-}
-
-/* The rows of micro that need more than a rule count: the default
- * new-source budget, and the test clock (no clock read). */
-static int previous_others(struct micro *m, struct prev_host *host)
-{
-	struct side sides[2] = {
-		{ .prog_fd = host->prog_fd },
-		{ .prog_fd = m->dp.prog_fd },
-	};
-	int ret;
-
-	ret = bench_apply_rules(&m->dp, 1, true);
-	if (!ret)
-		ret = prev_host_budget(host);
-	if (!ret)
-		ret = previous_pair(m, TRAFFIC_NEW, sides);
-	if (ret)
-		return ret;
-	row_previous(host, "1 rule, always-new sources, table full, default "
-		     "new-source budget", &sides[1], &sides[0]);
-
-	sides[0].prog_fd = host->clockless_fd;
-	sides[1].prog_fd = m->dp_clockless.prog_fd;
-	ret = bench_apply_rules(&m->dp_clockless, 1, false);
-	if (!ret)
-		ret = prev_host_clockless(host, 1);
-	if (!ret)
-		ret = previous_pair(m, TRAFFIC_HOT, sides);
-	if (ret)
-		return ret;
-	row_previous(host, "1 rule, no clock read (test clock), one hot "
-		     "source", &sides[1], &sides[0]);
-	return 0;
-}
-
-/* Bytes per tracked source of both bucket maps (see measure_memory). */
-static int previous_memory(struct micro *m, struct prev_host *host)
-{
-	unsigned long long memlock, entries, prev_memlock, prev_entries;
-	double per, prev_per;
-	char name[160], value[96], ratio[32];
-	int ret;
-
-	ret = map_memlock(m->dp.buckets_fd, &memlock, &entries);
-	if (!ret)
-		ret = map_memlock(host->buckets_fd, &prev_memlock,
-				  &prev_entries);
-	if (ret)
-		return ret;
-	per = (double)memlock / entries;
-	prev_per = (double)prev_memlock / prev_entries;
-	snprintf(name, sizeof(name), "current vs previous data path (%s), "
-		 "%s bytes/source", host->commit, XRL_MAP_BUCKETS);
-	snprintf(value, sizeof(value), "%.0f bytes/source (against %.0f)",
-		 per, prev_per);
-	snprintf(ratio, sizeof(ratio), "%.2f", per / prev_per);
-	bench_row("memory", name, value, ratio, GOAL_PREVIOUS_TEXT,
-		  bench_verdict(per / prev_per, GOAL_PREVIOUS));
-	return 0;
-}
-
-static int measure_previous(struct micro *m)
-{
-	static const size_t rule_counts[] = { 1, 1000, 100000 };
-	struct prev_host host;
 	size_t i;
-	int ret;
 
-	ret = prev_host_start(&host, m->previous);
-	if (ret)
-		return ret;
-	for (i = 0; !ret && i < sizeof(rule_counts) / sizeof(*rule_counts); i++)
-		if (!m->rules || m->rules == rule_counts[i])
-			ret = previous_rules(m, &host, rule_counts[i]);
-	if (!ret && !m->only && !m->rules)
-		ret = previous_others(m, &host);
-	if (!ret)
-		ret = previous_memory(m, &host);
-	prev_host_stop(&host);
-	return ret;
+	fprintf(out, "usage: xrl-bench micro [--rows ROW,...] [--runs N] "
+		"[--quick] [--only hot,rotate,new] [--rules N] "
+		"[--variant FILE]... [--budget] [--previous HOST "
+		"[--clockless]]\nrows (default: all):\n");
+	for (i = 0; i < N_ROWS; i++)
+		fprintf(out, "  %-14s %s\n", rows[i].name, rows[i].help);
 }
 
-static void usage(void)
-{
-	fprintf(stderr, "usage: xrl-bench micro [--runs N] [--quick] "
-		"[--only hot,rotate,new|l4] [--rules N] [--window] [--bans] "
-		"[--levels] [--variant FILE]... [--budget] "
-		"[--previous HOST [--clockless]]\n");
-}
-
+/* 0, 1 when --help has been answered, or -EINVAL. */
 static int parse_args(struct micro *m, int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -892,12 +285,11 @@ static int parse_args(struct micro *m, int argc, char **argv)
 		{ "variant", required_argument, NULL, 'o' },
 		{ "only", required_argument, NULL, 't' },
 		{ "rules", required_argument, NULL, 'n' },
-		{ "window", no_argument, NULL, 'w' },
-		{ "bans", no_argument, NULL, 'b' },
-		{ "levels", no_argument, NULL, 'v' },
+		{ "rows", required_argument, NULL, 'w' },
 		{ "previous", required_argument, NULL, 'p' },
 		{ "clockless", no_argument, NULL, 'c' },
 		{ "budget", no_argument, NULL, 'g' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
@@ -930,14 +322,9 @@ static int parse_args(struct micro *m, int argc, char **argv)
 			m->only = optarg;
 			break;
 		case 'w':
-			m->window = true;
-			m->only = "hot";
-			break;
-		case 'v':
-			m->levels_only = true;
-			break;
-		case 'b':
-			m->bans_only = true;
+			if (check_rows(optarg))
+				return -EINVAL;
+			m->rows = optarg;
 			break;
 		case 'p':
 			m->previous = optarg;
@@ -957,161 +344,15 @@ static int parse_args(struct micro *m, int argc, char **argv)
 				return -EINVAL;
 			}
 			break;
+		case 'h':
+			usage(stdout);
+			return 1;
 		default:
-			usage();
+			usage(stderr);
 			return -EINVAL;
 		}
 	}
 	return 0;
-}
-
-/* The variant without LPM lookup reads its rule from a one-slot array:
- * the default rule of every benchmark policy. */
-static int fill_elim_rule(struct bpf_object *obj)
-{
-	int fd = bpf_object__find_map_fd_by_name(obj, "xrl_elim_rule");
-	struct xrl_rule_spec spec = {
-		.action = XRL_ACTION_LIMIT,
-		.pps = BENCH_PPS,
-		.burst = BENCH_BURST,
-	};
-	struct xrl_rule rule;
-	__u32 zero = 0;
-	int ret;
-
-	if (fd < 0)
-		return 0;
-	ret = xrl_rule_compile(&spec, &rule);
-	if (!ret && bpf_map_update_elem(fd, &zero, &rule, 0))
-		ret = -errno;
-	return ret;
-}
-
-/*
- * Loads a variant of the limiter from an object file built from a copy of
- * bpf/ with one step removed (scripts/bench/eliminate), so that each
- * step's cost is measured the same way as the whole. The variant keeps
- * the maps of the real program, so the library applies policies to it.
- */
-static int load_variant(const char *path, struct bpf_object **objp,
-			struct xrl_datapath *dp)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-	struct bpf_object *obj;
-	int ret;
-
-	obj = bpf_object__open_file(path, NULL);
-	if (!obj)
-		return -errno;
-	ret = bpf_object__load(obj);
-	if (ret) {
-		bpf_object__close(obj);
-		return ret;
-	}
-	*objp = obj;
-	memset(dp, 0, sizeof(*dp));
-	dp->prog_fd = bpf_program__fd(
-		bpf_object__find_program_by_name(obj, "xdp_ratelimit"));
-	dp->policy_fd = bpf_object__find_map_fd_by_name(obj, XRL_MAP_POLICY);
-	dp->rule_table_fd = bpf_object__find_map_fd_by_name(obj,
-							     XRL_MAP_RULE_TABLE);
-	dp->buckets_fd = bpf_object__find_map_fd_by_name(obj, XRL_MAP_BUCKETS);
-	dp->stats_fd = bpf_object__find_map_fd_by_name(obj, XRL_MAP_STATS);
-	dp->rule_stats_fd = bpf_object__find_map_fd_by_name(obj,
-							     XRL_MAP_RULE_STATS);
-	dp->table_stats_fd = bpf_object__find_map_fd_by_name(obj,
-							      XRL_MAP_TABLE_STATS);
-	dp->settings_fd = bpf_object__find_map_fd_by_name(obj,
-							   XRL_MAP_SETTINGS);
-	dp->agg_shares_fd = bpf_object__find_map_fd_by_name(obj,
-							     XRL_MAP_AGG_SHARES);
-	dp->agg_state_fd = bpf_object__find_map_fd_by_name(obj,
-							    XRL_MAP_AGG_STATE);
-	dp->agg_pool_fd = bpf_object__find_map_fd_by_name(obj,
-							   XRL_MAP_AGG_POOL);
-	dp->events_fd = bpf_object__find_map_fd_by_name(obj, XRL_MAP_EVENTS);
-	dp->event_state_fd = bpf_object__find_map_fd_by_name(obj,
-							      XRL_MAP_EVENT_STATE);
-	/* The variant's own rule id mark, as a loaded data path has. */
-	dp->ids_fd = xrl_id_map_create(NULL);
-	if (dp->ids_fd < 0)
-		return dp->ids_fd;
-	if (!bpf_obj_get_info_by_fd(dp->buckets_fd, &info, &len))
-		dp->btf_id = info.btf_id;
-	return dp->prog_fd < 0 ? -ENOENT : fill_elim_rule(obj);
-}
-
-/*
- * Every variant against the reference, side by side in one loop; with
- * @host, against that previous data path instead (issue 14: what each
- * of its steps costs a policy that uses none of its keys).
- */
-static int measure_variants(struct micro *m, size_t n_rules,
-			    const struct prev_host *host)
-{
-	struct side sides[MAX_SIDES];
-	const char *base;
-	char name[256], against[80];
-	int t, i, ret = 0;
-
-	sides[0].prog_fd = bpf_program__fd(m->ref->progs.bench_ref);
-	snprintf(against, sizeof(against), "reference");
-	if (host) {
-		sides[0].prog_fd = m->previous_clockless ? host->clockless_fd :
-							   host->prog_fd;
-		snprintf(against, sizeof(against), "previous data path (%s)",
-			 host->commit);
-	}
-	for (i = 0; !ret && i < m->n_variants; i++) {
-		sides[i + 1].prog_fd = m->variant_dp[i].prog_fd;
-		ret = bench_apply_rules(&m->variant_dp[i], n_rules,
-					m->budget);
-	}
-	for (t = 0; !ret && t < TRAFFICS; t++) {
-		if (m->only && !strstr(m->only, traffic_keys[t]))
-			continue;
-		for (i = 0; !ret && i <= m->n_variants; i++)
-			ret = warm(m, t, sides[i].prog_fd);
-		if (!ret)
-			ret = side_by_side(m, t, sides, m->n_variants + 1);
-		if (ret)
-			break;
-		for (i = 0; i < m->n_variants; i++) {
-			base = strrchr(m->variant_path[i], '/');
-			base = base ? base + 1 : m->variant_path[i];
-			snprintf(name, sizeof(name), "limiter variant %.*s vs "
-				 "%s, %zu rule%s, %s%s",
-				 (int)strcspn(base, "."), base, against,
-				 n_rules, n_rules > 1 ? "s" : "",
-				 traffics[t].name, m->budget ? ", default "
-				 "new-source budget" : "");
-			row_vs("elimination, ns/packet", name, &sides[i + 1],
-			       &sides[0], "", 0);
-		}
-	}
-	return ret;
-}
-
-/* The variants against the previous data path of --previous. */
-static int measure_variants_previous(struct micro *m, size_t n_rules)
-{
-	struct prev_host host;
-	int ret;
-
-	ret = prev_host_start(&host, m->previous);
-	if (ret)
-		return ret;
-	if (m->budget)
-		ret = prev_host_budget(&host);
-	else if (m->previous_clockless)
-		ret = prev_host_clockless(&host, n_rules);
-	else
-		ret = prev_host_rules(&host, n_rules);
-	if (!ret)
-		ret = measure_variants(m, n_rules, &host);
-	prev_host_stop(&host);
-	return ret;
 }
 
 static int load_all(struct micro *m)
@@ -1128,8 +369,8 @@ static int load_all(struct micro *m)
 		return -errno;
 	ret = load_wrappers(m);
 	for (i = 0; !ret && i < m->n_variants; i++)
-		ret = load_variant(m->variant_path[i], &m->variant[i],
-				   &m->variant_dp[i]);
+		ret = micro_load_variant(m->variant_path[i], &m->variant[i],
+					 &m->variant_dp[i]);
 	if (!ret)
 		ret = xrl_datapath_load(&m->dp, NULL);
 	if (!ret)
@@ -1159,68 +400,33 @@ static void unload_all(struct micro *m)
 
 int bench_micro(int argc, char **argv)
 {
-	static const size_t rule_counts[] = { 1, 1000, 100000 };
 	struct micro m = {};
 	size_t i;
 	int ret;
 
 	ret = parse_args(&m, argc, argv);
 	if (ret)
-		return ret;
+		return ret < 0 ? ret : 0;	/* 1: --help */
 	ret = load_all(&m);
 	if (ret)
 		goto unload;
 	if (m.n_variants) {
 		ret = m.previous ?
-			measure_variants_previous(&m, m.rules ? m.rules : 1) :
-			measure_variants(&m, m.rules ? m.rules : 1, NULL);
+			micro_variants_previous(&m, m.rules ? m.rules : 1) :
+			micro_variants(&m, m.rules ? m.rules : 1, NULL);
 		goto unload;
 	}
 	if (m.previous) {
-		ret = measure_previous(&m);	/* the previous rows alone */
+		ret = micro_previous(&m);	/* the previous rows alone */
 		goto unload;
 	}
-	if (m.only && !strcmp(m.only, "l4")) {
-		ret = measure_l4(&m);	/* the L4 rows alone */
+	if (m.rules && !m.rows) {
+		ret = micro_rules(&m, m.rules);	/* that many rules alone */
 		goto unload;
 	}
-	if (m.window) {
-		ret = measure_rules(&m, 1);
-		if (!ret)
-			ret = measure_window(&m);
-		goto unload;
-	}
-	if (m.rules) {
-		ret = measure_rules(&m, m.rules);
-		goto unload;
-	}
-	if (m.bans_only) {
-		ret = measure_bans(&m);
-		goto unload;
-	}
-	if (m.levels_only) {
-		ret = measure_levels(&m);
-		goto unload;
-	}
-	ret = measure_floor(&m);
-	for (i = 0; !ret && i < sizeof(rule_counts) / sizeof(*rule_counts); i++)
-		ret = measure_rules(&m, rule_counts[i]);
-	if (!ret)
-		ret = measure_memory(&m);
-	if (!ret)
-		ret = measure_readout(&m);
-	if (!ret)
-		ret = measure_budget(&m);
-	if (!ret)
-		ret = measure_window(&m);
-	if (!ret)
-		ret = measure_clocks(&m);
-	if (!ret)
-		ret = measure_bans(&m);
-	if (!ret)
-		ret = measure_l4(&m);
-	if (!ret)
-		ret = measure_levels(&m);
+	for (i = 0; !ret && i < N_ROWS; i++)
+		if (!m.rows || bench_listed(m.rows, rows[i].name))
+			ret = run_row(&m, &rows[i]);
 unload:
 	if (ret)
 		bench_log("micro: %s", strerror(-ret));

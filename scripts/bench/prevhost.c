@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "datapath.h"
+#include "loader.h"
 #include "rules.h"
 
 #ifndef XRL_PREV_COMMIT

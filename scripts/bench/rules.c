@@ -4,11 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bench.h"
+#include "cidr.h"
 #include "common.h"
 #include "policy_map.h"
 #include "rules.h"
 
-#define BENCH_V4_RULES	65536u	/* odd rules that are IPv4 /32s */
+#define V4_RULE_SLOTS	65536u	/* odd rules that are IPv4 /32s */
 
 /*
  * A policy of @n_rules limit rules: the default rule, then prefixes made
@@ -28,7 +29,7 @@ static int rule_prefix(size_t i, struct xrl_rule_spec *rule)
 	__u32 k = i / 2, word;
 	char text[64];
 
-	if (i % 2 && k < BENCH_V4_RULES) {
+	if (i % 2 && k < V4_RULE_SLOTS) {
 		/* k -> k * odd mod 2^17 is one to one. */
 		word = BENCH_V4_BASE | ((k * 40503u) & 0x1ffff);
 		snprintf(text, sizeof(text), "%u.%u.%u.%u/32", word >> 24,

@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include "common.h"
 #include "datapath.h"
+#include "loader.h"
 #include "mapwalk.h"
 #include "metrics.h"
 #include "metrics_collect.h"

@@ -7,12 +7,17 @@
  * commands it ran (the server's INFO commandstats) and what it sent on
  * its connection (TCP_INFO of the engine's socket): N sequential round
  * trips need at least N segments, so a sync that sent no more segments
- * than its bytes fill is consistent with one round trip.
+ * than its bytes fill is consistent with one round trip ("sync" rows).
+ *
+ * And what a sync costs a node and Redis ("cost" rows), with 1 and 100
+ * nodes sharing each rule (the other 99 written into each rule's hash
+ * beforehand, as live nodes), on a data path of the test clock: per
+ * sync, the engine pipelines one EVALSHA per rule, so the ratio to one
+ * PING round trip per rule says what pipelining leaves. Redis is the
+ * tests' launcher's (tests/lib/redis_server.c).
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,49 +26,27 @@
 #include <netinet/in.h>
 #include <linux/tcp.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <hiredis/hiredis.h>
 #include "budget.h"
+#include "clock.h"
 #include "common.h"
 #include "datapath.h"
 #include "global.h"
+#include "loader.h"
 #include "policy_map.h"
+#include "redis_server.h"
 #include "rules.h"
 #include "sync.h"
 
 #define SYNC_RUNS	9
-#define START_WAIT_MS	5000
-
-struct redis {
-	pid_t pid;
-	uint16_t port;
-};
-
-/* A loopback port nobody listens on now. */
-static int free_port(uint16_t *port)
-{
-	struct sockaddr_in addr = { .sin_family = AF_INET,
-				    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(addr);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (bind(fd, (struct sockaddr *)&addr, len) ||
-	    getsockname(fd, (struct sockaddr *)&addr, &len))
-		ret = -errno;
-	*port = ntohs(addr.sin_port);
-	close(fd);
-	return ret;
-}
 
 static redisReply *command(redisContext *ctx, const char *cmd)
 {
 	return ctx && !ctx->err ? redisCommand(ctx, cmd) : NULL;
 }
 
-/* Connects to the server; NULL until it answers PING. */
-static redisContext *connect_to(const struct redis *r)
+/* A connection to the server; NULL until it answers PING. */
+static redisContext *connect_to(const struct redis_server *r)
 {
 	struct timeval timeout = { .tv_sec = 1 };
 	redisContext *ctx = redisConnectWithTimeout("127.0.0.1", r->port,
@@ -76,50 +59,6 @@ static redisContext *connect_to(const struct redis *r)
 		return ctx;
 	redisFree(ctx);
 	return NULL;
-}
-
-static void redis_stop(struct redis *r)
-{
-	if (r->pid > 0) {
-		kill(r->pid, SIGTERM);
-		waitpid(r->pid, NULL, 0);
-	}
-	r->pid = 0;
-}
-
-/* redis-server on 127.0.0.1 only, no persistence; waits until it answers. */
-static int redis_start(struct redis *r)
-{
-	char port[8];
-	redisContext *ctx;
-	int waited, ret;
-
-	ret = free_port(&r->port);
-	if (ret)
-		return ret;
-	snprintf(port, sizeof(port), "%u", r->port);
-	r->pid = fork();
-	if (r->pid < 0)
-		return -errno;
-	if (!r->pid) {
-		int null = open("/dev/null", O_WRONLY);
-
-		dup2(null, STDOUT_FILENO);
-		execlp("redis-server", "redis-server", "--port", port, "--bind",
-		       "127.0.0.1", "--save", "", "--appendonly", "no", NULL);
-		_exit(127);
-	}
-	for (waited = 0; waited < START_WAIT_MS; waited += 20) {
-		ctx = connect_to(r);
-		if (ctx) {
-			redisFree(ctx);
-			return 0;
-		}
-		usleep(20000);
-	}
-	redis_stop(r);
-	bench_log("sync: redis-server on port %u did not answer", r->port);
-	return -ETIMEDOUT;
 }
 
 /* Commands the server has run so far (INFO commandstats, all commands). */
@@ -201,7 +140,7 @@ static int time_syncs(struct xrl_budgets *b, redisContext *probe,
 	int fd, run, ret;
 
 	/* the first sync connects and loads the script */
-	ret = xrl_budgets_sync(b, xrl_monotonic_ns());
+	ret = xrl_budgets_sync(b, xrl_clock_ns(CLOCK_MONOTONIC));
 	if (ret)
 		return ret;
 	fd = engine_socket(port, probe->fd);
@@ -214,7 +153,7 @@ static int time_syncs(struct xrl_budgets *b, redisContext *probe,
 		usleep(b->interval_ns / 1000);
 		t0 = bench_now_ns();
 		c0 = bench_thread_cpu_ns();
-		ret = xrl_budgets_sync(b, xrl_monotonic_ns());
+		ret = xrl_budgets_sync(b, xrl_clock_ns(CLOCK_MONOTONIC));
 		cpu[run] = (bench_thread_cpu_ns() - c0) / 1e6;
 		wall[run] = (bench_now_ns() - t0) / 1e6;
 	}
@@ -264,7 +203,7 @@ static void sync_rows(size_t n, const struct sync_figures *f)
 		  f->segments <= one_trip ? "met" : "**MISSED**");
 }
 
-static int measure_rules(const struct redis *r, size_t n, int runs)
+static int measure_rules(const struct redis_server *r, size_t n, int runs)
 {
 	struct xrl_load_opts load = { .max_sources = 1024 };
 	char node[XRL_NODE_NAME_MAX], err[256] = "";
@@ -298,7 +237,7 @@ static int measure_rules(const struct redis *r, size_t n, int runs)
 		ret = -ENOMEM;
 		goto free_all;
 	}
-	ret = xrl_budgets_set_policy(&budgets, &policy, xrl_monotonic_ns());
+	ret = xrl_budgets_set_policy(&budgets, &policy, xrl_clock_ns(CLOCK_MONOTONIC));
 	if (!ret)
 		ret = time_syncs(&budgets, probe, r->port, runs, &figures);
 	if (!ret)
@@ -314,18 +253,209 @@ free_policy:
 	return ret;
 }
 
+#define SYNCS		50
+#define FAR_MS		3600000ULL	/* other nodes' fields: an hour */
+
+static double now_ms(void)
+{
+	return bench_now_ns() / 1e6;
+}
+
+/* usec_per_call of EVALSHA since the last CONFIG RESETSTAT. */
+static double evalsha_usec(redisContext *ctx)
+{
+	redisReply *reply = redisCommand(ctx, "INFO commandstats");
+	double usec = 0;
+	char *at;
+
+	if (reply && reply->type == REDIS_REPLY_STRING &&
+	    (at = strstr(reply->str, "cmdstat_evalsha:")) &&
+	    (at = strstr(at, "usec_per_call=")))
+		usec = strtod(at + strlen("usec_per_call="), NULL);
+	if (reply)
+		freeReplyObject(reply);
+	return usec;
+}
+
+static double ping_ms(redisContext *ctx)
+{
+	double start = now_ms();
+	int i;
+
+	for (i = 0; i < 200; i++)
+		freeReplyObject(redisCommand(ctx, "PING"));
+	return (now_ms() - start) / 200;
+}
+
+/* The other nodes of every global rule of @policy, live for an hour
+ * (Redis time). */
+static void add_other_nodes(redisContext *ctx,
+			    const struct xrl_policy *policy, unsigned others)
+{
+	redisReply *t = redisCommand(ctx, "TIME");
+	unsigned long long now = strtoull(t->element[0]->str, NULL, 10) * 1000;
+	char value[64];
+	unsigned i, k;
+
+	freeReplyObject(t);
+
+	for (i = 1; i < policy->n_rules; i++)
+		for (k = 0; k < others; k++) {
+			snprintf(value, sizeof(value), "%u %llu peer%u",
+				 1000 + k, now + FAR_MS, k);
+			redisAppendCommand(ctx, "HSET xrl:{%s}:demand "
+					   "peer%u %s", policy->rules[i].name, k,
+					   value);
+		}
+	for (i = 0; i < (policy->n_rules - 1) * others; i++) {
+		void *reply;
+
+		if (redisGetReply(ctx, &reply) == REDIS_OK)
+			freeReplyObject(reply);
+	}
+}
+
+static int measure_cost(struct xrl_datapath *dp, uint16_t port,
+			redisContext *ctx, unsigned n_rules, unsigned nodes,
+			double rtt_ms)
+{
+	struct xrl_global_opts opts = { .host = "127.0.0.1", .port = port,
+					.node = "bench", .ttl_ms = FAR_MS };
+	struct xrl_budgets budgets;
+	struct xrl_policy policy;
+	double start, per_sync_ms, usec;
+	char name[64], value[128], ratio[64], err[256] = "";
+	uint64_t clock = 1000000000ULL;
+	int i, ret;
+
+	freeReplyObject(redisCommand(ctx, "FLUSHALL"));
+	ret = build_global_policy(&policy, n_rules);
+	if (!ret)
+		ret = xrl_policy_apply(dp, &policy, err, sizeof(err));
+	if (ret) {
+		bench_log("sync cost: policy of %u rules: %s %s", n_rules,
+			  strerror(-ret), err);
+		xrl_policy_free(&policy);
+		return ret;
+	}
+	add_other_nodes(ctx, &policy, nodes - 1);
+	xrl_budgets_init(&budgets, dp, 0);
+	budgets.global = xrl_global_new(&opts);
+	xrl_budgets_set_policy(&budgets, &policy, clock);
+	for (i = 0; i < 5; i++) {	/* connect, load the script, warm up */
+		clock += 100000000ULL;
+		xrl_budgets_sync(&budgets, clock);
+	}
+	freeReplyObject(redisCommand(ctx, "CONFIG RESETSTAT"));
+	start = now_ms();
+	for (i = 0; i < SYNCS; i++) {
+		clock += 100000000ULL;
+		ret = xrl_budgets_sync(&budgets, clock);
+		if (ret)
+			break;
+	}
+	per_sync_ms = (now_ms() - start) / SYNCS;
+	usec = evalsha_usec(ctx);
+	if (ret || xrl_budgets_find(&budgets, policy.rules[1].id)->nodes !=
+		   nodes) {
+		bench_log("sync cost: %u rules, %u nodes: sync failed",
+			  n_rules, nodes);
+		ret = ret ?: -EPROTO;
+	} else {
+		/* Unpipelined, a sync would cost a round trip and the
+		 * script per rule: the ratio is what pipelining leaves. */
+		double serial = n_rules * (rtt_ms + usec / 1000);
+
+		snprintf(name, sizeof(name), "%u rules, %u nodes each",
+			 n_rules, nodes);
+		snprintf(value, sizeof(value), "%.3f ms per sync (Redis runs "
+			 "each rule's script in %.1f us)", per_sync_ms, usec);
+		snprintf(ratio, sizeof(ratio), "%.2f of one round trip per "
+			 "rule", per_sync_ms / serial);
+		bench_row("global sync", name, value, ratio,
+			  "one round trip per sync (pipelined)",
+			  n_rules == 1 || per_sync_ms < serial ? "pass" :
+			  "no gain: the scripts dominate");
+	}
+	xrl_global_free(budgets.global);
+	xrl_budgets_free(&budgets);
+	xrl_policy_free(&policy);
+	return ret;
+}
+
+/* The cost rows: per sync, against one PING round trip, 1 and 100 nodes
+ * sharing each rule (the others written beforehand, as live nodes). */
+static int measure_costs(const struct redis_server *r)
+{
+	static const unsigned rules[] = { 1, 100, 1000 }, nodes[] = { 1, 100 };
+	struct xrl_load_opts load = { .max_sources = 1024, .test_clock = true };
+	redisContext *ctx = connect_to(r);
+	struct xrl_datapath dp;
+	char value[32];
+	double rtt;
+	size_t i, j;
+	int ret;
+
+	if (!ctx)
+		return -ECONNREFUSED;
+	ret = xrl_datapath_load(&dp, &load);
+	if (ret) {
+		redisFree(ctx);
+		return ret;
+	}
+	rtt = ping_ms(ctx);
+	snprintf(value, sizeof(value), "%.3f ms", rtt);
+	bench_row("global sync", "one PING round trip (the unit)", value, "1",
+		  "", "");
+	for (i = 0; i < sizeof(rules) / sizeof(rules[0]) && !ret; i++)
+		for (j = 0; j < sizeof(nodes) / sizeof(nodes[0]) && !ret; j++)
+			ret = measure_cost(&dp, r->port, ctx, rules[i],
+					   nodes[j], rtt);
+	xrl_datapath_close(&dp);
+	redisFree(ctx);
+	return ret;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: xrl-bench sync [--quick] [--rows ROW,...]\n"
+		"rows (default: all):\n"
+		"  sync   one sync: its time, commands and round trips\n"
+		"  cost   one sync against one PING round trip a rule, with 1 "
+		"and 100 nodes\n");
+}
+
 int bench_sync(int argc, char **argv)
 {
 	static const size_t rule_counts[] = { 1, 100, 1000 };
-	int runs = SYNC_RUNS, ret = 0;
-	struct redis r = {};
-	size_t i;
+	const char *rows = "sync,cost";
+	struct redis_server r = {};
+	int runs = SYNC_RUNS, ret, i;
+	size_t k;
 
-	if (argc > 1 && !strcmp(argv[1], "--quick"))
-		runs = 3;
-	ret = redis_start(&r);
-	for (i = 0; !ret && i < sizeof(rule_counts) / sizeof(*rule_counts); i++)
-		ret = measure_rules(&r, rule_counts[i], runs);
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--quick")) {
+			runs = 3;
+		} else if (!strcmp(argv[i], "--rows") && i + 1 < argc) {
+			rows = argv[++i];
+		} else {
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (!bench_listed(rows, "sync") && !bench_listed(rows, "cost")) {
+		fprintf(stderr, "--rows: no row in \"%s\"\n", rows);
+		return -EINVAL;
+	}
+	ret = redis_start(&r, 0);
+	for (k = 0; !ret && bench_listed(rows, "sync") &&
+		    k < sizeof(rule_counts) / sizeof(*rule_counts); k++)
+		ret = measure_rules(&r, rule_counts[k], runs);
+	if (!ret && bench_listed(rows, "cost"))
+		ret = measure_costs(&r);
 	if (ret)
 		bench_log("sync: %s", strerror(-ret));
 	redis_stop(&r);

@@ -2,7 +2,8 @@
 #ifndef XRL_BENCH_SYNC_H
 #define XRL_BENCH_SYNC_H
 
-/* xrl-bench sync [--quick]: the cost of one global-budget sync. */
+/* xrl-bench sync [--quick] [--rows sync,cost]: the cost of one
+ * global-budget sync. */
 int bench_sync(int argc, char **argv);
 
 #endif

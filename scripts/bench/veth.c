@@ -32,6 +32,7 @@
 #include "common.h"
 #include "datapath.h"
 #include "gen.skel.h"
+#include "loader.h"
 #include "packet.h"
 #include "policy.h"
 #include "policy_map.h"

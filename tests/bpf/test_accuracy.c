@@ -8,6 +8,7 @@
  */
 #include <criterion/criterion.h>
 #include "fixture.h"
+#include "loader.h"
 
 static struct xrl_datapath dp;
 static struct xrl_policy policy;

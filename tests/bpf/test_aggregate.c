@@ -18,6 +18,7 @@
 #include "budget.h"
 #include "cpu_pool.h"
 #include "fixture.h"
+#include "loader.h"
 
 #define RATE		20000	/* pps */
 #define BURST		400

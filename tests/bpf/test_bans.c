@@ -12,6 +12,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "fixture.h"
+#include "loader.h"
+#include "rule.h"
 #include "stats.h"
 
 #define MS	1000000ULL

@@ -6,6 +6,7 @@
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 #include "fixture.h"
+#include "loader.h"
 
 static struct xrl_datapath dp;
 static struct xrl_policy policy;

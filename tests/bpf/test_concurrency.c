@@ -14,6 +14,7 @@
 #include "cpu_pool.h"
 #include "fixture.h"
 #include "limit.h"
+#include "loader.h"
 
 /* A burst that takes one CPU a few hundred microseconds to drain, so the
  * other starts while it lasts (the logged overlap says how often). */

@@ -20,6 +20,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cpu_pool.h"
+#include "loader.h"
 #include "stats.h"
 #include "fixture.h"
 #include "limit.h"

@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 #include <bpf/libbpf.h>
 #include "fixture.h"
+#include "loader.h"
 #include "stats.h"
 
 #define MS	1000000ULL

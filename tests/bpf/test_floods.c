@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include "fixture.h"
+#include "loader.h"
 #include "report.h"
 #include "stats.h"
 #include "test_flood.skel.h"

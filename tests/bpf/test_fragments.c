@@ -13,6 +13,7 @@
 #include <linux/in.h>
 #include "fixture.h"
 #include "frag.h"
+#include "loader.h"
 
 static struct xrl_datapath dp;
 static struct fixture_yaml fy;

@@ -14,7 +14,9 @@
 #include <criterion/criterion.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
+#include "cidr.h"
 #include "fixture.h"
+#include "loader.h"
 #include "policy_map.h"
 #include "rulemaps.h"
 

@@ -20,7 +20,8 @@
 #include <linux/tcp.h>
 #include <linux/udp.h>
 #include "fixture.h"
-#include "policy_file.h"
+#include "loader.h"
+#include "policy_read.h"
 
 static struct xrl_datapath dp;
 static struct fixture_yaml fy;

@@ -18,7 +18,9 @@
 #include <linux/bpf.h>
 #include <bpf/libbpf.h>
 #include "bucket.h"
+#include "cidr.h"
 #include "fixture.h"
+#include "loader.h"
 #include "stats.h"
 
 #define NS_PER_MS	1000000ULL

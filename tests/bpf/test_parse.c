@@ -8,6 +8,7 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include "fixture.h"
+#include "loader.h"
 
 static struct xrl_datapath dp;
 static struct xrl_policy policy;

@@ -30,6 +30,7 @@
 #include <bpf/libbpf.h>
 #include "cpu_pool.h"
 #include "fixture.h"
+#include "loader.h"
 #include "policy_map.h"
 #include "stats.h"
 #include "test_flood.skel.h"

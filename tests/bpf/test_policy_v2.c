@@ -10,7 +10,8 @@
 #include <criterion/criterion.h>
 #include <linux/bpf.h>
 #include "fixture.h"
-#include "policy_file.h"
+#include "loader.h"
+#include "policy_read.h"
 
 #define S	1000000000ULL
 #define MS	1000000ULL

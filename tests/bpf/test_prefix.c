@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <criterion/criterion.h>
 #include "fixture.h"
+#include "loader.h"
 
 #define BURST 3
 

@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <linux/bpf.h>
 #include "fixture.h"
+#include "loader.h"
 
 static struct xrl_datapath dp;
 static struct xrl_policy policy;

@@ -16,6 +16,8 @@
 #include <bpf/libbpf.h>
 #include "cpu_pool.h"
 #include "fixture.h"
+#include "loader.h"
+#include "rule.h"
 
 #define NS_PER_MS	1000000ULL
 

@@ -18,6 +18,7 @@
 #include <linux/ipv6.h>
 #include <net/if.h>
 #include "fixture.h"
+#include "loader.h"
 
 static struct xrl_datapath dp;
 static struct xrl_policy policy;

@@ -20,6 +20,7 @@
 #include "client.h"
 #include "daemon.h"
 #include "fixture.h"
+#include "loader.h"
 #include "pin.h"
 
 #define START_TIMEOUT_MS 20000

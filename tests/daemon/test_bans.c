@@ -17,8 +17,10 @@
 #include <criterion/criterion.h>
 #include <linux/bpf.h>
 #include "bucket.h"
+#include "clock.h"
 #include "daemon.h"
 #include "fixture.h"
+#include "loader.h"
 
 #define PARSER "tests/data/parse_metrics.py"
 
@@ -38,7 +40,7 @@ static void setup(void)
 		  "events: {quiet_period: 10s, max_per_second: 50}\n");
 	/* The program's clock where the daemon's is, so that a ban's end
 	 * is judged alike on both sides. */
-	clock_ns = xrl_datapath_now_ns();
+	clock_ns = xrl_clock_ns(CLOCK_MONOTONIC);
 	xrl_datapath_set_time(&env.dp, clock_ns);
 }
 
@@ -282,7 +284,7 @@ Test(bans_daemon, a_manual_ban_wins_survives_reload_and_restart_and_expires)
 	manual_bans_hold("after a kill and a start");
 
 	/* An hour on, by the program's clock, the first ban is over. */
-	xrl_datapath_set_time(&env.dp, xrl_datapath_now_ns() + 3601 * NS_PER_S);
+	xrl_datapath_set_time(&env.dp, xrl_clock_ns(CLOCK_MONOTONIC) + 3601 * NS_PER_S);
 	cr_assert_eq(send_from("198.18.60.5", 1), XDP_PASS);
 	cr_assert_eq(send_from("fd00:60::1", 1), XDP_DROP);
 

@@ -19,7 +19,7 @@
 #include <criterion/criterion.h>
 #include "daemon.h"
 #include "fixture.h"
-#include "redis_server.h"
+#include "redis_testbed.h"
 
 static struct daemon_env env;
 static int fake_fd = -1;

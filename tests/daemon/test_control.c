@@ -23,6 +23,7 @@
 #include "control.h"
 #include "daemon.h"
 #include "fixture.h"
+#include "loader.h"
 
 static struct daemon_env env;
 

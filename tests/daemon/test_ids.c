@@ -19,6 +19,7 @@
 #include <criterion/criterion.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
+#include "cidr.h"
 #include "daemon.h"
 #include "rulemaps.h"
 #include "fixture.h"

@@ -91,7 +91,7 @@ Test(levels_control, rule_add_with_levels_is_listed_with_them)
 	cr_assert_eq(cli("rule list"), 0, "%s", out);
 	cr_assert(strstr(out, " level 28:pps=100,burst=200"), "%s", out);
 
-	/* README's example, as it shows. */
+	/* docs/OPERATIONS.md's example, as it shows. */
 	cr_assert_eq(cli("rule add 198.18.0.0/15 --name v4 --pps 100 "
 			 "--burst 100 --level 24:pps=1k,burst=1k"), 0, "%s",
 		     out);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <criterion/criterion.h>
 #include <bpf/bpf.h>
+#include "cidr.h"
 #include "daemon.h"
 #include "rulemaps.h"
 #include "fixture.h"

@@ -14,6 +14,7 @@
 #include <linux/bpf.h>
 #include "daemon.h"
 #include "fixture.h"
+#include "loader.h"
 
 #define PARSER "tests/data/parse_metrics.py"
 

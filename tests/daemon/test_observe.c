@@ -12,6 +12,7 @@
 #include <criterion/criterion.h>
 #include "daemon.h"
 #include "fixture.h"
+#include "loader.h"
 
 static struct daemon_env env;
 static char out[1 << 16];

@@ -19,6 +19,7 @@
 #include <linux/bpf.h>
 #include "daemon.h"
 #include "fixture.h"
+#include "loader.h"
 
 static struct daemon_env env;
 

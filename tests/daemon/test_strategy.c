@@ -13,6 +13,7 @@
 #include <linux/bpf.h>
 #include "daemon.h"
 #include "fixture.h"
+#include "loader.h"
 
 static struct daemon_env env;
 static char out[16384];

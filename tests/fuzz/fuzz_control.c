@@ -16,8 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
+#include "cidr.h"
 #include "control.h"
 #include "policy.h"
+#include "policy_running.h"
+#include "rule.h"
 
 #define MAX_LINES 32
 

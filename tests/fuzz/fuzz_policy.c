@@ -9,7 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "policy_file.h"
+#include "policy_read.h"
+#include "policy_write.h"
 
 static void same_policy_or_abort(const struct xrl_policy *a,
 				 const struct xrl_policy *b)

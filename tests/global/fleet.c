@@ -16,8 +16,10 @@
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <criterion/criterion.h>
+#include "cidr.h"
 #include "fixture.h"
 #include "fleet.h"
+#include "loader.h"
 #include "packet.h"
 #include "policy.h"
 #include "rulemaps.h"
@@ -102,7 +104,8 @@ void fleet_create(struct fleet *f, int n, bool with_redis)
 	}
 	if (with_redis) {
 		f->redis.netns = f->ns;
-		redis_start(&f->redis, 0);
+		cr_assert_eq(redis_start(&f->redis, 0), 0,
+			     "redis-server did not start");
 	}
 }
 

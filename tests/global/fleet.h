@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "datapath.h"
-#include "redis_server.h"
+#include "redis_testbed.h"
 
 #define FLEET_MAX_NODES 3
 

@@ -76,13 +76,14 @@ static void start_fleet(const struct scenario *s)
 	fleet_create(&fleet, s->nodes, s->global && !s->cluster);
 	if (s->cluster) {
 		static char address[32];
+		unsigned slot;
 		int owner;
 
 		fleet_enter(&fleet);
 		with_cluster = true;
 		redis_cluster_start(&cluster);
-		owner = redis_cluster_owner(&cluster,
-					    redis_key_slot("xrl:{fleet}:demand"));
+		slot = redis_cluster_key_slot(&cluster, "xrl:{fleet}:demand");
+		owner = redis_cluster_owner(&cluster, slot);
 		snprintf(address, sizeof(address), "127.0.0.1:%u",
 			 cluster.node[(owner + 1) % 3].port);
 		fleet.redis_address = address;
@@ -138,7 +139,7 @@ static void assert_moved(const struct scenario *s)
 /* At @at the rule's slot moves to another master (keys and all). */
 static void migrate(double at, double until)
 {
-	unsigned slot = redis_key_slot("xrl:{fleet}:demand");
+	unsigned slot = redis_cluster_key_slot(&cluster, "xrl:{fleet}:demand");
 	int from = redis_cluster_owner(&cluster, slot);
 
 	fleet_sleep(at - fleet_now());
@@ -154,7 +155,8 @@ static void redis_down_and_back(double t0, const struct scenario *s)
 	fleet_sleep(t0 + s->redis_down_s[0] - fleet_now());
 	redis_stop(&fleet.redis);
 	fleet_sleep(t0 + s->redis_down_s[1] - fleet_now());
-	redis_start(&fleet.redis, port);
+	cr_assert_eq(redis_start(&fleet.redis, port), 0,
+		     "redis-server did not start again");
 	fleet_sleep(t0 + s->window_s - fleet_now());
 }
 

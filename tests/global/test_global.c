@@ -22,9 +22,12 @@
 #include <bpf/bpf.h>
 #include <jansson.h>
 #include "budget.h"
+#include "cidr.h"
 #include "fixture.h"
 #include "global.h"
-#include "redis_server.h"
+#include "loader.h"
+#include "redis_testbed.h"
+#include "rule.h"
 
 #define GLOBAL_PPS	10000
 #define BURST		100
@@ -113,7 +116,7 @@ static void setup(void)
 {
 	pin_to_cpu0();
 	now_ns = NS_PER_S;
-	redis_start(&redis, 0);
+	cr_assert_eq(redis_start(&redis, 0), 0, "redis-server did not start");
 }
 
 static void teardown(void)
@@ -251,7 +254,8 @@ Test(global, redis_down_degrades_to_the_fallback_and_recovers)
 
 	/* Back: after the cool-off (5 s from the failure) one probe each
 	 * closes the breaker. */
-	redis_start(&redis, port);
+	cr_assert_eq(redis_start(&redis, port), 0,
+		     "redis-server did not start again");
 	while (degraded(&nodes[0])) {
 		cr_assert_lt(now_ns, opened + 6 * NS_PER_S, "never recovered");
 		run(2, SYNC_EVERY);
@@ -412,7 +416,7 @@ static unsigned rule_slot(const char *name)
 	char key[96];
 
 	snprintf(key, sizeof(key), "xrl:{%s}:demand", name);
-	return redis_key_slot(key);
+	return redis_cluster_key_slot(&cluster, key);
 }
 
 static void assert_shared_3_to_1(const char *what, double seconds)

@@ -8,8 +8,11 @@
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
+#include "cidr.h"
 #include "fixture.h"
+#include "loader.h"
 #include "policy_map.h"
+#include "rule.h"
 #include "stats.h"
 
 uint64_t fixture_scaled(uint64_t n, uint64_t least)

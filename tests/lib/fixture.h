@@ -11,7 +11,7 @@
 #include "datapath.h"
 #include "packet.h"
 #include "policy.h"
-#include "policy_file.h"
+#include "policy_read.h"
 
 #define NS_PER_S 1000000000ULL
 /* The prefix fallback's hash seed in tests: fixed, so runs repeat. */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <criterion/criterion.h>
 #include "policy_text.h"
+#include "policy_write.h"
 
 char policy_err[1024];
 

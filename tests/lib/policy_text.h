@@ -6,7 +6,7 @@
 #ifndef XRL_TEST_POLICY_TEXT_H
 #define XRL_TEST_POLICY_TEXT_H
 
-#include "policy_file.h"
+#include "policy_read.h"
 
 /* The error line of the last load. */
 extern char policy_err[1024];

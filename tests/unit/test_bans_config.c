@@ -10,8 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ban.h"
-#include "policy_file.h"
+#include "policy_read.h"
 #include "policy_text.h"
+#include "policy_write.h"
+#include "rule.h"
+#include "units.h"
 
 #define S	1000000000ULL
 

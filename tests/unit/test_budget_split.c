@@ -9,7 +9,7 @@
 #include <criterion/criterion.h>
 #include "share.h"
 #include "limit.h"
-#include "policy_file.h"
+#include "policy_read.h"
 
 static uint32_t sum(const uint32_t *w, unsigned n)
 {

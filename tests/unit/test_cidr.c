@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <string.h>
 #include <criterion/criterion.h>
+#include "cidr.h"
 #include "policy.h"
 
 static struct xrl_lpm_key parse_ok(const char *text)

@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <criterion/criterion.h>
+#include "cidr.h"
 #include "events.h"
-#include "policy_file.h"
+#include "policy_read.h"
+#include "policy_write.h"
 
 static struct xrl_config config;
 static char err[512];

@@ -12,8 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "limit.h"
-#include "policy_file.h"
+#include "policy_read.h"
 #include "policy_text.h"
+#include "policy_write.h"
 
 TestSuite(floods_config);
 

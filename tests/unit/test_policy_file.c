@@ -11,9 +11,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "cidr.h"
 #include "limit.h"
-#include "policy_file.h"
+#include "policy_read.h"
 #include "policy_text.h"
+#include "units.h"
 
 #define EXAMPLE "examples/policy.yaml"
 

@@ -13,7 +13,7 @@
 #include <string.h>
 #include "match.h"
 #include "policy.h"
-#include "policy_file.h"
+#include "policy_read.h"
 #include "policy_text.h"
 
 #define RULE(body) "rules:\n  - cidr: 198.18.0.0/24\n    pps: 10\n    burst: 10\n" body

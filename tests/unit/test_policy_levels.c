@@ -10,8 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "levels.h"
 #include "policy.h"
-#include "policy_file.h"
+#include "policy_read.h"
 #include "policy_text.h"
 
 static void level_is(const struct xrl_level_spec *level,

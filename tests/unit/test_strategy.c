@@ -13,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "limit.h"
-#include "policy_file.h"
+#include "policy_read.h"
 #include "policy_text.h"
+#include "rule.h"
+#include "units.h"
 
 /* The compiled rule 1 of a policy of one rule. */
 static struct xrl_rule compiled(const char *text)

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "client.h"
+#include "clock.h"
 
 static int connect_daemon(const char *socket_path, char *err, size_t len)
 {
@@ -59,10 +60,7 @@ static int send_all(int fd, const char *data, size_t size)
 
 static long long now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+	return (long long)(xrl_clock_ns(CLOCK_MONOTONIC) / XRL_NS_PER_MS);
 }
 
 /* Reads up to the first newline (replaced by the end of the string). */

@@ -6,81 +6,42 @@
 #include "cmd.h"
 #include "datapath.h"
 #include "env.h"
+#include "loader.h"
 #include "log.h"
 
 /* Options every command takes, and the tool before any command. */
 static const struct xrl_opt common_opts[] = {
-	{ "pin-dir", 'P', "DIR", "pin directory (default " XRL_PIN_DIR
-	  ", or $" XRL_ENV_PIN_DIR ")" },
-	{ "socket", 'S', "PATH", "the daemon's socket (default "
-	  XRL_SOCKET_PATH ", or $" XRL_ENV_SOCKET ")" },
-	{ "verbose", 'v', NULL, "show libbpf's messages" },
-	{ "help", 'h', NULL, "this help" },
+	XRL_OPT("pin-dir", 'P', "DIR",
+		"pin directory (default " XRL_PIN_DIR ", or $" XRL_ENV_PIN_DIR
+		")"),
+	XRL_OPT("socket", 'S', "PATH",
+		"the daemon's socket (default " XRL_SOCKET_PATH ", or $"
+		XRL_ENV_SOCKET ")"),
+	XRL_OPT("verbose", 'v', NULL, "show libbpf's messages"),
+	XRL_OPT("help", 'h', NULL, "this help"),
 	{}
 };
 
-#define MAX_OPTS	32
+#define OPT_VERSION	XRL_OPT_LONG
 
-static size_t count_opts(const struct xrl_opt *opts)
-{
-	size_t n = 0;
+/* What the tool takes before a command: the common options, and: */
+static const struct xrl_opt tool_opts[] = {
+	XRL_OPT("version", OPT_VERSION, NULL, "the version"),
+	{}
+};
 
-	while (opts && opts[n].name)
-		n++;
-	return n;
-}
-
-/* The getopt string and long table of @a then @b. */
-static void build_getopt(const struct xrl_opt *a, const struct xrl_opt *b,
-			 char *shorts, struct option *longs)
-{
-	const struct xrl_opt *tables[] = { a, b };
-	size_t t, i, n = 0, s = 0;
-
-	shorts[s++] = '+';	/* the tool stops at the command name */
-	for (t = 0; t < 2; t++) {
-		for (i = 0; tables[t] && tables[t][i].name; i++) {
-			const struct xrl_opt *o = &tables[t][i];
-
-			longs[n++] = (struct option){
-				o->name, o->arg ? required_argument :
-				no_argument, NULL, o->key };
-			if (o->key >= XRL_OPT_LONG)
-				continue;
-			shorts[s++] = (char)o->key;
-			if (o->arg)
-				shorts[s++] = ':';
-		}
-	}
-	shorts[s] = '\0';
-	longs[n] = (struct option){};
-}
-
-static void print_opts(FILE *out, const struct xrl_opt *opts)
-{
-	char left[64];
-	size_t i;
-
-	for (i = 0; opts && opts[i].name; i++) {
-		const struct xrl_opt *o = &opts[i];
-
-		if (o->key < XRL_OPT_LONG)
-			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->key,
-				 o->name, o->arg ? " " : "", o->arg ?: "");
-		else
-			snprintf(left, sizeof(left), "    --%s%s%s", o->name,
-				 o->arg ? " " : "", o->arg ?: "");
-		fprintf(out, "  %-22s %s\n", left, o->help);
-	}
-}
+const struct xrl_opt *const xrl_cli_global_opts[] = {
+	common_opts, tool_opts, NULL
+};
 
 void xrl_cmd_help(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		  FILE *out)
 {
+	const struct xrl_opt *tables[] = { cmd->opts, common_opts, NULL };
+
 	fprintf(out, "usage: %s %s %s\n%s\n\noptions:\n", cli->prog,
 		cmd->name, cmd->synopsis, cmd->summary);
-	print_opts(out, cmd->opts);
-	print_opts(out, common_opts);
+	xrl_opts_print(out, cmd->opts ? tables : tables + 1);
 }
 
 /* 0 for a common option handled, 1 for one that ends the run (help),
@@ -124,19 +85,19 @@ static void bad_option(const struct xrl_cli *cli, const char *cmd,
 int xrl_cmd_next_opt(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		     int argc, char **argv, int *exit_code)
 {
-	struct option longs[MAX_OPTS + 1];
-	char shorts[2 * MAX_OPTS + 2];
+	const struct xrl_opt *tables[] = { cmd->opts, common_opts, NULL };
+	struct option longs[XRL_OPTS_MAX + 1];
+	char shorts[2 * XRL_OPTS_MAX + 2];
 	int opt;
 
-	if (count_opts(cmd->opts) + count_opts(common_opts) > MAX_OPTS) {
+	/* No "+" for a command: options may follow its arguments; ":"
+	 * tells a missing argument from an unknown option. */
+	if (xrl_opts_getopt(cmd->opts ? tables : tables + 1, ":", shorts,
+			    sizeof(shorts), longs, XRL_OPTS_MAX + 1)) {
 		*exit_code = EXIT_FAILURE;
 		return -1;
 	}
-	build_getopt(cmd->opts, common_opts, shorts, longs);
 	opterr = 0;
-	/* No "+" for a command: options may follow its arguments; ":"
-	 * tells a missing argument from an unknown option. */
-	shorts[0] = ':';
 	while ((opt = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
 		switch (common_opt(cli, opt)) {
 		case 0:
@@ -197,28 +158,23 @@ void xrl_cmd_usage(const struct xrl_cmd *const *table,
 			table[i]->synopsis, table[i]->summary);
 	fprintf(out, "  help [COMMAND]\n      this help, or a command's\n"
 		"\noptions (also after any command):\n");
-	print_opts(out, common_opts);
-	fprintf(out, "      --version          the version\n"
-		"\nA command may be shortened to a unique prefix ('sta' is "
-		"status, 'st' is\nambiguous). '%s COMMAND --help' details each "
+	xrl_opts_print(out, xrl_cli_global_opts);
+	fprintf(out, "\nA command may be shortened to a unique prefix ('det' is "
+		"detach, 'st' is\nambiguous). '%s COMMAND --help' details each "
 		"command.\n", cli->prog);
 }
-
-#define OPT_VERSION	XRL_OPT_LONG
 
 int xrl_cmd_global_opts(const struct xrl_cmd *const *table,
 			struct xrl_cli *cli, int argc, char **argv,
 			int *exit_code)
 {
-	static const struct xrl_opt version[] = {
-		{ "version", OPT_VERSION, NULL, "the version" },
-		{}
-	};
-	struct option longs[MAX_OPTS + 1];
-	char shorts[2 * MAX_OPTS + 2];
+	struct option longs[XRL_OPTS_MAX + 1];
+	char shorts[2 * XRL_OPTS_MAX + 2];
 	int opt;
 
-	build_getopt(version, common_opts, shorts, longs);
+	/* "+": the tool stops at the command name. */
+	xrl_opts_getopt(xrl_cli_global_opts, "+", shorts, sizeof(shorts), longs,
+			XRL_OPTS_MAX + 1);
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
 		switch (common_opt(cli, opt)) {

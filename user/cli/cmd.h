@@ -2,14 +2,14 @@
 /*
  * cmd.h - the commands of the xdp-ratelimit CLI, one struct xrl_cmd per
  * cmd_*.c file. A new command is one new file defining its struct and one
- * line in the table of user/cli/xdp-ratelimit.c.
+ * line in the table of user/cli/commands.c.
  */
 #ifndef XRL_CMD_H
 #define XRL_CMD_H
 
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include "options.h"
 #include "xrl.h"
 
 /* Options every command takes besides its own (parsed before them too). */
@@ -20,25 +20,11 @@ struct xrl_cli {
 	bool verbose;
 };
 
-/*
- * One option of a command. The getopt string, the long option table and
- * the --help text are all made from these, so the help can never offer
- * an option the parser refuses.
- */
-struct xrl_opt {
-	const char *name;	/* long name, without "--"; NULL ends a table */
-	int key;		/* its short letter, or XRL_OPT_LONG + n */
-	const char *arg;	/* what the help calls its argument; NULL: none */
-	const char *help;	/* one line */
-};
-
-#define XRL_OPT_LONG	256	/* keys from here on have no short letter */
-
 struct xrl_cmd {
 	const char *name;
 	const char *synopsis;	/* arguments, after the command name */
 	const char *summary;	/* one line */
-	const struct xrl_opt *opts;	/* its own options, or NULL */
+	const struct xrl_opt *opts;	/* its own options (options.h), or NULL */
 	/* argv[0] is the command name. Returns EXIT_SUCCESS/EXIT_FAILURE. */
 	int (*run)(const struct xrl_cmd *cmd, struct xrl_cli *cli, int argc,
 		   char **argv);
@@ -62,6 +48,10 @@ const char *xrl_cmd_one_arg(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 
 void xrl_cmd_help(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		  FILE *out);
+
+/* The options of the tool before a command (and after any, but
+ * --version): a NULL-ended list of tables. */
+extern const struct xrl_opt *const xrl_cli_global_opts[];
 
 struct xrl_datapath;
 
@@ -97,6 +87,9 @@ int xrl_cmd_dispatch(const struct xrl_cmd *const *table, struct xrl_cli *cli,
 /* The full usage of the tool: every command's synopsis and summary. */
 void xrl_cmd_usage(const struct xrl_cmd *const *table,
 		   const struct xrl_cli *cli, FILE *out);
+
+/* Every command, NULL-ended (commands.c). */
+extern const struct xrl_cmd *const xrl_commands[];
 
 extern const struct xrl_cmd xrl_cmd_attach;
 extern const struct xrl_cmd xrl_cmd_detach;

@@ -9,9 +9,10 @@
 #include "cmd.h"
 #include "dispatcher.h"
 #include "env.h"
+#include "loader.h"
 #include "pin.h"
 #include "policy.h"
-#include "policy_file.h"
+#include "policy_read.h"
 #include "policy_map.h"
 
 struct attach_args {
@@ -27,25 +28,27 @@ struct attach_args {
 enum { OPT_MAX_SOURCES = XRL_OPT_LONG, OPT_MAX_RULES, OPT_PRIORITY };
 
 static const struct xrl_opt attach_opts[] = {
-	{ "mode", 'm', "MODE", "native, generic, or auto (default): native, "
-	  "else generic" },
-	{ "policy", 'p', "FILE", "apply this YAML policy first (shared by "
-	  "every interface)" },
-	{ "priority", OPT_PRIORITY, "N", "its place among the XDP programs "
-	  "of libxdp's dispatcher: lower runs first (default 5, before "
-	  "xdp-filter's 10; 0 to 1000)" },
-	{ "max-sources", OPT_MAX_SOURCES, "N", "size of the bucket map when "
-	  "loading (default 1048576)" },
-	{ "max-rules", OPT_MAX_RULES, "N", "rules a policy may hold, the "
-	  "default rule included, when loading (default 131072, at most "
-	  "1048576; per-rule counters take 32 bytes per rule per CPU)" },
+	XRL_OPT("mode", 'm', "MODE",
+		"native, generic, or auto (default): native, else generic"),
+	XRL_OPT("policy", 'p', "FILE",
+		"apply this YAML policy first (shared by every interface)"),
+	XRL_OPT("priority", OPT_PRIORITY, "N",
+		"its place among the XDP programs of libxdp's dispatcher: "
+		"lower runs first (default 5, before xdp-filter's 10; 0 to "
+		"1000)"),
+	XRL_OPT("max-sources", OPT_MAX_SOURCES, "N",
+		"size of the bucket map when loading (default 1048576)"),
+	XRL_OPT("max-rules", OPT_MAX_RULES, "N",
+		"rules a policy may hold, the default rule included, when "
+		"loading (default 131072, at most 1048576; per-rule counters "
+		"take 32 bytes per rule per CPU)"),
 	{}
 };
 
 static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		      int argc, char **argv, struct attach_args *args)
 {
-	unsigned long max_sources, max_rules, priority;
+	unsigned long max_sources, max_rules;
 	int opt, exit_code = -1;
 	char *end;
 
@@ -64,16 +67,12 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 			args->policy_path = optarg;
 			break;
 		case OPT_PRIORITY:
-			errno = 0;
-			priority = strtoul(optarg, &end, 10);
-			if (errno || *end || !*optarg || optarg[0] == '-' ||
-			    priority > XRL_PRIORITY_MAX) {
+			if (xrl_priority_parse(optarg, &args->priority)) {
 				xrl_cmd_error(cli, cmd, "--priority %s: not a "
 					      "number from 0 to %d", optarg,
 					      XRL_PRIORITY_MAX);
 				return EXIT_FAILURE;
 			}
-			args->priority = priority;
 			args->priority_set = true;
 			break;
 		case OPT_MAX_SOURCES:

@@ -9,10 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cidr.h"
 #include "cmd.h"
 #include "datapath.h"
 #include "env.h"
-#include "policy_file.h"
+#include "fields.h"
+#include "levels.h"
+#include "loader.h"
+#include "policy_read.h"
 #include "policy_map.h"
 
 static void describe_spec(const struct xrl_rule_spec *rule, char *buf,

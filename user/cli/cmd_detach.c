@@ -9,6 +9,7 @@
 #include "client.h"
 #include "cmd.h"
 #include "env.h"
+#include "loader.h"
 #include "pin.h"
 
 static int remove_pins_if_unused(const char *pin_dir, char *err, size_t len)

@@ -11,12 +11,17 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "bucket.h"
+#include "cidr.h"
+#include "clock.h"
+#include "fields.h"
+#include "loader.h"
 #include "rulemaps.h"
 #include "cmd.h"
 #include "datapath.h"
 #include "env.h"
 #include "match.h"
 #include "policy.h"
+#include "units.h"
 
 /* "pps 9.99756/s burst 5", "bps 8e+06/s burst_bytes 1000" */
 static void describe_limit(const struct xrl_limit *limit, bool bytes,
@@ -137,7 +142,7 @@ static void print_levels(const struct xrl_datapath *dp,
 		}
 		printf("  bucket: %llu refused by this level\n",
 		       (unsigned long long)bucket.dropped);
-		print_tokens(&level, &bucket, xrl_datapath_now_ns());
+		print_tokens(&level, &bucket, xrl_clock_ns(CLOCK_MONOTONIC));
 	}
 }
 
@@ -232,7 +237,7 @@ static int explain(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		print_levels(dp, &rule, addr->addr);
 		return 0;
 	}
-	print_bucket(&rule, &bucket, xrl_datapath_now_ns());
+	print_bucket(&rule, &bucket, xrl_clock_ns(CLOCK_MONOTONIC));
 	print_levels(dp, &rule, addr->addr);
 	return 0;
 }

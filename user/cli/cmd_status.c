@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "clock.h"
 #include "cmd.h"
 #include "datapath.h"
 #include "env.h"
+#include "loader.h"
 #include "report.h"
 #include "stats.h"
 
@@ -18,15 +20,15 @@ struct watch_opts {
 };
 
 static const struct xrl_opt status_opts[] = {
-	{ "json", 'j', NULL, "one JSON object (see README.md)" },
+	XRL_OPT("json", 'j', NULL, "one JSON object (docs/OPERATIONS.md)"),
 	{}
 };
 
 static const struct xrl_opt stats_opts[] = {
-	{ "json", 'j', NULL, "one JSON object (see README.md)" },
-	{ "watch", 'w', NULL, "packets per second of each verdict, a line "
-	  "every second" },
-	{ "count", 'n', "N", "with --watch: stop after N lines" },
+	XRL_OPT("json", 'j', NULL, "one JSON object (docs/OPERATIONS.md)"),
+	XRL_OPT("watch", 'w', NULL,
+		"packets per second of each verdict, a line every second"),
+	XRL_OPT("count", 'n', "N", "with --watch: stop after N lines"),
 	{}
 };
 
@@ -104,14 +106,6 @@ static int run_status(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 #define WATCH_INTERVAL_MS	1000
 #define WATCH_HEADER_EVERY	20	/* lines, as vmstat repeats its own */
 
-static double monotonic_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* One line of per-second rates every second, @count lines (0: for ever). */
 static int watch_stats(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		       const struct xrl_datapath *dp, long count)
@@ -122,13 +116,13 @@ static int watch_stats(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 	int ret;
 
 	ret = xrl_stats_read(dp, before);
-	before_at = monotonic_s();
+	before_at = xrl_clock_ns(CLOCK_MONOTONIC) / 1e9;
 	for (line = 0; !ret && (!count || line < count); line++) {
 		poll(NULL, 0, WATCH_INTERVAL_MS);
 		ret = xrl_stats_read(dp, after);
 		if (ret)
 			break;
-		at = monotonic_s();
+		at = xrl_clock_ns(CLOCK_MONOTONIC) / 1e9;
 		xrl_stats_rates_print(stdout, before, after, at - before_at,
 				      line % WATCH_HEADER_EVERY == 0);
 		fflush(stdout);

@@ -1,33 +1,14 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * xdp-ratelimit - attach the per-source rate limiter to interfaces and
- * read its state. Commands live in user/cli/cmd_*.c; this file is their
- * table and the global options.
+ * read its state. Commands live in user/cli/cmd_*.c, their table in
+ * commands.c; this file reads the environment and dispatches.
  */
 #include <stdlib.h>
 #include "cmd.h"
 #include "datapath.h"
 #include "log.h"
 #include "xrl.h"
-
-static const struct xrl_cmd *const commands[] = {
-	&xrl_cmd_attach,
-	&xrl_cmd_detach,
-	&xrl_cmd_status,
-	&xrl_cmd_stats,
-	&xrl_cmd_rule,
-	&xrl_cmd_reload,
-	&xrl_cmd_top,
-	&xrl_cmd_events,
-	&xrl_cmd_check,
-	&xrl_cmd_explain,
-	&xrl_cmd_reset,
-	&xrl_cmd_daemon,
-	&xrl_cmd_ban,
-	&xrl_cmd_unban,
-	&xrl_cmd_bans,
-	NULL
-};
 
 /* An option wins over the environment, the environment over the default. */
 static const char *from_env(const char *name, const char *fallback)
@@ -49,8 +30,8 @@ int main(int argc, char **argv)
 	/* libbpf's own messages only with -v: errors are ours to word. */
 	xrl_log_libbpf();
 	xrl_log_set_level(XRL_LOG_ERROR);
-	first = xrl_cmd_global_opts(commands, &cli, argc, argv, &exit_code);
+	first = xrl_cmd_global_opts(xrl_commands, &cli, argc, argv, &exit_code);
 	if (first < 0)
 		return exit_code;
-	return xrl_cmd_dispatch(commands, &cli, argc - first, argv + first);
+	return xrl_cmd_dispatch(xrl_commands, &cli, argc - first, argv + first);
 }

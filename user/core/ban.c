@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ban.h"
+#include "fields.h"
+#include "rule_spec.h"
 
 uint64_t xrl_rule_ban_max(const struct xrl_rule_spec *rule)
 {

@@ -26,6 +26,39 @@ const char *xrl_verdict_name(enum xrl_verdict verdict)
 	return verdict < XRL_VERDICT_COUNT ? verdict_names[verdict] : "?";
 }
 
+static const char *const verdict_help[XRL_VERDICT_COUNT] = {
+	[XRL_VERDICT_PASS] = "a limited source within its limits, passed",
+	[XRL_VERDICT_DROP] = "over its limits, dropped",
+	[XRL_VERDICT_MONITOR] = "over a monitor rule's limits, passed",
+	[XRL_VERDICT_ALLOW] = "an allow rule's, passed unlimited",
+	[XRL_VERDICT_DENY] = "a deny rule's, dropped",
+	[XRL_VERDICT_MALFORMED] = "an IP header the parser cannot read "
+				  "(malformed: says pass or drop)",
+	[XRL_VERDICT_NONIP] = "neither IPv4 nor IPv6, passed untouched",
+	[XRL_VERDICT_VLAN_OVERFLOW] = "more than 8 VLAN tags "
+				      "(vlan_overflow: says drop or pass)",
+	[XRL_VERDICT_IPV4_MAPPED] = "an IPv4-mapped or IPv4-compatible IPv6 "
+				    "source, dropped (ipv4_mapped: drop)",
+	[XRL_VERDICT_BANNED] = "a banned source's, or a banned prefix's, "
+			       "dropped",
+	[XRL_VERDICT_TINY_FRAGMENT] = "a first fragment too short for its L4 "
+				      "header, at a prefix with an L4 rule, "
+				      "dropped",
+	[XRL_VERDICT_UNJUDGED_FRAGMENT] = "a later fragment whose first was "
+					  "not judged, dropped "
+					  "(unjudged_fragments: drop)",
+	[XRL_VERDICT_HEADER_OVERFLOW] = "an IPv6 packet of more than 8 "
+					"extension headers at a prefix with an "
+					"L4 rule, dropped (header_overflow: "
+					"drop)",
+};
+
+const char *xrl_verdict_help(enum xrl_verdict verdict)
+{
+	return verdict < XRL_VERDICT_COUNT && verdict_help[verdict] ?
+	       verdict_help[verdict] : "?";
+}
+
 static const char *const table_event_names[XRL_TABLE_EVENTS] = {
 	[XRL_TABLE_INSERT] = "inserts",
 	[XRL_TABLE_INSERT_FAILED] = "insert_failures",

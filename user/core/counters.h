@@ -8,8 +8,11 @@
 #include "xrl.h"
 
 /* "pass", "drop", "monitor", "allow", "deny", "malformed", "nonip",
- * "vlan_overflow", "ipv4_mapped". */
+ * "vlan_overflow", "ipv4_mapped", "banned", "tiny_fragment",
+ * "unjudged_fragment", "header_overflow"; and what each counts, one
+ * line for the docs. */
 const char *xrl_verdict_name(enum xrl_verdict verdict);
+const char *xrl_verdict_help(enum xrl_verdict verdict);
 
 /* "inserts", "insert_failures", "refused", "fallback_pass",
  * "fallback_drop". */

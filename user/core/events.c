@@ -8,7 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "cidr.h"
+#include "clock.h"
 #include "events.h"
+#include "policy.h"
+#include "rule_spec.h"
+#include "units.h"
 
 static const __u8 v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
 
@@ -176,11 +181,8 @@ json_t *xrl_event_log_json(const struct xrl_event_log *log, uint64_t since,
 
 double xrl_monotonic_to_wall(uint64_t monotonic_ns)
 {
-	struct timespec mono, wall;
+	double mono = (double)xrl_clock_ns(CLOCK_MONOTONIC);
+	double wall = (double)xrl_clock_ns(CLOCK_REALTIME);
 
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	clock_gettime(CLOCK_REALTIME, &wall);
-	return wall.tv_sec + wall.tv_nsec / 1e9 -
-	       ((mono.tv_sec * 1e9 + mono.tv_nsec) - (double)monotonic_ns) /
-	       1e9;
+	return (wall - (mono - (double)monotonic_ns)) / 1e9;
 }

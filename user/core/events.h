@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <jansson.h>
 #include "policy.h"
+#include "rule_spec.h"
 #include "xrl.h"
 
 #define XRL_EVENTS_KEPT		1024	/* recent events the daemon keeps */

@@ -6,9 +6,12 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "cidr.h"
+#include "fields.h"
+#include "levels.h"
 #include "limit.h"
-#include "policy.h"
-#include "policy_file.h"
+#include "rule_spec.h"
+#include "units.h"
 
 /* The longest level a family could have: one bit under its address. */
 static unsigned family_bits(enum xrl_family family)

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
+#include "clock.h"
 #include "log.h"
 
 static enum xrl_log_level max_level = XRL_LOG_INFO;
@@ -50,8 +51,9 @@ void xrl_log_init_daemon(void)
 
 static void write_line(enum xrl_log_level level, const char *line)
 {
+	uint64_t now_ns;
 	char stamp[40];
-	struct timespec now;
+	time_t now;
 	struct tm tm;
 
 	switch (style) {
@@ -59,11 +61,13 @@ static void write_line(enum xrl_log_level level, const char *line)
 		fprintf(stderr, "%s%s\n", journal_prefix[level], line);
 		return;
 	case XRL_LOG_TIMESTAMP:
-		clock_gettime(CLOCK_REALTIME, &now);
-		gmtime_r(&now.tv_sec, &tm);
+		now_ns = xrl_clock_ns(CLOCK_REALTIME);
+		now = (time_t)(now_ns / XRL_NS_PER_S);
+		gmtime_r(&now, &tm);
 		strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
-		fprintf(stderr, "%s.%03ldZ %s: %s\n", stamp,
-			now.tv_nsec / 1000000, level_names[level], line);
+		fprintf(stderr, "%s.%03dZ %s: %s\n", stamp,
+			(int)(now_ns % XRL_NS_PER_S / XRL_NS_PER_MS),
+			level_names[level], line);
 		return;
 	default:
 		fprintf(stderr, "%s: %s\n", level_names[level], line);

@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
+#include "cidr.h"
 #include "match.h"
-#include "policy.h"
+#include "rule_spec.h"
 
 static const struct {
 	const char *name;
@@ -137,35 +138,12 @@ void xrl_match_format(const struct xrl_rule_match *m, char *buf, size_t len)
 		format_range(buf, len, "dport", m->dport_lo, m->dport_hi);
 }
 
-void xrl_rule_default_name(const struct xrl_rule_spec *rule, char *buf,
-			   size_t len)
-{
-	char cidr[64], match[64];
-
-	xrl_cidr_format(&rule->prefix, cidr, sizeof(cidr));
-	xrl_match_format(&rule->match, match, sizeof(match));
-	snprintf(buf, len, "%s%s%s", cidr, *match ? " " : "", match);
-}
-
-/* The family a prefix covers: 4, 6, or 0 for every source. */
-static int prefix_family(const struct xrl_lpm_key *prefix)
-{
-	static const __u8 v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
-
-	if (prefix->prefixlen == 0)
-		return 0;
-	if (prefix->prefixlen >= 96 &&
-	    !memcmp(prefix->addr, v4_mapped, sizeof(v4_mapped)))
-		return 4;
-	return 6;
-}
-
 int xrl_match_check(const struct xrl_rule_spec *rule, bool is_default,
 		    char *err, size_t len)
 {
 	const struct xrl_rule_match *m = &rule->match;
 	bool ports = m->flags & (XRL_MATCH_SPORT | XRL_MATCH_DPORT);
-	int family = prefix_family(&rule->prefix);
+	enum xrl_family family = xrl_prefix_family(&rule->prefix);
 
 	if (xrl_match_is_plain(m)) {
 		if (m->flags & XRL_MATCH_SYN) {
@@ -189,12 +167,12 @@ int xrl_match_check(const struct xrl_rule_spec *rule, bool is_default,
 		snprintf(err, len, "proto: unknown protocol %u", m->proto);
 		return -EINVAL;
 	}
-	if (m->proto == IPPROTO_ICMP && family == 6) {
+	if (m->proto == IPPROTO_ICMP && family == XRL_FAMILY_IPV6) {
 		snprintf(err, len, "proto: icmp is IPv4's, never on an IPv6 "
 			 "prefix: write icmpv6");
 		return -EINVAL;
 	}
-	if (m->proto == IPPROTO_ICMPV6 && family == 4) {
+	if (m->proto == IPPROTO_ICMPV6 && family == XRL_FAMILY_IPV4) {
 		snprintf(err, len, "proto: icmpv6 is IPv6's, never on an IPv4 "
 			 "prefix: write icmp");
 		return -EINVAL;

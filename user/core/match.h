@@ -10,10 +10,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "rule_spec.h"
 #include "xrl.h"
 
 struct xrl_rule_spec;
-struct xrl_policy;
 
 /* "tcp", "udp", "icmp", "icmpv6"; parse returns -EINVAL for other text. */
 int xrl_match_proto_parse(const char *text, __u8 *proto);
@@ -43,11 +43,6 @@ int xrl_match_compare(const struct xrl_rule_match *a,
 
 /* "tcp syn sport 53 dport 80-90" style, "" for a plain rule. */
 void xrl_match_format(const struct xrl_rule_match *m, char *buf, size_t len);
-
-/* The name of a rule written without one: its CIDR, then its match
- * ("198.18.0.0/24 tcp syn dport 80"), cut to fit. */
-void xrl_rule_default_name(const struct xrl_rule_spec *rule, char *buf,
-			   size_t len);
 
 /*
  * Checks the L4 keys of @rule against each other and its prefix: ports

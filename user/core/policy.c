@@ -5,58 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ban.h"
+#include "cidr.h"
 #include "limit.h"
 #include "match.h"
 #include "policy.h"
-
-static const char *const action_names[XRL_ACTION_COUNT] = {
-	[XRL_ACTION_LIMIT] = "limit",
-	[XRL_ACTION_MONITOR] = "monitor",
-	[XRL_ACTION_ALLOW] = "allow",
-	[XRL_ACTION_DENY] = "deny",
-};
-
-const char *xrl_action_name(enum xrl_action action)
-{
-	return action < XRL_ACTION_COUNT ? action_names[action] : "?";
-}
-
-static const char *const scope_names[XRL_SCOPE_COUNT] = {
-	[XRL_SCOPE_SOURCE] = "source",
-	[XRL_SCOPE_AGGREGATE] = "aggregate",
-};
-
-const char *xrl_scope_name(enum xrl_scope scope)
-{
-	return scope < XRL_SCOPE_COUNT ? scope_names[scope] : "?";
-}
-
-int xrl_scope_parse(const char *text, enum xrl_scope *scope)
-{
-	int i;
-
-	for (i = 0; i < XRL_SCOPE_COUNT; i++) {
-		if (!strcmp(text, scope_names[i])) {
-			*scope = i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-int xrl_action_parse(const char *text, enum xrl_action *action)
-{
-	int i;
-
-	for (i = 0; i < XRL_ACTION_COUNT; i++) {
-		if (!strcmp(text, action_names[i])) {
-			*action = i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
+#include "rule_spec.h"
 
 int xrl_policy_init(struct xrl_policy *policy)
 {
@@ -87,12 +40,6 @@ void xrl_policy_free(struct xrl_policy *policy)
 {
 	free(policy->rules);
 	memset(policy, 0, sizeof(*policy));
-}
-
-static int same_prefix(const struct xrl_lpm_key *a, const struct xrl_lpm_key *b)
-{
-	return a->prefixlen == b->prefixlen &&
-	       !memcmp(a->addr, b->addr, sizeof(a->addr));
 }
 
 /* A bitmap of the XRL_MAX_RULES ids. */
@@ -189,7 +136,7 @@ static void append_rule(struct xrl_policy *policy,
 static bool same_rule(const struct xrl_rule_spec *a,
 		      const struct xrl_rule_spec *b)
 {
-	return same_prefix(&a->prefix, &b->prefix) &&
+	return xrl_prefix_equal(&a->prefix, &b->prefix) &&
 	       !xrl_match_compare(&a->match, &b->match);
 }
 
@@ -200,7 +147,7 @@ int xrl_policy_add(struct xrl_policy *policy, const struct xrl_rule_spec *rule)
 	int ret;
 
 	for (i = 0; i < policy->n_rules; i++) {
-		if (!same_prefix(&policy->rules[i].prefix, &rule->prefix))
+		if (!xrl_prefix_equal(&policy->rules[i].prefix, &rule->prefix))
 			continue;
 		if (same_rule(&policy->rules[i], rule))
 			return -EEXIST;
@@ -278,8 +225,8 @@ static int first_duplicate(const struct xrl_policy *policy,
 	qsort(keyed, total, sizeof(*keyed), compare_keyed);
 	*clash = n;
 	for (i = 1; i <= total; i++) {
-		if (i < total && same_prefix(&keyed[i - 1].rule->prefix,
-					     &keyed[i].rule->prefix)) {
+		if (i < total && xrl_prefix_equal(&keyed[i - 1].rule->prefix,
+						  &keyed[i].rule->prefix)) {
 			if (same_rule(keyed[i - 1].rule, keyed[i].rule))
 				note_clash(keyed[i].order, policy->n_rules,
 					   -EEXIST, clash, &ret);
@@ -343,10 +290,23 @@ struct xrl_rule_spec *xrl_policy_find(struct xrl_policy *policy,
 		/* A CIDR names its prefix's plain rule; L4 rules go by
 		 * their names. */
 		if (!strcmp(rule->name, name_or_cidr) ||
-		    (is_cidr && same_prefix(&rule->prefix, &key) &&
+		    (is_cidr && xrl_prefix_equal(&rule->prefix, &key) &&
 		     xrl_match_is_plain(&rule->match)))
 			return rule;
 	}
+	return NULL;
+}
+
+struct xrl_rule_spec *xrl_policy_find_match(struct xrl_policy *policy,
+					    const struct xrl_lpm_key *prefix,
+					    const struct xrl_rule_match *match)
+{
+	size_t i;
+
+	for (i = 0; i < policy->n_rules; i++)
+		if (xrl_prefix_equal(&policy->rules[i].prefix, prefix) &&
+		    !xrl_match_compare(&policy->rules[i].match, match))
+			return &policy->rules[i];
 	return NULL;
 }
 
@@ -368,235 +328,6 @@ int xrl_policy_del(struct xrl_policy *policy, const char *name_or_cidr)
 	return 0;
 }
 
-static const __u8 v4_mapped_prefix[12] = {
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
-};
-
-enum xrl_family xrl_prefix_family(const struct xrl_lpm_key *prefix)
-{
-	if (prefix->prefixlen == 0)
-		return XRL_FAMILY_ANY;
-	if (prefix->prefixlen > 96 &&
-	    !memcmp(prefix->addr, v4_mapped_prefix, sizeof(v4_mapped_prefix)))
-		return XRL_FAMILY_IPV4;
-	return XRL_FAMILY_IPV6;
-}
-
-static bool host_bits_set(const __u8 addr[16], unsigned prefixlen)
-{
-	unsigned bit;
-
-	for (bit = prefixlen; bit < 128; bit++)
-		if (addr[bit / 8] & (0x80 >> (bit % 8)))
-			return true;
-	return false;
-}
-
-int xrl_cidr_parse(const char *text, struct xrl_lpm_key *key)
-{
-	char addr_text[INET6_ADDRSTRLEN];
-	const char *slash = strchr(text, '/');
-	size_t addr_len = slash ? (size_t)(slash - text) : strlen(text);
-	unsigned long prefixlen;
-	struct in_addr v4;
-	bool ipv4;
-	char *end;
-
-	memset(key, 0, sizeof(*key));
-	if (addr_len == 0 || addr_len >= sizeof(addr_text))
-		return -EINVAL;
-	memcpy(addr_text, text, addr_len);
-	addr_text[addr_len] = '\0';
-
-	ipv4 = inet_pton(AF_INET, addr_text, &v4) == 1;
-	if (ipv4) {
-		memcpy(key->addr, v4_mapped_prefix, sizeof(v4_mapped_prefix));
-		memcpy(key->addr + 12, &v4, 4);
-	} else if (inet_pton(AF_INET6, addr_text, key->addr) != 1) {
-		return -EINVAL;
-	}
-
-	prefixlen = ipv4 ? 32 : 128;
-	if (slash) {
-		errno = 0;
-		prefixlen = strtoul(slash + 1, &end, 10);
-		/* Digits only: strtoul would take " 8", "+8" and "-0". */
-		if (!isdigit((unsigned char)slash[1]) || *end || errno ||
-		    prefixlen > (ipv4 ? 32u : 128u))
-			return -ERANGE;
-	}
-	/* "0.0.0.0/0" and "::/0" both mean every source: one key, all
-	 * zero, or a second "default" would slip past same_prefix(). */
-	if (ipv4 && prefixlen == 0) {
-		memset(key, 0, sizeof(*key));
-		return v4.s_addr ? -EADDRNOTAVAIL : 0;
-	}
-	key->prefixlen = ipv4 ? 96 + prefixlen : prefixlen;
-	if (host_bits_set(key->addr, key->prefixlen))
-		return -EADDRNOTAVAIL;
-	return 0;
-}
-
-bool xrl_cidr_names_ipv4(const char *text, const struct xrl_lpm_key *key,
-			 char *ipv4, size_t len)
-{
-	static const __u8 zero[12];
-	const __u8 *a = key->addr;
-	char addr[INET_ADDRSTRLEN];
-
-	if (!strchr(text, ':') || key->prefixlen < 96)
-		return false;
-	if (memcmp(a, v4_mapped_prefix, 12) && memcmp(a, zero, 12))
-		return false;
-	/* ::/128, ::1/128 and ::/127 hold only the two IPv6 addresses. */
-	if (!memcmp(a, zero, 12) && !a[12] && !a[13] && !a[14] &&
-	    a[15] <= 1 && key->prefixlen >= 127)
-		return false;
-	inet_ntop(AF_INET, a + 12, addr, sizeof(addr));
-	snprintf(ipv4, len, "%s/%u", addr, key->prefixlen - 96);
-	return true;
-}
-
-void xrl_cidr_format(const struct xrl_lpm_key *key, char *buf, size_t len)
-{
-	char addr[INET6_ADDRSTRLEN];
-
-	/* Not /96: "0.0.0.0/0" is every source, not every IPv4 one. */
-	if (key->prefixlen > 96 &&
-	    !memcmp(key->addr, v4_mapped_prefix, sizeof(v4_mapped_prefix))) {
-		inet_ntop(AF_INET, key->addr + 12, addr, sizeof(addr));
-		snprintf(buf, len, "%s/%u", addr, key->prefixlen - 96);
-		return;
-	}
-	if (key->prefixlen == 0) {
-		snprintf(buf, len, "0.0.0.0/0");
-		return;
-	}
-	inet_ntop(AF_INET6, key->addr, addr, sizeof(addr));
-	snprintf(buf, len, "%s/%u", addr, key->prefixlen);
-}
-
-int xrl_rule_name_check(const char *name, const struct xrl_lpm_key *prefix,
-			char *err, size_t len)
-{
-	struct xrl_lpm_key as_cidr;
-	const unsigned char *c;
-
-	if (!*name || strlen(name) >= XRL_RULE_NAME_MAX) {
-		snprintf(err, len, "name: must be 1 to %d characters",
-			 XRL_RULE_NAME_MAX - 1);
-		return -EINVAL;
-	}
-	for (c = (const unsigned char *)name; *c; c++) {
-		if (*c < 0x20 || *c == 0x7f) {
-			snprintf(err, len, "name: control characters are not "
-				 "allowed");
-			return -EINVAL;
-		}
-	}
-	if (!xrl_cidr_parse(name, &as_cidr) && !same_prefix(&as_cidr, prefix)) {
-		snprintf(err, len, "name: is the CIDR of another prefix");
-		return -EINVAL;
-	}
-	return 0;
-}
-
-int xrl_rule_check(const struct xrl_rule_spec *rule, char *err, size_t len)
-{
-	struct xrl_rule compiled;
-	bool limited = rule->action == XRL_ACTION_LIMIT ||
-		       rule->action == XRL_ACTION_MONITOR;
-
-	if (rule->action >= XRL_ACTION_COUNT) {
-		snprintf(err, len, "action: unknown action");
-		return -EINVAL;
-	}
-	/* Ranges first, whatever the action: an allow or deny rule keeps
-	 * its numbers (for a switch back to limit) and writes them to YAML,
-	 * which must load again. */
-	if (rule->pps > XRL_RATE_MAX || rule->bps > XRL_RATE_MAX) {
-		snprintf(err, len, "%s: %llu is over the maximum %llu",
-			 rule->pps > XRL_RATE_MAX ? "pps" : "bps",
-			 (unsigned long long)(rule->pps > XRL_RATE_MAX ?
-					      rule->pps : rule->bps),
-			 XRL_RATE_MAX);
-		return -EINVAL;
-	}
-	if (rule->burst > XRL_BURST_MAX || rule->burst_bytes > XRL_BURST_MAX) {
-		snprintf(err, len, "%s: over the maximum %llu",
-			 rule->burst > XRL_BURST_MAX ? "burst" : "burst_bytes",
-			 XRL_BURST_MAX);
-		return -EINVAL;
-	}
-	if (rule->scope >= XRL_SCOPE_COUNT) {
-		snprintf(err, len, "scope: unknown scope");
-		return -EINVAL;
-	}
-	if (rule->global && rule->scope != XRL_SCOPE_AGGREGATE) {
-		snprintf(err, len, "global: needs scope: aggregate");
-		return -EINVAL;
-	}
-	if (xrl_strategy_check(rule, limited, err, len) ||
-	    xrl_rule_ban_check(rule, err, len))
-		return -EINVAL;
-	/* A window keeps no bucket to hold a ban (docs/POLICY.md "Bans"). */
-	if (rule->ban.ns && rule->strategy.kind == XRL_STRATEGY_SLIDING_WINDOW) {
-		snprintf(err, len, "ban: not with strategy: sliding_window");
-		return -EINVAL;
-	}
-	if (xrl_match_check(rule, false, err, len) ||
-	    xrl_levels_check(rule, err, len))
-		return -EINVAL;
-	if (!limited)
-		return 0;
-	if (rule->strategy.kind != XRL_STRATEGY_TOKEN_BUCKET)
-		return xrl_rule_compile(rule, &compiled);
-	if (!rule->pps && !rule->bps) {
-		snprintf(err, len, "pps: a %s rule needs pps or bps",
-			 xrl_action_name(rule->action));
-		return -EINVAL;
-	}
-	if (rule->pps && !rule->burst) {
-		snprintf(err, len, "burst: pps needs a burst of at least 1");
-		return -EINVAL;
-	}
-	if (rule->bps && !rule->burst_bytes) {
-		snprintf(err, len,
-			 "burst_bytes: bps needs a burst_bytes of at least 1");
-		return -EINVAL;
-	}
-	return xrl_rule_compile(rule, &compiled);
-}
-
-int xrl_rule_compile(const struct xrl_rule_spec *rule, struct xrl_rule *out)
-{
-	struct xrl_limits level_limits[XRL_LEVELS_MAX];
-	int err = 0;
-
-	memset(out, 0, sizeof(*out));
-	out->id = rule->id;
-	out->action = rule->action;
-	out->scope = rule->scope;
-	out->window.strategy = rule->strategy.kind;
-	out->match = rule->match;
-	out->match.next = 0;
-	if (rule->action != XRL_ACTION_LIMIT && rule->action != XRL_ACTION_MONITOR)
-		return 0;
-	err = xrl_levels_compile(rule, &out->levels, level_limits);
-	if (err)
-		return err;
-	if (rule->strategy.kind != XRL_STRATEGY_TOKEN_BUCKET)
-		return xrl_strategy_compile(rule, out);
-	if (rule->pps)
-		err = xrl_limit_compile_pps(rule->pps, rule->burst,
-					    &out->limit[XRL_LIMIT_PACKETS]);
-	if (!err && rule->bps)
-		err = xrl_limit_compile_bps(rule->bps, rule->burst_bytes,
-					    &out->limit[XRL_LIMIT_BYTES]);
-	xrl_rule_ban_compile(rule, &out->ban);
-	return err;
-}
-
 static void prefix_mask(unsigned prefixlen, __u32 *words, unsigned n_words)
 {
 	unsigned i, bits;
@@ -606,30 +337,6 @@ static void prefix_mask(unsigned prefixlen, __u32 *words, unsigned n_words)
 		words[i] = bits >= 32 ? 0xffffffffu :
 			   bits == 0  ? 0 : htonl(~0u << (32 - bits));
 	}
-}
-
-static const char *const unknown_names[XRL_UNKNOWN_COUNT] = {
-	[XRL_UNKNOWN_PREFIX] = "prefix",
-	[XRL_UNKNOWN_PASS] = "pass",
-	[XRL_UNKNOWN_DROP] = "drop",
-};
-
-const char *xrl_unknown_name(enum xrl_unknown_verdict verdict)
-{
-	return verdict < XRL_UNKNOWN_COUNT ? unknown_names[verdict] : "?";
-}
-
-int xrl_unknown_parse(const char *text, enum xrl_unknown_verdict *verdict)
-{
-	int i;
-
-	for (i = 0; i < XRL_UNKNOWN_COUNT; i++) {
-		if (!strcmp(text, unknown_names[i])) {
-			*verdict = i;
-			return 0;
-		}
-	}
-	return -EINVAL;
 }
 
 void xrl_new_sources_budget(const struct xrl_policy *policy,

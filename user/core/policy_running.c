@@ -10,6 +10,8 @@
 #include <string.h>
 #include "match.h"
 #include "policy.h"
+#include "policy_running.h"
+#include "rule_spec.h"
 
 int xrl_policy_copy(struct xrl_policy *dst, const struct xrl_policy *src)
 {

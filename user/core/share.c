@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include "limit.h"
+#include "rule_spec.h"
 #include "share.h"
 
 void xrl_share_even(unsigned n, uint32_t *weights)

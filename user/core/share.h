@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "policy.h"
+#include "rule_spec.h"
 
 /*
  * Every CPU (or node) keeps at least this percent of an even share, so an

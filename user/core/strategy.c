@@ -9,57 +9,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "fields.h"
 #include "limit.h"
-#include "policy.h"
+#include "rule_spec.h"
+#include "strategy.h"
 
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-
-static const char *const strategy_names[XRL_STRATEGY_COUNT] = {
-	[XRL_STRATEGY_TOKEN_BUCKET] = "token_bucket",
-	[XRL_STRATEGY_LEAKY_BUCKET] = "leaky_bucket",
-	[XRL_STRATEGY_SLIDING_WINDOW] = "sliding_window",
-};
-
-const char *xrl_strategy_name(enum xrl_strategy strategy)
-{
-	return strategy < XRL_STRATEGY_COUNT ? strategy_names[strategy] : "?";
-}
-
-int xrl_strategy_parse(const char *text, enum xrl_strategy *strategy)
-{
-	int i;
-
-	for (i = 0; i < XRL_STRATEGY_COUNT; i++) {
-		if (!strcmp(text, strategy_names[i])) {
-			*strategy = i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-/* The first of the keys set that @kind does not take, or NULL. */
+/* The first of the keys set that @kind does not take (each field says
+ * which strategies it fits: fields.c), or NULL. */
 static const char *misfit(const struct xrl_rule_spec *rule,
 			  enum xrl_strategy kind)
 {
-	const struct xrl_strategy_spec *s = &rule->strategy;
-	bool window = kind == XRL_STRATEGY_SLIDING_WINDOW;
-	bool bucket = !window;
+	const struct xrl_field *f;
+	size_t i;
 
-	if (window && rule->pps)
-		return "pps";
-	if (window && rule->burst)
-		return "burst";
-	if (kind != XRL_STRATEGY_TOKEN_BUCKET && rule->bps)
-		return "bps";
-	if (kind != XRL_STRATEGY_TOKEN_BUCKET && rule->burst_bytes)
-		return "burst_bytes";
-	if (kind != XRL_STRATEGY_LEAKY_BUCKET && s->interval_ns)
-		return "interval";
-	if (bucket && s->limit)
-		return "limit";
-	if (bucket && s->window_ns)
-		return "window";
+	for (i = 0; i < xrl_n_rule_fields; i++) {
+		f = &xrl_rule_fields[i];
+		if (f->strategies && !(f->strategies & (1U << kind)) &&
+		    xrl_field_is_set(f, rule, false))
+			return f->key;
+	}
 	return NULL;
 }
 

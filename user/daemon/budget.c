@@ -18,14 +18,6 @@
 
 /* ---- the sync engine ------------------------------------------------ */
 
-uint64_t xrl_monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 int xrl_budgets_init(struct xrl_budgets *b, struct xrl_datapath *dp,
 		     uint64_t interval_ns)
 {
@@ -103,6 +95,83 @@ static void carry_rule(struct xrl_budget_rule *next,
 		xrl_budget_limits_of(spec, &next->local);
 }
 
+/* ---- global rules: demand to Redis, parts back (global.h) ------------ */
+
+/* The local budget: @part / @of of the rule's. */
+static void set_local(struct xrl_budget_rule *rule, uint64_t part,
+		      uint64_t of)
+{
+	struct xrl_budget_limits whole, local;
+
+	xrl_budget_limits_of(&rule->spec, &whole);
+	xrl_budget_limits_scale(&whole, part, of, &local);
+	if (memcmp(&local, &rule->local, sizeof(local))) {
+		rule->local = local;
+		rule->written = false;
+	}
+}
+
+/* This node's demand for @rule since the last exchange, in pps. */
+static void measure_demand(struct xrl_budgets *b, struct xrl_budget_rule *rule,
+			   uint64_t now_ns)
+{
+	uint64_t total = 0, span;
+	unsigned i;
+
+	for (i = 0; i < b->n_cpus; i++)
+		total += rule->seen[i];
+	span = now_ns - rule->demand_at_ns;
+	if (rule->demand_at_ns && span)
+		rule->demand_pps = (unsigned __int128)(total -
+			rule->arrived_total) * 1000000000ULL / span;
+	rule->arrived_total = total;
+	rule->demand_at_ns = now_ns;
+}
+
+static void take_part(struct xrl_budget_rule *rule,
+		      const struct xrl_global_rule *x)
+{
+	rule->node_weight = x->node_weight;
+	rule->nodes = x->nodes;
+	rule->degraded = x->degraded;
+	snprintf(rule->reason, sizeof(rule->reason), "%s", x->reason);
+	set_local(rule, x->part, x->of);
+}
+
+/*
+ * The global rules' exchange: a sync (@sync) hands Redis their demands;
+ * after a policy change only their parts are carried. Each rule then
+ * takes its part. 0, or -errno of the exchange.
+ */
+static int exchange(struct xrl_budgets *b, uint64_t now_ns, bool sync)
+{
+	struct xrl_global_rule *xs;
+	size_t i, n = 0;
+	int ret;
+
+	xs = calloc(b->n_rules ?: 1, sizeof(*xs));
+	if (!xs)
+		return -ENOMEM;
+	for (i = 0; i < b->n_rules; i++) {
+		struct xrl_budget_rule *rule = &b->rules[i];
+
+		if (!rule->spec.global)
+			continue;
+		if (sync)
+			measure_demand(b, rule, now_ns);
+		xs[n].id = rule->spec.id;
+		xs[n].name = rule->spec.name;
+		xs[n++].demand_pps = rule->demand_pps;
+	}
+	ret = sync ? xrl_global_sync(b->global, xs, n, b->interval_ns, now_ns) :
+		     xrl_global_follow(b->global, xs, n, now_ns);
+	for (i = 0, n = 0; ret != -ENOMEM && i < b->n_rules; i++)
+		if (b->rules[i].spec.global)
+			take_part(&b->rules[i], &xs[n++]);
+	free(xs);
+	return ret;
+}
+
 static int set_policy(struct xrl_budgets *b, const struct xrl_policy *policy,
 		      uint64_t now_ns)
 {
@@ -134,7 +203,7 @@ static int set_policy(struct xrl_budgets *b, const struct xrl_policy *policy,
 	b->rules = rules;
 	b->n_rules = n;
 	if (b->global)
-		xrl_global_follow(b->global, b, now_ns);
+		exchange(b, now_ns, false);
 	/* The apply wrote even shares: put the carried splits back. */
 	for (i = 0; i < n; i++) {
 		struct xrl_budget_rule *rule = &rules[i];
@@ -245,7 +314,7 @@ static int sync_all(struct xrl_budgets *b, uint64_t now_ns)
 	/* Global rules learn their node's part from the demands just read;
 	 * the split of that part over the CPUs comes after. */
 	if (b->global) {
-		err = xrl_global_sync(b->global, b, now_ns);
+		err = exchange(b, now_ns, true);
 		if (err && !ret)
 			ret = err;
 	}

@@ -2,7 +2,7 @@
 /*
  * budget.h - aggregate budgets (scope: aggregate): the per-CPU split of a
  * rule's budget, and the sync engine the daemon runs every sync_interval
- * to re-split it by demand (README "Scopes and global budgets").
+ * to re-split it by demand (docs/DESIGN.md "Scopes and global budgets").
  */
 #ifndef XRL_BUDGET_H
 #define XRL_BUDGET_H
@@ -34,24 +34,16 @@ struct xrl_budget_rule {
 	struct xrl_budget_limits local;	/* what the CPUs' shares divide */
 	bool written;			/* shares of @weights/@local are in */
 	uint64_t syncs;			/* re-splits written */
-	/* global: true only */
-	uint32_t node_weight;		/* this node's part, of SHARE_ONE */
-	uint32_t nodes;			/* live nodes at the last exchange */
+	/* global: true only. Demand handed to Redis (global.h), and what
+	 * the exchange handed back, for status and /metrics. */
 	uint64_t demand_pps;		/* this node's, last interval */
 	uint64_t demand_at_ns;		/* when @demand_pps was measured */
 	uint64_t arrived_total;		/* all CPUs, at that time */
-	/* Degraded, per rule (global.c): its last exchange failed, or
-	 * another daemon writes this node's name. */
-	bool degraded;
-	bool sync_failed;		/* fallback parts apply */
-	unsigned misses;		/* failed exchanges in a row */
+	uint32_t node_weight;		/* this node's part, of SHARE_ONE */
+	uint32_t nodes;			/* live nodes at the last exchange */
+	bool degraded;			/* its exchange failed, or another
+					 * daemon writes this node's name */
 	char reason[160];		/* why */
-	uint64_t degraded_since_ns;
-	time_t degraded_since_wall;
-	uint32_t nodes_before;		/* nodes when it failed */
-	uint64_t rejoin_until_ns;	/* after it: a part of its own */
-	unsigned duplicates;		/* exchanges in a row that saw our
-					 * name written by another daemon */
 };
 
 struct xrl_budgets {
@@ -90,9 +82,6 @@ int xrl_budgets_set_policy(struct xrl_budgets *b,
  * first failure (the others are still synced).
  */
 int xrl_budgets_sync(struct xrl_budgets *b, uint64_t now_ns);
-
-/* CLOCK_MONOTONIC in ns: the daemon's clock for the engine. */
-uint64_t xrl_monotonic_ns(void);
 
 /* True when a global rule is degraded (its last exchange with Redis
  * failed, or another daemon uses this node's name). */

@@ -1,134 +1,19 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * control.h - the daemon's state and its control protocol: one JSON
- * object per line in, one per line out (docs/PROTOCOL.md).
- *
- * Every change of the policy in force is made the same way: a copy of the
- * running policy (or a file) becomes a whole new policy, is checked, and
- * is applied in one swap (xrl_policy_apply). When any step fails the
- * running policy stays as it was, in the data path and here.
+ * control.h - the daemon's control protocol: one JSON object per line
+ * in, one per line out (docs/PROTOCOL.md). What a request changes goes
+ * through the change engine (change.h).
  */
 #ifndef XRL_CONTROL_H
 #define XRL_CONTROL_H
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
-#include <time.h>
-#include <linux/types.h>
-#include "policy.h"
+#include "change.h"
 
 #define XRL_PROTOCOL_VERSION	1
 
 #define XRL_CONTROL_LINE_MAX	65536	/* longest request, bytes */
-#define XRL_TOP_DEFAULT		10
-#define XRL_TOP_MAX		10000
-
-struct xrl_budgets;
-struct xrl_datapath;
-struct xrl_daemon_state;
-struct xrl_event_log;
-struct xrl_manual_bans;
-struct xrl_pin_dir;
-
-/* The last reload of a file (SIGHUP or `reload`): when, and how it went. */
-struct xrl_reload_result {
-	time_t at;		/* 0: none since the daemon started */
-	bool ok;
-	char error[512];	/* the refusal's line, when not ok */
-};
-
-typedef int (*xrl_apply_fn)(struct xrl_daemon_state *state,
-			    const struct xrl_policy *next, char *err,
-			    size_t len);
-
-struct xrl_daemon_state {
-	struct xrl_datapath *dp;	/* NULL: none (the fuzz target) */
-	struct xrl_policy policy;	/* the policy in force */
-	const char *config_path;	/* what `reload` reads; NULL: none */
-	const char *state_path;		/* the applied policy's copy */
-	const char *overlay_path;	/* runtime changes (overlay.h); NULL:
-					 * none kept */
-	struct xrl_lpm_key *deleted;	/* prefixes deleted at runtime */
-	struct xrl_manual_bans *bans;	/* by hand (manual_bans.h), or NULL */
-	size_t n_deleted;
-	const char *socket_path;	/* for status */
-	char **interfaces;		/* attached by this daemon */
-	size_t n_interfaces;
-	struct xrl_pin_dir *lock;	/* flocked around each swap, or NULL */
-	xrl_apply_fn apply;		/* NULL: xrl_policy_apply on dp */
-	void *apply_ctx;		/* for @apply */
-	__u32 head_map_id;		/* policy head it applied, or 0 */
-	time_t started;
-	uint64_t n_changes;		/* policies applied since start */
-	uint64_t n_refused;		/* changes refused since start */
-	struct xrl_budgets *budgets;	/* aggregate sync engine, or NULL */
-	time_t changed_at;		/* when the policy in force came */
-	/* Called after each change and each reload, applied or refused,
-	 * e.g. to hand the names and the reload's result to /metrics. */
-	void (*changed)(struct xrl_daemon_state *state);
-	void *changed_ctx;		/* for @changed */
-	struct xrl_event_log *events;	/* recent limit events, or NULL */
-	struct xrl_reload_result last_reload;	/* SIGHUP or `reload` */
-	size_t n_clients;		/* connected to the socket now */
-	/* What only a restart changes, as the config file had it at start
-	 * (a reload that changes one is refused, naming it). */
-	struct {
-		const char *redis;		/* "redis:", or NULL */
-		uint64_t sync_interval_ms;	/* 0: not set */
-		char **interfaces;		/* "interfaces:" */
-		size_t n_interfaces;
-	} started_with;
-};
-
-/*
- * Makes @next (checked here, its ids carried over from the running
- * policy) the policy in force. Takes @next over in every case. On error
- * returns -errno with one line in @err, and nothing changed.
- */
-int xrl_daemon_change(struct xrl_daemon_state *state, struct xrl_policy *next,
-		      char *err, size_t len);
-
-/*
- * 0 when the rules map in force is the one this daemon applied last;
- * -ESTALE (with @err) when something else (`xdp-ratelimit attach
- * --policy`) swapped in another since: a change made to the daemon's copy
- * would silently undo it, so edits are refused until a reload.
- */
-int xrl_daemon_check_in_force(struct xrl_daemon_state *state, char *err,
-			      size_t len);
-
-/*
- * Puts the runtime changes of @state (its runtime rules, the prefixes
- * deleted) on top of @policy, a file's. -errno with @err on a conflict.
- */
-int xrl_daemon_merge_runtime(struct xrl_daemon_state *state,
-			     struct xrl_policy *policy, char *err, size_t len);
-
-/*
- * Reads a policy file (@path, or the config file when NULL) and applies
- * it whole, with the runtime changes on top. The file's own error line
- * ("FILE:LINE: FIELD: ...") in @err. The outcome is kept in
- * @state->last_reload.
- */
-int xrl_daemon_reload(struct xrl_daemon_state *state, const char *path,
-		      char *err, size_t len);
-
-/*
- * After adopting a pinned data path: takes the policy in the state file
- * as the running one when the data path holds exactly it. -ENOENT when
- * there is no state file, -ESTALE when it is not what is in force.
- */
-int xrl_daemon_adopt_state(struct xrl_daemon_state *state, char *err,
-			   size_t len);
-
-/* Counts a refused change (changes_refused) and logs why. */
-void xrl_daemon_refused(struct xrl_daemon_state *state, const char *why);
-
-/* Writes the running policy to the state file (atomically, by rename). */
-int xrl_daemon_save_state(struct xrl_daemon_state *state);
-
-void xrl_daemon_state_free(struct xrl_daemon_state *state);
 
 /*
  * Handles one request line (@len bytes, without its newline) and sets

@@ -11,11 +11,14 @@
 #include <unistd.h>
 #include "bucket.h"
 #include "budget.h"
+#include "cidr.h"
+#include "clock.h"
 #include "control_cmds.h"
 #include "datapath.h"
 #include "events.h"
 #include "mapwalk.h"
 #include "report.h"
+#include "rule.h"
 #include "stats.h"
 
 static int need_datapath(struct xrl_request *req)
@@ -217,7 +220,7 @@ static double bucket_fill(const struct xrl_rule_spec *spec, const __u64 *tat)
 							 XRL_LIMIT_BYTES;
 	if (!rule.limit[kind].interval || !rule.limit[kind].tolerance)
 		return -1;
-	xrl_bucket_level(&rule.limit[kind], tat[kind], xrl_datapath_now_ns(),
+	xrl_bucket_level(&rule.limit[kind], tat[kind], xrl_clock_ns(CLOCK_MONOTONIC),
 			 &level);
 	return level.known ? level.fill : -1;
 }
@@ -350,7 +353,7 @@ static json_t *top_entry_json(const struct xrl_policy *policy,
 			"fill", fill >= 0 ? json_real(fill) : json_null());
 	/* Banned as the program judges it: its rule still bans, and the
 	 * ban's end is ahead of the program's clock (bpf/bans.h). */
-	now = xrl_datapath_now_ns();
+	now = xrl_clock_ns(CLOCK_MONOTONIC);
 	banned = obj && rule && rule->ban.ns &&
 		 (int64_t)(entry->ban_until_ns - now) > 0;
 	if (obj)

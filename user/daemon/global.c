@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * global.c - global budgets through Redis or Redis Cluster, pipelined,
- * with per-rule degraded state and a breaker per Redis node (design:
- * global.h; README "Global budgets").
+ * global.c - global budgets: each node's demand for a rule exchanged
+ * through Redis, its part of the budget read back, and each rule's
+ * degraded state (design: global.h). The exchange itself, pipelined over
+ * Redis or a Redis Cluster: redis_cluster.c.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/time.h>
 #include <unistd.h>
-#include <hiredis/hiredis.h>
-#include "budget.h"
 #include "global.h"
 #include "log.h"
+#include "redis_cluster.h"
+#include "rule_spec.h"
+#include "share.h"
 
 /*
  * KEYS[1]  xrl:{rule}:demand, a hash: node name -> "DEMAND EXPIRY_MS ID"
@@ -54,36 +54,35 @@ static const char sync_script[] =
 	"return out\n";
 
 #define MS		1000000ULL
-#define N_SLOTS		16384
-#define NO_OWNER	0xffff
-#define REDIRECTS	2	/* MOVED/ASK followed per rule per sync */
 #define DUPLICATE_SYNCS	2	/* in a row: not a restart of our own */
 
-/* One Redis node (the configured one, or a cluster master). */
-struct redis_node {
-	char host[256];
-	uint16_t port;
-	redisContext *ctx;
-	bool open;			/* its breaker */
-	unsigned misses;		/* failed round trips in a row */
-	uint64_t retry_at_ns;
-	char reason[160];		/* why it opened */
+/* What this side keeps of a global rule between exchanges. */
+struct rule_state {
+	uint32_t id;
+	uint32_t node_weight;		/* this node's part, of SHARE_ONE */
+	uint32_t nodes;			/* live nodes at the last exchange */
+	bool degraded;
+	bool sync_failed;		/* fallback parts apply */
+	unsigned misses;		/* failed exchanges in a row */
+	char reason[160];		/* why degraded */
+	uint64_t degraded_since_ns;
+	time_t degraded_since_wall;
+	uint32_t nodes_before;		/* nodes when it failed */
+	uint64_t rejoin_until_ns;	/* after it: a part of its own */
+	unsigned duplicates;		/* exchanges in a row that saw our
+					 * name written by another daemon */
+	uint64_t part, of;		/* this node's part of the budget */
 };
 
 struct xrl_global {
 	char node[XRL_NODE_NAME_MAX];
 	char instance[20];		/* random, per daemon */
-	struct timeval timeout;
-	uint64_t cooloff_ns, grace_ns;
+	uint64_t grace_ns;
 	uint64_t ttl_ms;		/* 0: XRL_GLOBAL_TTL_WINDOWS intervals */
-	char sha[48];			/* of sync_script */
-	bool cluster;			/* CLUSTER SLOTS answered */
-	bool map_known, map_stale;
-	uint16_t owner[N_SLOTS];	/* index in @nodes; NO_OWNER: seed */
-	struct redis_node nodes[XRL_REDIS_MAX_MASTERS];	/* [0]: the seed */
-	size_t n_nodes;
+	struct xrl_redis *redis;
+	struct rule_state *states;	/* one per global rule, by id */
+	size_t n_states;
 	uint64_t syncs, failures;
-	uint64_t moved, asked;
 	unsigned newly_failed, newly_synced;	/* rules, this sync */
 	char first_failed[200];
 	/* As of the last sync, for xrl_global_status(). */
@@ -92,477 +91,165 @@ struct xrl_global {
 	char reason[160];
 };
 
-/* Per rule, during one sync. */
-struct exchange {
-	struct xrl_budget_rule *rule;
-	char key[XRL_RULE_NAME_MAX + 16];
-	unsigned slot;
-	int target;			/* node index */
-	bool asking;			/* ASK: send ASKING first */
-	bool done, failed;
-	char why[160];
-};
-
 struct xrl_global *xrl_global_new(const struct xrl_global_opts *opts)
 {
-	uint64_t timeout_ms = opts->timeout_ms ?: XRL_GLOBAL_TIMEOUT_MS;
+	uint64_t grace_ms = opts->grace_ms ?: XRL_GLOBAL_GRACE_MS;
+	struct xrl_redis_opts redis = {
+		.host = opts->host,
+		.port = opts->port,
+		.script = sync_script,
+		.timeout_ms = opts->timeout_ms ?: XRL_GLOBAL_TIMEOUT_MS,
+		.cooloff_ms = opts->cooloff_ms ?: XRL_GLOBAL_COOLOFF_MS,
+	};
+	char note[160];
 	uint64_t id = 0;
 	struct xrl_global *g;
 
 	if (!opts->host || !opts->node || !opts->node[0] ||
-	    strlen(opts->node) >= XRL_NODE_NAME_MAX ||
-	    strlen(opts->host) >= sizeof(g->nodes[0].host)) {
+	    strlen(opts->node) >= XRL_NODE_NAME_MAX) {
 		errno = EINVAL;
 		return NULL;
 	}
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return NULL;
-	snprintf(g->nodes[0].host, sizeof(g->nodes[0].host), "%s", opts->host);
-	g->nodes[0].port = opts->port;
-	g->n_nodes = 1;
+	snprintf(note, sizeof(note), "degraded (global budgets: last share "
+		 "for %llu ms, then budget / nodes)",
+		 (unsigned long long)grace_ms);
+	redis.breaker_note = note;
+	g->redis = xrl_redis_new(&redis);
+	if (!g->redis) {
+		free(g);
+		return NULL;
+	}
 	snprintf(g->node, sizeof(g->node), "%s", opts->node);
 	if (getrandom(&id, sizeof(id), 0) != sizeof(id))
 		id = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 	snprintf(g->instance, sizeof(g->instance), "%016llx",
 		 (unsigned long long)id);
-	g->timeout.tv_sec = timeout_ms / 1000;
-	g->timeout.tv_usec = timeout_ms % 1000 * 1000;
-	g->cooloff_ns = (opts->cooloff_ms ?: XRL_GLOBAL_COOLOFF_MS) * MS;
-	g->grace_ns = (opts->grace_ms ?: XRL_GLOBAL_GRACE_MS) * MS;
+	g->grace_ns = grace_ms * MS;
 	g->ttl_ms = opts->ttl_ms;
-	memset(g->owner, 0xff, sizeof(g->owner));
 	return g;
-}
-
-static void disconnect(struct redis_node *n)
-{
-	if (n->ctx)
-		redisFree(n->ctx);
-	n->ctx = NULL;
 }
 
 void xrl_global_free(struct xrl_global *g)
 {
-	size_t i;
-
 	if (!g)
 		return;
-	for (i = 0; i < g->n_nodes; i++)
-		disconnect(&g->nodes[i]);
+	xrl_redis_free(g->redis);
+	free(g->states);
 	free(g);
 }
 
 void xrl_global_status(const struct xrl_global *g,
 		       struct xrl_global_status *out)
 {
-	size_t i;
+	struct xrl_redis_status redis;
 
 	memset(out, 0, sizeof(*out));
+	xrl_redis_status(g->redis, &redis);
 	out->degraded = g->n_degraded > 0;
 	out->degraded_since = out->degraded ? g->degraded_since : 0;
 	snprintf(out->reason, sizeof(out->reason), "%s",
 		 out->degraded ? g->reason : "");
 	out->syncs = g->syncs;
 	out->failures = g->failures;
-	out->moved = g->moved;
-	out->asked = g->asked;
-	out->cluster = g->cluster;
-	for (i = 0; i < g->n_nodes; i++)
-		out->masters += g->nodes[i].ctx != NULL;
+	out->moved = redis.moved;
+	out->asked = redis.asked;
+	out->cluster = redis.cluster;
+	out->masters = redis.masters;
 	snprintf(out->node, sizeof(out->node), "%s", g->node);
-	snprintf(out->address, sizeof(out->address), "%s:%u", g->nodes[0].host,
-		 g->nodes[0].port);
+	snprintf(out->address, sizeof(out->address), "%s", redis.address);
 }
 
-/* ---- the parts of the budget ---------------------------------------- */
+/* ---- each rule's state -------------------------------------------- */
 
-static void set_local(struct xrl_budget_rule *rule, uint64_t num,
-		      uint64_t den)
+static struct rule_state *state_of(struct xrl_global *g, uint32_t id)
 {
-	struct xrl_budget_limits whole, local;
+	size_t i;
 
-	xrl_budget_limits_of(&rule->spec, &whole);
-	xrl_budget_limits_scale(&whole, num, den, &local);
-	if (memcmp(&local, &rule->local, sizeof(local))) {
-		rule->local = local;
-		rule->written = false;
-	}
+	for (i = 0; i < g->n_states; i++)
+		if (g->states[i].id == id)
+			return &g->states[i];
+	return NULL;
 }
 
 /* A degraded rule: its last part for the grace period, then the budget
  * split evenly over the nodes it last saw. */
-static void degraded_part(struct xrl_global *g, struct xrl_budget_rule *rule,
+static void degraded_part(struct xrl_global *g, struct rule_state *st,
 			  uint64_t now_ns)
 {
-	if (now_ns - rule->degraded_since_ns < g->grace_ns)
-		set_local(rule, rule->node_weight, XRL_SHARE_ONE);
-	else
-		set_local(rule, 1, rule->nodes ?: 1);
+	if (now_ns - st->degraded_since_ns < g->grace_ns) {
+		st->part = st->node_weight;
+		st->of = XRL_SHARE_ONE;
+	} else {
+		st->part = 1;
+		st->of = st->nodes ?: 1;
+	}
 }
 
-void xrl_global_follow(struct xrl_global *g, struct xrl_budgets *b,
-		       uint64_t now_ns)
+/* What the engine reads back of a rule. */
+static void hand_out(const struct rule_state *st, struct xrl_global_rule *r)
 {
+	r->part = st->part;
+	r->of = st->of;
+	r->node_weight = st->node_weight;
+	r->nodes = st->nodes;
+	r->degraded = st->degraded;
+	snprintf(r->reason, sizeof(r->reason), "%s", st->reason);
+}
+
+/* The states of @rules, in their order: carried by id, new ones as if
+ * alone until Redis says otherwise. 0 or -ENOMEM. */
+static int follow_states(struct xrl_global *g,
+			 const struct xrl_global_rule *rules, size_t n)
+{
+	struct rule_state *next, *old;
 	size_t i;
 
-	for (i = 0; i < b->n_rules; i++) {
-		struct xrl_budget_rule *rule = &b->rules[i];
-
-		if (!rule->spec.global)
+	next = calloc(n ?: 1, sizeof(*next));
+	if (!next)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		old = state_of(g, rules[i].id);
+		if (old) {
+			next[i] = *old;
 			continue;
-		if (!rule->node_weight) {
-			/* New: as if alone until Redis says otherwise. */
-			rule->node_weight = XRL_SHARE_ONE;
-			rule->nodes = 1;
 		}
-		if (rule->sync_failed)
-			degraded_part(g, rule, now_ns);
-		else
-			set_local(rule, rule->node_weight, XRL_SHARE_ONE);
+		next[i].id = rules[i].id;
+		next[i].node_weight = XRL_SHARE_ONE;
+		next[i].nodes = 1;
+		next[i].part = next[i].of = 1;
 	}
-}
-
-/* ---- slots ------------------------------------------------------------ */
-
-/* CRC16-CCITT (XModem), as the Redis Cluster specification defines it. */
-static uint16_t crc16(const char *buf, size_t len)
-{
-	uint16_t crc = 0;
-	size_t i;
-	int bit;
-
-	for (i = 0; i < len; i++) {
-		crc ^= (uint16_t)(unsigned char)buf[i] << 8;
-		for (bit = 0; bit < 8; bit++)
-			crc = crc & 0x8000 ? (crc << 1) ^ 0x1021 : crc << 1;
-	}
-	return crc;
-}
-
-unsigned xrl_redis_key_slot(const char *key, size_t len)
-{
-	const char *open = memchr(key, '{', len), *close;
-
-	if (open) {
-		close = memchr(open + 1, '}', len - (open + 1 - key));
-		if (close && close > open + 1)
-			return crc16(open + 1, close - open - 1) % N_SLOTS;
-	}
-	return crc16(key, len) % N_SLOTS;
-}
-
-/* The index of node HOST:PORT, added if new; -ENOSPC past the maximum. */
-static int node_index(struct xrl_global *g, const char *host, size_t len,
-		      uint16_t port)
-{
-	size_t i;
-
-	if (!len || len >= sizeof(g->nodes[0].host))
-		return -EPROTO;
-	for (i = 0; i < g->n_nodes; i++)
-		if (g->nodes[i].port == port &&
-		    strlen(g->nodes[i].host) == len &&
-		    !memcmp(g->nodes[i].host, host, len))
-			return (int)i;
-	if (g->n_nodes == XRL_REDIS_MAX_MASTERS)
-		return -ENOSPC;
-	memset(&g->nodes[i], 0, sizeof(g->nodes[i]));
-	memcpy(g->nodes[i].host, host, len);
-	g->nodes[i].port = port;
-	g->n_nodes++;
-	return (int)i;
-}
-
-static bool is_int(const redisReply *r, long long lo, long long hi)
-{
-	return r->type == REDIS_REPLY_INTEGER && r->integer >= lo &&
-	       r->integer <= hi;
-}
-
-/*
- * Reads a CLUSTER SLOTS reply (asked of node @from) into the slot map:
- * [[start, end, [host, port, ...], replicas...], ...]. Anything else
- * leaves the map as it was and returns -EPROTO.
- */
-static int read_slot_map(struct xrl_global *g, const redisReply *reply,
-			 int from)
-{
-	uint16_t owner[N_SLOTS];
-	const redisReply *range, *master;
-	const char *host;
-	size_t i, len;
-	long long s;
-	int k;
-
-	if (reply->type != REDIS_REPLY_ARRAY || reply->elements > N_SLOTS)
-		return -EPROTO;
-	memset(owner, 0xff, sizeof(owner));
-	for (i = 0; i < reply->elements; i++) {
-		range = reply->element[i];
-		if (range->type != REDIS_REPLY_ARRAY || range->elements < 3 ||
-		    !is_int(range->element[0], 0, N_SLOTS - 1) ||
-		    !is_int(range->element[1], range->element[0]->integer,
-			    N_SLOTS - 1))
-			return -EPROTO;
-		master = range->element[2];
-		if (master->type != REDIS_REPLY_ARRAY ||
-		    master->elements < 2 ||
-		    master->element[0]->type != REDIS_REPLY_STRING ||
-		    !is_int(master->element[1], 1, 65535))
-			return -EPROTO;
-		host = master->element[0]->str;
-		len = master->element[0]->len;
-		if (!len || (len == 1 && host[0] == '?')) {
-			/* "this node's address as you reached it" */
-			host = g->nodes[from].host;
-			len = strlen(host);
-		}
-		k = node_index(g, host, len,
-			       (uint16_t)master->element[1]->integer);
-		if (k < 0)
-			return k;
-		for (s = range->element[0]->integer;
-		     s <= range->element[1]->integer; s++)
-			owner[s] = (uint16_t)k;
-	}
-	memcpy(g->owner, owner, sizeof(owner));
+	free(g->states);
+	g->states = next;
+	g->n_states = n;
 	return 0;
 }
 
-/* ---- talking to one node -------------------------------------------- */
-
-/*
- * hiredis 0.14 believes any count a reply announces: "*2147483647" makes
- * it allocate 16 GB of pointers and walk them. Our reader refuses, before
- * allocating, arrays longer than any reply we accept (CLUSTER SLOTS has
- * at most one range per slot) and strings longer than a host or a name;
- * the reply then fails as out of memory, which fails the rule.
- */
-#define MAX_ARRAY	N_SLOTS
-#define MAX_STRING	4096
-
-static redisReplyObjectFunctions *hiredis_functions;
-
-static void *guarded_array(const redisReadTask *task, int elements)
+int xrl_global_follow(struct xrl_global *g, struct xrl_global_rule *rules,
+		      size_t n, uint64_t now_ns)
 {
-	if (elements < 0 || elements > MAX_ARRAY)
-		return NULL;
-	return hiredis_functions->createArray(task, elements);
-}
+	struct rule_state *st;
+	size_t i;
+	int ret = follow_states(g, rules, n);
 
-static void *guarded_string(const redisReadTask *task, char *str, size_t len)
-{
-	if (len > MAX_STRING)
-		return NULL;
-	return hiredis_functions->createString(task, str, len);
-}
-
-static void guard_reader(redisReader *reader)
-{
-	static redisReplyObjectFunctions guarded;
-
-	if (!hiredis_functions) {
-		hiredis_functions = reader->fn;
-		guarded = *reader->fn;
-		guarded.createArray = guarded_array;
-		guarded.createString = guarded_string;
-	}
-	reader->fn = &guarded;
-}
-
-/* Why the connection failed, into @buf (returned). */
-static const char *io_error(redisContext *ctx, char *buf, size_t len)
-{
-	if (ctx->err == REDIS_ERR_IO && (errno == EAGAIN ||
-					 errno == EWOULDBLOCK))
-		snprintf(buf, len, "timed out");
-	else
-		snprintf(buf, len, "%s", ctx->errstr[0] ? ctx->errstr :
-			 "no reply");
-	return buf;
-}
-
-/* A failed round trip; the breaker opens at the XRL_GLOBAL_MISSES-th in a
- * row (or at once when it was open: the probe failed). */
-static void open_breaker(struct xrl_global *g, struct redis_node *n,
-			 uint64_t now_ns, const char *why)
-{
-	disconnect(n);
-	if (!n->open && ++n->misses < XRL_GLOBAL_MISSES)
-		return;	/* tried again at the next sync */
-	n->retry_at_ns = now_ns + g->cooloff_ns;
-	if (n->open) {
-		pr_warn("redis %s:%u: probe failed: %s; next try in %llu ms",
-			n->host, n->port, why,
-			(unsigned long long)(g->cooloff_ns / MS));
-		return;
-	}
-	n->open = true;
-	snprintf(n->reason, sizeof(n->reason), "%s", why);
-	pr_warn("redis %s:%u: %s: degraded (global budgets: last share for "
-		"%llu ms, then budget / nodes); next try in %llu ms", n->host,
-		n->port, why, (unsigned long long)(g->grace_ns / MS),
-		(unsigned long long)(g->cooloff_ns / MS));
-}
-
-static void close_breaker(struct redis_node *n)
-{
-	n->misses = 0;
-	if (!n->open)
-		return;
-	n->open = false;
-	n->reason[0] = '\0';
-	pr_info("redis %s:%u: reachable again", n->host, n->port);
-}
-
-/*
- * A reply by @deadline_ns (CLOCK_MONOTONIC), however slowly its bytes
- * trickle in: each read is bounded by the socket's timeout, the whole by
- * the deadline (a server sending a byte every 40 ms would otherwise hold
- * the daemon as long as it likes).
- */
-static int get_reply(redisContext *ctx, redisReply **out, uint64_t deadline_ns)
-{
-	void *reply = NULL;
-
-	if (redisGetReplyFromReader(ctx, &reply) != REDIS_OK)
-		return REDIS_ERR;
-	while (!reply) {
-		uint64_t now = xrl_monotonic_ns(), left;
-		struct timeval tv;
-
-		if (now >= deadline_ns) {
-			ctx->err = REDIS_ERR_IO;
-			snprintf(ctx->errstr, sizeof(ctx->errstr), "timed out");
-			errno = EAGAIN;
-			return REDIS_ERR;
+	if (ret)
+		return ret;
+	for (i = 0; i < n; i++) {
+		st = &g->states[i];
+		if (st->sync_failed) {
+			degraded_part(g, st, now_ns);
+		} else {
+			st->part = st->node_weight;
+			st->of = XRL_SHARE_ONE;
 		}
-		/* This read waits no longer than the deadline allows. */
-		left = deadline_ns - now;
-		tv.tv_sec = (time_t)(left / 1000000000ULL);
-		tv.tv_usec = (suseconds_t)(left % 1000000000ULL / 1000) ?: 1;
-		if (redisSetTimeout(ctx, tv) != REDIS_OK ||
-		    redisBufferRead(ctx) != REDIS_OK ||
-		    redisGetReplyFromReader(ctx, &reply) != REDIS_OK)
-			return REDIS_ERR;
+		hand_out(st, &rules[i]);
 	}
-	*out = reply;
-	return REDIS_OK;
-}
-
-static uint64_t timeout_ns(const struct xrl_global *g)
-{
-	return (uint64_t)g->timeout.tv_sec * 1000000000ULL +
-	       (uint64_t)g->timeout.tv_usec * 1000ULL;
-}
-
-static int flush(redisContext *ctx);
-
-/* One command, answered within the timeout, or NULL with @why. */
-static redisReply *call(struct xrl_global *g, struct redis_node *n, char *why,
-			size_t len, const char *fmt, ...)
-{
-	redisReply *reply = NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	redisvAppendCommand(n->ctx, fmt, ap);
-	va_end(ap);
-	if (flush(n->ctx) ||
-	    get_reply(n->ctx, &reply, xrl_monotonic_ns() + timeout_ns(g))) {
-		io_error(n->ctx, why, len);
-		return NULL;
-	}
-	return reply;
-}
-
-/*
- * Asks node @k for the slot map. A Redis without cluster support answers
- * with an error: every slot is then the configured node's.
- */
-static int ask_slots(struct xrl_global *g, int k, char *why, size_t len)
-{
-	redisReply *reply = call(g, &g->nodes[k], why, len, "CLUSTER SLOTS");
-	int ret = 0;
-
-	if (!reply)
-		return -EIO;
-	if (reply->type == REDIS_REPLY_ERROR && !g->cluster) {
-		g->map_known = true;	/* a plain Redis */
-	} else if (reply->type == REDIS_REPLY_ERROR) {
-		snprintf(why, len, "CLUSTER SLOTS: %.100s", reply->str);
-		ret = -EPROTO;
-	} else if (read_slot_map(g, reply, k)) {
-		snprintf(why, len, "CLUSTER SLOTS: unexpected reply");
-		ret = -EPROTO;
-	} else {
-		g->cluster = g->map_known = true;
-		g->map_stale = false;
-	}
-	freeReplyObject(reply);
-	return ret;
-}
-
-/*
- * Connects to node @k and loads the script; the seed's first connection
- * also asks CLUSTER SLOTS. 0, or -errno with @why.
- */
-static int connect_node(struct xrl_global *g, int k, char *why, size_t len)
-{
-	struct redis_node *n = &g->nodes[k];
-	redisReply *reply;
-	int ret = 0;
-
-	n->ctx = redisConnectWithTimeout(n->host, n->port, g->timeout);
-	if (!n->ctx || n->ctx->err) {
-		snprintf(why, len, "connecting: %s",
-			 n->ctx ? n->ctx->errstr : "out of memory");
-		goto fail;
-	}
-	if (redisSetTimeout(n->ctx, g->timeout) != REDIS_OK) {
-		snprintf(why, len, "setting the timeout: %s", n->ctx->errstr);
-		goto fail;
-	}
-	guard_reader(n->ctx->reader);
-	reply = call(g, n, why, len, "SCRIPT LOAD %s", sync_script);
-	if (!reply)
-		goto fail;
-	if (reply->type != REDIS_REPLY_STRING || reply->len != 40) {
-		snprintf(why, len, "SCRIPT LOAD: unexpected reply%s%.80s",
-			 reply->type == REDIS_REPLY_ERROR ? ": " : "",
-			 reply->type == REDIS_REPLY_ERROR ? reply->str : "");
-		freeReplyObject(reply);
-		goto fail;
-	}
-	snprintf(g->sha, sizeof(g->sha), "%s", reply->str);
-	freeReplyObject(reply);
-	if (k == 0 && !g->map_known)
-		ret = ask_slots(g, 0, why, len);
-	return ret;
-fail:
-	disconnect(n);
-	return -EIO;
+	return 0;
 }
 
 /* ---- one sync --------------------------------------------------------- */
-
-/* This node's demand for @rule since the last exchange, in pps. */
-static void measure_demand(struct xrl_budgets *b, struct xrl_budget_rule *rule,
-			   uint64_t now_ns)
-{
-	uint64_t total = 0, span;
-	unsigned i;
-
-	for (i = 0; i < b->n_cpus; i++)
-		total += rule->seen[i];
-	span = now_ns - rule->demand_at_ns;
-	if (rule->demand_at_ns && span)
-		rule->demand_pps = (unsigned __int128)(total -
-			rule->arrived_total) * 1000000000ULL / span;
-	rule->arrived_total = total;
-	rule->demand_at_ns = now_ns;
-}
 
 /* A demand as the script returns it: decimal digits, at most 2^40. */
 static bool parse_demand(const redisReply *r, uint64_t *out)
@@ -600,7 +287,8 @@ static int read_part(const struct xrl_global *g, const redisReply *reply,
 
 	if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 3 ||
 	    reply->elements > XRL_GLOBAL_MAX_REPLY || !(reply->elements % 2) ||
-	    !is_int(reply->element[0], 0, 1))
+	    reply->element[0]->type != REDIS_REPLY_INTEGER ||
+	    reply->element[0]->integer < 0 || reply->element[0]->integer > 1)
 		return -EPROTO;
 	n = reply->elements / 2;
 	for (i = 0; i < n; i++) {
@@ -626,35 +314,60 @@ static int read_part(const struct xrl_global *g, const redisReply *reply,
 	return 0;
 }
 
-static uint64_t ttl_ms_of(const struct xrl_global *g,
-			  const struct xrl_budgets *b)
+static uint64_t ttl_ms_of(const struct xrl_global *g, uint64_t interval_ns)
 {
-	uint64_t ttl = g->ttl_ms ?: b->interval_ns * XRL_GLOBAL_TTL_WINDOWS / MS;
+	uint64_t ttl = g->ttl_ms ?: interval_ns * XRL_GLOBAL_TTL_WINDOWS / MS;
 
 	return ttl ?: 1;
 }
 
-static void rule_failed(struct xrl_global *g, struct xrl_budget_rule *rule,
-			const char *why, uint64_t now_ns)
+static void rule_failed(struct xrl_global *g, struct rule_state *st,
+			const char *name, const char *why, uint64_t now_ns)
 {
-	if (!rule->misses++)
-		rule->degraded_since_ns = now_ns;	/* grace starts here */
-	if (!rule->sync_failed && rule->misses < XRL_GLOBAL_MISSES) {
-		set_local(rule, rule->node_weight, XRL_SHARE_ONE);
+	if (!st->misses++)
+		st->degraded_since_ns = now_ns;	/* grace starts here */
+	if (!st->sync_failed && st->misses < XRL_GLOBAL_MISSES) {
+		st->part = st->node_weight;
+		st->of = XRL_SHARE_ONE;
 		return;	/* a missed sync: the last part, not degraded yet */
 	}
-	if (!rule->sync_failed) {
-		rule->sync_failed = true;
-		rule->degraded_since_wall = time(NULL);
-		rule->nodes_before = rule->nodes;
+	if (!st->sync_failed) {
+		st->sync_failed = true;
+		st->degraded_since_wall = time(NULL);
+		st->nodes_before = st->nodes;
 		g->newly_failed++;	/* logged once per sync, not per rule */
 		if (!g->first_failed[0])
 			snprintf(g->first_failed, sizeof(g->first_failed),
-				 "%s: %s", rule->spec.name, why);
+				 "%s: %s", name, why);
 	}
-	rule->degraded = true;
-	snprintf(rule->reason, sizeof(rule->reason), "%s", why);
-	degraded_part(g, rule, now_ns);
+	st->degraded = true;
+	snprintf(st->reason, sizeof(st->reason), "%s", why);
+	degraded_part(g, st, now_ns);
+}
+
+/* Two daemons writing one name: each takes half of the name's part. */
+static uint64_t judge_duplicates(struct xrl_global *g, struct rule_state *st,
+				 const char *name, bool duplicate,
+				 bool was_failed, uint64_t weight)
+{
+	st->duplicates = duplicate ? st->duplicates + 1 : 0;
+	if (st->duplicates >= DUPLICATE_SYNCS) {
+		if (!st->degraded)
+			pr_err("rule %s: node name \"%s\" is also used by "
+			       "another daemon: each takes half of its part; "
+			       "give every node its own --node", name,
+			       g->node);
+		snprintf(st->reason, sizeof(st->reason), "node name \"%s\" "
+			 "is also used by another daemon", g->node);
+		st->degraded = true;
+		return weight / 2;
+	}
+	if (st->degraded && !was_failed)
+		pr_info("rule %s: node name \"%s\" no longer shared", name,
+			g->node);
+	st->degraded = false;
+	st->reason[0] = '\0';
+	return weight;
 }
 
 /*
@@ -662,351 +375,109 @@ static void rule_failed(struct xrl_global *g, struct xrl_budget_rule *rule,
  * than its part of the nodes it saw before while fewer have rejoined
  * (for one TTL at most); a name another daemon also writes takes half.
  */
-static void rule_synced(struct xrl_global *g, struct xrl_budget_rule *rule,
-			const struct part *part, uint64_t ttl_ms,
-			uint64_t now_ns)
+static void rule_synced(struct xrl_global *g, struct rule_state *st,
+			const char *name, const struct part *part,
+			uint64_t ttl_ms, uint64_t now_ns)
 {
 	uint64_t weight = part->weight, cap;
-	bool was_failed = rule->sync_failed;
+	bool was_failed = st->sync_failed;
 
-	rule->misses = 0;
-	if (rule->sync_failed) {
-		rule->sync_failed = false;
-		rule->rejoin_until_ns = now_ns + ttl_ms * MS;
+	st->misses = 0;
+	if (st->sync_failed) {
+		st->sync_failed = false;
+		st->rejoin_until_ns = now_ns + ttl_ms * MS;
 		g->newly_synced++;
 	}
-	if (part->nodes >= rule->nodes_before)
-		rule->rejoin_until_ns = 0;	/* everyone is back */
-	if (rule->rejoin_until_ns && now_ns < rule->rejoin_until_ns) {
-		cap = XRL_SHARE_ONE / rule->nodes_before;
+	if (part->nodes >= st->nodes_before)
+		st->rejoin_until_ns = 0;	/* everyone is back */
+	if (st->rejoin_until_ns && now_ns < st->rejoin_until_ns) {
+		cap = XRL_SHARE_ONE / st->nodes_before;
 		if (weight > cap)
 			weight = cap;
 	}
-	rule->duplicates = part->duplicate ? rule->duplicates + 1 : 0;
-	if (rule->duplicates >= DUPLICATE_SYNCS) {
-		if (!rule->degraded)
-			pr_err("rule %s: node name \"%s\" is also used by "
-			       "another daemon: each takes half of its part; "
-			       "give every node its own --node", rule->spec.name,
-			       g->node);
-		snprintf(rule->reason, sizeof(rule->reason), "node name \"%s\""
-			 " is also used by another daemon", g->node);
-		rule->degraded = true;
-		weight /= 2;
-	} else {
-		if (rule->degraded && !was_failed)
-			pr_info("rule %s: node name \"%s\" no longer shared",
-				rule->spec.name, g->node);
-		rule->degraded = false;
-		rule->reason[0] = '\0';
-	}
-	rule->node_weight = (uint32_t)weight;
-	rule->nodes = part->nodes;
-	set_local(rule, weight ?: 1, XRL_SHARE_ONE);
+	weight = judge_duplicates(g, st, name, part->duplicate, was_failed,
+				  weight);
+	st->node_weight = (uint32_t)weight;
+	st->nodes = part->nodes;
+	st->part = weight ?: 1;
+	st->of = XRL_SHARE_ONE;
 }
 
-/* "host:port" of a MOVED or ASK reply (the host may hold colons). */
-static int redirect_target(struct xrl_global *g, const char *text,
-			   unsigned *slot)
-{
-	const char *space, *colon;
-	char *end;
-	unsigned long s, port;
-
-	s = strtoul(text, &end, 10);
-	if (end == text || *end != ' ' || s >= N_SLOTS)
-		return -EPROTO;
-	space = end + 1;
-	colon = strrchr(space, ':');
-	if (!colon)
-		return -EPROTO;
-	port = strtoul(colon + 1, &end, 10);
-	if (end == colon + 1 || *end || !port || port > 65535)
-		return -EPROTO;
-	*slot = (unsigned)s;
-	return node_index(g, space, (size_t)(colon - space), (uint16_t)port);
-}
-
-enum verdict { X_DONE, X_RETRY, X_FAILED };
-
-/* What the script's reply means for @x; sets @reload on NOSCRIPT. */
-static enum verdict judge(struct xrl_global *g, struct exchange *x,
-			  const redisReply *reply, uint64_t ttl_ms,
-			  uint64_t now_ns, bool *reload)
-{
-	struct part part;
-	unsigned slot;
-	int k;
-
-	if (reply->type == REDIS_REPLY_ERROR) {
-		bool moved = !strncmp(reply->str, "MOVED ", 6);
-
-		if (moved || !strncmp(reply->str, "ASK ", 4)) {
-			k = redirect_target(g, reply->str + (moved ? 6 : 4),
-					    &slot);
-			if (k < 0 || slot != x->slot) {
-				snprintf(x->why, sizeof(x->why), "bad redirect"
-					 ": %.100s", reply->str);
-				return X_FAILED;
-			}
-			if (moved) {
-				g->owner[slot] = (uint16_t)k;
-				g->map_stale = true;
-				g->moved++;
-			} else {
-				g->asked++;
-			}
-			x->target = k;
-			x->asking = !moved;
-			snprintf(x->why, sizeof(x->why), "redirected too often"
-				 ": %.100s", reply->str);
-			return X_RETRY;
-		}
-		if (!strncmp(reply->str, "NOSCRIPT", 8)) {
-			*reload = true;	/* Redis restarted or flushed */
-			snprintf(x->why, sizeof(x->why), "%.100s", reply->str);
-			return X_RETRY;
-		}
-		snprintf(x->why, sizeof(x->why), "error reply: %.100s",
-			 reply->str);
-		return X_FAILED;
-	}
-	if (read_part(g, reply, &part)) {
-		snprintf(x->why, sizeof(x->why),
-			 "unexpected reply to the sync script");
-		return X_FAILED;
-	}
-	rule_synced(g, x->rule, &part, ttl_ms, now_ns);
-	return X_DONE;
-}
-
-static void append(struct xrl_global *g, struct redis_node *n,
-		   const struct exchange *x, uint64_t ttl_ms)
-{
+/* One rule's exchange: what its job's text points at, and the rule. */
+struct exchange {
+	char key[XRL_RULE_NAME_MAX + 16];
 	char demand[24], ttl[24];
-	const char *argv[8] = {
-		"EVALSHA", g->sha, "1", x->key, g->node, demand, ttl,
-		g->instance,
-	};
+	const char *name;
+	struct rule_state *state;
+};
 
-	snprintf(demand, sizeof(demand), "%llu",
-		 (unsigned long long)x->rule->demand_pps);
-	snprintf(ttl, sizeof(ttl), "%llu", (unsigned long long)ttl_ms);
-	if (x->asking)
-		redisAppendCommand(n->ctx, "ASKING");
-	redisAppendCommandArgv(n->ctx, 8, argv, NULL);
-}
+/* One sync: exchange i is for job i. */
+struct sync_ctx {
+	struct xrl_global *g;
+	uint64_t ttl_ms, now_ns;
+	struct xrl_redis_job *jobs;
+	struct exchange *xs;
+};
 
-static int flush(redisContext *ctx)
+/* The script's reply for @job (redis_cluster.h). */
+static int read_reply(struct xrl_redis_job *job, const redisReply *reply,
+		      void *arg)
 {
-	int done = 0;
+	struct sync_ctx *ctx = arg;
+	struct exchange *x = &ctx->xs[job - ctx->jobs];
+	struct part part;
 
-	do {
-		if (redisBufferWrite(ctx, &done) == REDIS_ERR)
-			return -EIO;
-	} while (!done);
+	if (read_part(ctx->g, reply, &part)) {
+		snprintf(job->why, sizeof(job->why),
+			 "unexpected reply to the sync script");
+		return -EPROTO;
+	}
+	rule_synced(ctx->g, x->state, x->name, &part, ctx->ttl_ms,
+		    ctx->now_ns);
 	return 0;
 }
 
-/* Whether node @k may be talked to now: connected, or connected for its
- * breaker's probe. Rules it cannot serve fail with the reason. */
-static bool reachable(struct xrl_global *g, int k, uint64_t now_ns,
-		      char *why, size_t len)
+static void prepare(struct xrl_global *g, struct exchange *x,
+		    struct xrl_redis_job *job,
+		    const struct xrl_global_rule *rule, uint64_t ttl_ms)
 {
-	struct redis_node *n = &g->nodes[k];
-
-	if (n->ctx)
-		return true;
-	if (n->open && now_ns < n->retry_at_ns) {
-		snprintf(why, len, "%s", n->reason);
-		return false;	/* cooling off: left alone */
-	}
-	if (!connect_node(g, k, why, len))
-		return true;
-	open_breaker(g, n, now_ns, why);
-	return false;
+	snprintf(x->key, sizeof(x->key), "xrl:{%s}:demand", rule->name);
+	snprintf(x->demand, sizeof(x->demand), "%llu",
+		 (unsigned long long)rule->demand_pps);
+	snprintf(x->ttl, sizeof(x->ttl), "%llu", (unsigned long long)ttl_ms);
+	x->name = rule->name;
+	x->state = state_of(g, rule->id);
+	job->key = x->key;
+	job->args[0] = g->node;
+	job->args[1] = x->demand;
+	job->args[2] = x->ttl;
+	job->args[3] = g->instance;
+	job->n_args = 4;
 }
 
-/*
- * Redis answers a pipeline when it has run all of it: its replies are
- * due within the timeout plus XRL_GLOBAL_SCRIPT_US for each script in it
- * (1,000 rules: 50 ms + 500 ms at most, on the daemon's event loop).
- */
-static uint64_t pipeline_deadline(const struct xrl_global *g,
-				  const struct exchange *xs, size_t n, int k)
+static void summarize(struct xrl_global *g)
 {
-	uint64_t ns = timeout_ns(g);
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (!xs[i].done && !xs[i].failed && xs[i].target == k)
-			ns += XRL_GLOBAL_SCRIPT_US * 1000ULL;
-	return xrl_monotonic_ns() + ns;
-}
-
-/*
- * One round: every pending exchange is sent to its node, all nodes'
- * pipelines flushed before any reply is read (one round trip, nodes in
- * parallel), then the replies judged in order.
- */
-static void round_trip(struct xrl_global *g, struct exchange *xs, size_t n,
-		       uint64_t ttl_ms, uint64_t now_ns)
-{
-	bool used[XRL_REDIS_MAX_MASTERS] = { false };
-	char why[160];
-	redisReply *reply;
-	size_t i, k;
-
-	for (k = 0; k < g->n_nodes; k++) {
-		for (i = 0; i < n; i++)
-			if (!xs[i].done && !xs[i].failed &&
-			    xs[i].target == (int)k)
-				break;
-		if (i == n)
-			continue;
-		if (!reachable(g, (int)k, now_ns, why, sizeof(why))) {
-			for (; i < n; i++)
-				if (!xs[i].done && xs[i].target == (int)k) {
-					xs[i].failed = true;
-					snprintf(xs[i].why, sizeof(xs[i].why),
-						 "%s", why);
-				}
-			continue;
-		}
-		for (; i < n; i++)
-			if (!xs[i].done && !xs[i].failed &&
-			    xs[i].target == (int)k)
-				append(g, &g->nodes[k], &xs[i], ttl_ms);
-		used[k] = !flush(g->nodes[k].ctx);
-		if (!used[k]) {
-			io_error(g->nodes[k].ctx, why, sizeof(why));
-			open_breaker(g, &g->nodes[k], now_ns, why);
-		}
-	}
-	for (k = 0; k < g->n_nodes; k++) {
-		struct redis_node *node = &g->nodes[k];
-		bool reload = false, broken = false;
-		uint64_t deadline;
-
-		if (!used[k])
-			continue;
-		deadline = pipeline_deadline(g, xs, n, (int)k);
-		for (i = 0; i < n; i++) {
-			struct exchange *x = &xs[i];
-			bool asking = x->asking;
-
-			if (x->done || x->failed || x->target != (int)k)
-				continue;
-			if (broken) {
-				x->failed = true;
-				snprintf(x->why, sizeof(x->why), "%s", why);
-				continue;
-			}
-			if (asking && get_reply(node->ctx, &reply,
-						deadline) == REDIS_OK)
-				freeReplyObject(reply);	/* +OK of ASKING */
-			if (get_reply(node->ctx, &reply, deadline) !=
-			    REDIS_OK) {
-				io_error(node->ctx, why, sizeof(why));
-				broken = true;
-				x->failed = true;
-				snprintf(x->why, sizeof(x->why), "%s", why);
-				continue;
-			}
-			switch (judge(g, x, reply, ttl_ms, now_ns, &reload)) {
-			case X_DONE:
-				x->done = true;
-				break;
-			case X_FAILED:
-				x->failed = true;
-				break;
-			case X_RETRY:
-				break;	/* judge() set where to, and how */
-			}
-			freeReplyObject(reply);
-		}
-		if (broken) {
-			open_breaker(g, node, now_ns, why);
-			continue;
-		}
-		close_breaker(node);
-		if (reload && !broken)
-			disconnect(node);	/* loads it on reconnecting */
-	}
-}
-
-static void summarize(struct xrl_global *g, const struct xrl_budgets *b)
-{
+	const struct rule_state *st;
 	size_t i;
 
 	g->n_degraded = 0;
 	g->reason[0] = '\0';
-	for (i = 0; i < b->n_rules; i++) {
-		const struct xrl_budget_rule *rule = &b->rules[i];
-
-		if (!rule->spec.global || !rule->degraded)
+	for (i = 0; i < g->n_states; i++) {
+		st = &g->states[i];
+		if (!st->degraded)
 			continue;
 		if (!g->n_degraded++) {
 			snprintf(g->reason, sizeof(g->reason), "%s",
-				 rule->reason);
-			g->degraded_since = rule->sync_failed ?
-				rule->degraded_since_wall : time(NULL);
+				 st->reason);
+			g->degraded_since = st->sync_failed ?
+				st->degraded_since_wall : time(NULL);
 		}
 	}
 }
 
-int xrl_global_sync(struct xrl_global *g, struct xrl_budgets *b,
-		    uint64_t now_ns)
+/* Logged once per sync, not per rule. */
+static void log_changes(struct xrl_global *g)
 {
-	uint64_t ttl_ms = ttl_ms_of(g, b);
-	struct exchange *xs;
-	bool any_failed = false, any_done = false;
-	char why[160];
-	size_t i, n = 0;
-	int round;
-
-	xs = calloc(b->n_rules ?: 1, sizeof(*xs));
-	if (!xs)
-		return -ENOMEM;
-	for (i = 0; i < b->n_rules; i++) {
-		struct xrl_budget_rule *rule = &b->rules[i];
-		struct exchange *x = &xs[n];
-
-		if (!rule->spec.global)
-			continue;
-		measure_demand(b, rule, now_ns);
-		x->rule = rule;
-		snprintf(x->key, sizeof(x->key), "xrl:{%s}:demand",
-			 rule->spec.name);
-		x->slot = xrl_redis_key_slot(x->key, strlen(x->key));
-		n++;
-	}
-	if (!n)
-		goto free_all;
-	g->newly_failed = g->newly_synced = 0;
-	g->first_failed[0] = '\0';
-	/* The map first: the seed tells whether it is a cluster at all. */
-	if (!g->map_known && reachable(g, 0, now_ns, why, sizeof(why)) &&
-	    !g->map_known && ask_slots(g, 0, why, sizeof(why)))
-		open_breaker(g, &g->nodes[0], now_ns, why);
-	for (i = 0; i < n; i++)
-		xs[i].target = g->owner[xs[i].slot] == NO_OWNER ? 0 :
-			       g->owner[xs[i].slot];
-	for (round = 0; round <= REDIRECTS; round++)
-		round_trip(g, xs, n, ttl_ms, now_ns);
-	for (i = 0; i < n; i++) {
-		if (!xs[i].done)
-			rule_failed(g, xs[i].rule, xs[i].why[0] ? xs[i].why :
-				    "no reply", now_ns);
-		any_failed |= !xs[i].done;
-		any_done |= xs[i].done;
-	}
-	/* MOVED: the cluster changed; read the whole map for the next sync
-	 * from a node that answered. */
-	if (g->map_stale)
-		for (i = 0; i < g->n_nodes && g->map_stale; i++)
-			if (g->nodes[i].ctx)
-				ask_slots(g, (int)i, why, sizeof(why));
 	if (g->newly_failed)
 		pr_warn("global budgets: sync failed for %u rule%s (%s): "
 			"degraded", g->newly_failed,
@@ -1014,12 +485,49 @@ int xrl_global_sync(struct xrl_global *g, struct xrl_budgets *b,
 	if (g->newly_synced)
 		pr_info("global budgets: %u rule%s synced again",
 			g->newly_synced, g->newly_synced == 1 ? "" : "s");
+}
+
+int xrl_global_sync(struct xrl_global *g, struct xrl_global_rule *rules,
+		    size_t n, uint64_t interval_ns, uint64_t now_ns)
+{
+	struct sync_ctx ctx = {
+		.g = g, .ttl_ms = ttl_ms_of(g, interval_ns), .now_ns = now_ns,
+	};
+	bool any_failed = false, any_done = false;
+	size_t i;
+	int ret = follow_states(g, rules, n);
+
+	if (ret)
+		return ret;
+	ctx.jobs = calloc(n ?: 1, sizeof(*ctx.jobs));
+	ctx.xs = calloc(n ?: 1, sizeof(*ctx.xs));
+	if (!ctx.jobs || !ctx.xs) {
+		ret = -ENOMEM;
+		goto free_all;
+	}
+	for (i = 0; i < n; i++)
+		prepare(g, &ctx.xs[i], &ctx.jobs[i], &rules[i], ctx.ttl_ms);
+	g->newly_failed = g->newly_synced = 0;
+	g->first_failed[0] = '\0';
+	xrl_redis_run(g->redis, ctx.jobs, n, read_reply, &ctx, now_ns);
+	for (i = 0; i < n; i++) {
+		if (!ctx.jobs[i].done)
+			rule_failed(g, ctx.xs[i].state, ctx.xs[i].name,
+				    ctx.jobs[i].why[0] ? ctx.jobs[i].why :
+				    "no reply", now_ns);
+		any_failed |= !ctx.jobs[i].done;
+		any_done |= ctx.jobs[i].done;
+		hand_out(ctx.xs[i].state, &rules[i]);
+	}
+	log_changes(g);
 	if (any_done)
 		g->syncs++;
 	if (any_failed)
 		g->failures++;
+	summarize(g);
+	ret = g->n_degraded ? -EIO : 0;
 free_all:
-	free(xs);
-	summarize(g, b);
-	return g->n_degraded ? -EIO : 0;
+	free(ctx.jobs);
+	free(ctx.xs);
+	return ret;
 }

@@ -15,27 +15,22 @@
  * hash-tagged: a rule lives in one Redis Cluster slot, and a slot
  * migration moves all of it at once.
  *
- * Redis Cluster: the slot map comes from CLUSTER SLOTS (asked of the
- * configured address), one connection per master; a MOVED reply updates
- * the map (and the whole map is read again after the sync), an ASK reply
- * is followed once with ASKING; the rule is retried in the same sync, so
- * a migrated slot costs no sync. A plain Redis answers CLUSTER SLOTS with
- * an error and is used for every slot.
+ * The exchange goes through redis_cluster.h, over a Redis or a Redis
+ * Cluster. Every reply is a stranger's input: types, counts (at most
+ * XRL_GLOBAL_MAX_NODES nodes), lengths and numbers are checked, and a
+ * reply that is not what the script returns fails the rule, never the
+ * daemon. Calls are bounded by a timeout (default 50 ms).
  *
- * Every reply is a stranger's input: types, counts (at most
- * XRL_GLOBAL_MAX_NODES nodes), lengths, numbers and redirect targets are
- * checked, and a reply that is not what the script returns fails the
- * rule, never the daemon. Calls are bounded by a timeout (connect, and
- * a deadline for each reply however its bytes trickle in; default
- * 50 ms), and our reader refuses, before allocating, arrays and strings
- * longer than any reply we accept (hiredis 0.14 believes any count).
+ * The engine (budget.h) and this side share nothing but the exchange:
+ * the engine hands in each global rule's name and this node's demand,
+ * and reads back its part of the budget; each rule's history (misses,
+ * degraded since, rejoining) is kept here.
  *
  * Degraded state is per rule: a rule whose exchange failed
  * XRL_GLOBAL_MISSES times in a row is degraded; it keeps its last part
  * for the grace period (from its first miss), then falls back to the
  * budget / the nodes it last saw. A Redis node that failed as often (no
- * answer, timeout) has a circuit breaker: it is left alone for the
- * cool-off, then probed once.
+ * answer, timeout) has a circuit breaker (redis_cluster.h).
  * A rule that comes back does not take more than its part of the nodes
  * it saw before the failure until the others had a TTL to rejoin.
  *
@@ -48,10 +43,10 @@
 #define XRL_GLOBAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
-struct xrl_budgets;
 struct xrl_global;
 
 #define XRL_GLOBAL_TIMEOUT_MS	50
@@ -64,11 +59,8 @@ struct xrl_global;
  * keeps its last part (the grace period counts from the first miss).
  */
 #define XRL_GLOBAL_MISSES	3
-/* What one rule's script may cost Redis before its reply times out. */
-#define XRL_GLOBAL_SCRIPT_US	500
 #define XRL_NODE_NAME_MAX	64
 #define XRL_GLOBAL_MAX_NODES	1024	/* sharing one rule */
-#define XRL_REDIS_MAX_MASTERS	64	/* connections of one daemon */
 #define XRL_GLOBAL_MAX_REPLY	(2 * XRL_GLOBAL_MAX_NODES + 1)
 
 struct xrl_global_opts {
@@ -103,18 +95,28 @@ void xrl_global_free(struct xrl_global *g);
 void xrl_global_status(const struct xrl_global *g,
 		       struct xrl_global_status *out);
 
-/* Follows the engine's rules after a policy change (sets their local
- * budget to what this node holds). */
-void xrl_global_follow(struct xrl_global *g, struct xrl_budgets *b,
-		       uint64_t now_ns);
+/* One global rule in an exchange: in, its name and this node's demand;
+ * out, this node's part of its budget and the rule's state. */
+struct xrl_global_rule {
+	uint32_t id;
+	const char *name;		/* its key: xrl:{NAME}:demand */
+	uint64_t demand_pps;		/* this node's, last interval */
+	uint64_t part, of;		/* out: part / of of the budget */
+	uint32_t node_weight;		/* out: of XRL_SHARE_ONE, from Redis */
+	uint32_t nodes;			/* out: live nodes, last exchange */
+	bool degraded;			/* out */
+	char reason[160];		/* out: why degraded */
+};
 
-/* One exchange with Redis for every global rule of @b (the degraded ones
- * get their fallback parts). 0, or -EIO while any global rule is
- * degraded. */
-int xrl_global_sync(struct xrl_global *g, struct xrl_budgets *b,
-		    uint64_t now_ns);
+/* After a policy change: the parts of the global rules @rules (@n) now
+ * are, carried from the rules of the same ids. 0 or -ENOMEM. */
+int xrl_global_follow(struct xrl_global *g, struct xrl_global_rule *rules,
+		      size_t n, uint64_t now_ns);
 
-/* The cluster key slot of @key (CRC16 of its hash tag, mod 16384). */
-unsigned xrl_redis_key_slot(const char *key, size_t len);
+/* One exchange with Redis for every rule of @rules (the degraded ones get
+ * their fallback parts); demand lives XRL_GLOBAL_TTL_WINDOWS times
+ * @interval_ns. 0, -ENOMEM, or -EIO while any global rule is degraded. */
+int xrl_global_sync(struct xrl_global *g, struct xrl_global_rule *rules,
+		    size_t n, uint64_t interval_ns, uint64_t now_ns);
 
 #endif

@@ -7,8 +7,10 @@
 #ifndef XRL_MANUAL_BANS_H
 #define XRL_MANUAL_BANS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <jansson.h>
 #include "xrl.h"
 
 #define XRL_BANS_NAME	"policy.bans.json"	/* beside the state file */
@@ -32,5 +34,29 @@ void xrl_manual_bans_free(struct xrl_manual_bans *b);
 
 /* Makes the program's map hold exactly the bans of @b. 0 or -errno. */
 int xrl_manual_bans_install(const struct xrl_manual_bans *b, int map_fd);
+
+/* The wall clock the file keeps ends in (epoch ms). */
+uint64_t xrl_manual_bans_now_ms(void);
+/* Whether @e ended by @now_ms. */
+bool xrl_manual_ban_ended(const struct xrl_manual_ban_entry *e,
+			  uint64_t now_ms);
+/* The program's key and entry of a ban (its end on the program's
+ * clock). */
+void xrl_manual_ban_key(const struct xrl_lpm_key *prefix,
+			struct xrl_manual_ban_key *key);
+void xrl_manual_ban_value(const struct xrl_manual_ban_entry *e,
+			  uint64_t now_ms, struct xrl_manual_ban *value);
+/* A ban as bans shows it, with what it dropped when @map_fd >= 0. */
+json_t *xrl_manual_ban_json(const struct xrl_manual_ban_entry *e, int map_fd);
+
+/* The list of @b without @drop and the bans that ended, with room for
+ * @extra more (free() it); NULL when out of memory. */
+struct xrl_manual_ban_entry *
+xrl_manual_bans_kept(const struct xrl_manual_bans *b,
+		     const struct xrl_lpm_key *drop, size_t extra, size_t *n);
+/* Writes @v (@n bans) to the file's temporary copy beside @path (renamed
+ * into place by xrl_overlay_commit()). 0 or -errno with @err. */
+int xrl_manual_bans_stage(const char *path, const struct xrl_manual_ban_entry *v,
+			  size_t n, char *err, size_t len);
 
 #endif

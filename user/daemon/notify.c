@@ -6,7 +6,8 @@
 #include <string.h>
 #include <time.h>
 #include <systemd/sd-daemon.h>
-#include "control.h"
+#include "clock.h"
+#include "change.h"
 #include "log.h"
 #include "notify.h"
 
@@ -58,13 +59,11 @@ void xrl_notify_ready(const struct xrl_daemon_state *state)
  * (Type=notify-reload); earlier ones ignore it. */
 void xrl_notify_reloading(void)
 {
-	struct timespec ts;
 	char msg[64];
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%llu",
-		 (unsigned long long)ts.tv_sec * 1000000ULL +
-		 ts.tv_nsec / 1000);
+		 (unsigned long long)(xrl_clock_ns(CLOCK_MONOTONIC) /
+				      XRL_NS_PER_US));
 	notify(msg, NULL);
 }
 

@@ -10,18 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 #include <jansson.h>
-#include "control_cmds.h"
-#include "match.h"
+#include "cidr.h"
+#include "levels.h"
 #include "overlay.h"
+#include "rule_json.h"
 
 #define OVERLAY_VERSION 1
-
-static bool same_prefix(const struct xrl_lpm_key *a,
-			const struct xrl_lpm_key *b)
-{
-	return a->prefixlen == b->prefixlen &&
-	       !memcmp(a->addr, b->addr, sizeof(a->addr));
-}
 
 void xrl_overlay_free(struct xrl_overlay *ov)
 {
@@ -46,8 +40,8 @@ static int load_rules(json_t *array, struct xrl_overlay *ov, char *err,
 	if (!ov->rules)
 		return -ENOMEM;
 	json_array_foreach(array, i, item) {
-		ret = xrl_control_parse_rule(item, &ov->rules[i], why,
-					     sizeof(why));
+		ret = xrl_rule_json_read(item, &ov->rules[i], why,
+					 sizeof(why));
 		if (ret) {
 			snprintf(err, len, "rules[%zu]: %s", i, why);
 			return ret;
@@ -75,9 +69,9 @@ static int load_deleted(json_t *array, struct xrl_overlay *ov, char *err,
 		return -ENOMEM;
 	json_array_foreach(array, i, item) {
 		ret = json_is_string(item) ?
-			      xrl_control_cidr(json_string_value(item),
-					       &ov->deleted[i], why,
-					       sizeof(why)) :
+			      xrl_rule_json_cidr(json_string_value(item),
+						 &ov->deleted[i], why,
+						 sizeof(why)) :
 			      -EINVAL;
 		if (ret) {
 			snprintf(err, len, "deleted[%zu]: %s", i,
@@ -127,35 +121,6 @@ int xrl_overlay_load(const char *path, struct xrl_overlay *ov, char *err,
 	return ret;
 }
 
-static json_t *rule_json(const struct xrl_rule_spec *rule)
-{
-	char cidr[64];
-	json_t *obj;
-
-	xrl_cidr_format(&rule->prefix, cidr, sizeof(cidr));
-	obj = json_pack("{s:s, s:s, s:s, s:s}", "name", rule->name, "cidr",
-			cidr, "action", xrl_action_name(rule->action), "scope",
-			xrl_scope_name(rule->scope));
-	if (obj && rule->pps) {
-		json_object_set_new(obj, "pps", json_integer(rule->pps));
-		json_object_set_new(obj, "burst", json_integer(rule->burst));
-	}
-	if (obj && rule->bps) {
-		json_object_set_new(obj, "bps", json_integer(rule->bps));
-		json_object_set_new(obj, "burst_bytes",
-				    json_integer(rule->burst_bytes));
-	}
-	if (obj && rule->global)
-		json_object_set_new(obj, "global", json_true());
-	if (obj && rule->strategy.kind != XRL_STRATEGY_TOKEN_BUCKET)
-		xrl_control_strategy_json(obj, rule);
-	if (obj && !xrl_match_is_plain(&rule->match))
-		xrl_control_match_json(obj, &rule->match);
-	xrl_control_ban_json(obj, rule);
-	xrl_control_levels_json(obj, rule);
-	return obj;
-}
-
 static json_t *overlay_json(const struct xrl_policy *policy,
 			    const struct xrl_lpm_key *deleted, size_t n_deleted)
 {
@@ -171,7 +136,8 @@ static json_t *overlay_json(const struct xrl_policy *policy,
 	gone = json_object_get(root, "deleted");
 	for (i = 0; i < policy->n_rules; i++)
 		if (policy->rules[i].runtime &&
-		    json_array_append_new(rules, rule_json(&policy->rules[i])))
+		    json_array_append_new(rules,
+					  xrl_rule_json(&policy->rules[i])))
 			goto fail;
 	for (i = 0; i < n_deleted; i++) {
 		xrl_cidr_format(&deleted[i], cidr, sizeof(cidr));
@@ -245,27 +211,12 @@ void xrl_overlay_discard(const char *path)
 	unlink(tmp);
 }
 
-/* The rule of @prefix and L4 match @match (NULL: the plain rule). */
-static struct xrl_rule_spec *rule_of_prefix(struct xrl_policy *policy,
-					    const struct xrl_lpm_key *prefix,
-					    const struct xrl_rule_match *match)
-{
-	static const struct xrl_rule_match plain;
-	size_t i;
-
-	for (i = 0; i < policy->n_rules; i++)
-		if (same_prefix(&policy->rules[i].prefix, prefix) &&
-		    !xrl_match_compare(&policy->rules[i].match,
-				       match ? match : &plain))
-			return &policy->rules[i];
-	return NULL;
-}
-
 int xrl_overlay_merge(struct xrl_policy *policy,
 		      const struct xrl_rule_spec *rules, size_t n_rules,
 		      const struct xrl_lpm_key *deleted, size_t n_deleted,
 		      char *err, size_t len)
 {
+	static const struct xrl_rule_match plain;
 	struct xrl_rule_spec *same, *named;
 	char cidr[64], other[64], at[32], why[160];
 	size_t i;
@@ -273,7 +224,7 @@ int xrl_overlay_merge(struct xrl_policy *policy,
 
 	for (i = 0; i < n_deleted; i++) {
 		if (!deleted[i].prefixlen ||
-		    !rule_of_prefix(policy, &deleted[i], NULL))
+		    !xrl_policy_find_match(policy, &deleted[i], &plain))
 			continue;
 		xrl_cidr_format(&deleted[i], cidr, sizeof(cidr));
 		ret = xrl_policy_del(policy, cidr);
@@ -290,8 +241,8 @@ int xrl_overlay_merge(struct xrl_policy *policy,
 				 rules[i].name, cidr, why);
 			return -EINVAL;
 		}
-		same = rule_of_prefix(policy, &rules[i].prefix,
-				      &rules[i].match);
+		same = xrl_policy_find_match(policy, &rules[i].prefix,
+					     &rules[i].match);
 		named = xrl_policy_find(policy, rules[i].name);
 		if (named && named != same) {
 			xrl_cidr_format(&named->prefix, other, sizeof(other));
@@ -331,7 +282,7 @@ int xrl_overlay_deleted_with(const struct xrl_lpm_key *deleted, size_t n,
 		return -ENOMEM;
 	*n_out = 0;
 	for (i = 0; i < n; i++)
-		if (!same_prefix(&deleted[i], prefix))
+		if (!xrl_prefix_equal(&deleted[i], prefix))
 			(*out)[(*n_out)++] = deleted[i];
 	if (add)
 		(*out)[(*n_out)++] = *prefix;

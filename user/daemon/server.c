@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "budget.h"
+#include "clock.h"
 #include "control.h"
 #include "log.h"
 #include "notify.h"
@@ -63,10 +64,7 @@ static char listen_tag, signal_tag, sync_tag;
 
 static long long now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+	return (long long)(xrl_clock_ns(CLOCK_MONOTONIC) / XRL_NS_PER_MS);
 }
 
 static int make_socket_dir(const char *path)
@@ -573,7 +571,7 @@ static void sync_budgets(struct server *srv)
 
 	if (read(srv->sync_fd, &ticks, sizeof(ticks)) != sizeof(ticks))
 		return;
-	ret = xrl_budgets_sync(srv->state->budgets, xrl_monotonic_ns());
+	ret = xrl_budgets_sync(srv->state->budgets, xrl_clock_ns(CLOCK_MONOTONIC));
 	if (ret && ret != last_error)
 		pr_warn("budget sync: %s", strerror(-ret));
 	else if (!ret && last_error)

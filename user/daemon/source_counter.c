@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 #include <time.h>
+#include "clock.h"
 #include "mapwalk.h"
 #include "source_counter.h"
 #include "xrl.h"
@@ -22,16 +23,14 @@ static void *counter_thread(void *arg)
 {
 	struct xrl_source_counter *c = arg;
 	struct timespec until;
+	uint64_t at;
 
 	pthread_mutex_lock(&c->lock);
 	while (!c->stop) {
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += c->interval_ms / 1000;
-		until.tv_nsec += (c->interval_ms % 1000) * 1000000;
-		if (until.tv_nsec >= 1000000000) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000;
-		}
+		at = xrl_clock_ns(CLOCK_MONOTONIC) +
+		     c->interval_ms * XRL_NS_PER_MS;
+		until.tv_sec = (time_t)(at / XRL_NS_PER_S);
+		until.tv_nsec = (long)(at % XRL_NS_PER_S);
 		while (!c->stop && pthread_cond_timedwait(&c->wake, &c->lock,
 							  &until) != ETIMEDOUT)
 			;

@@ -6,8 +6,6 @@
  * enforcing the last policy; started again, it adopts what is pinned.
  */
 #include <errno.h>
-#include <getopt.h>
-#include <grp.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,114 +14,27 @@
 #include <unistd.h>
 #include "attach.h"
 #include "budget.h"
+#include "clock.h"
 #include "event_reader.h"
 #include "global.h"
 #include "control.h"
+#include "daemon_opts.h"
 #include "datapath.h"
 #include "dispatcher.h"
 #include "events.h"
+#include "loader.h"
 #include "log.h"
 #include "metrics_http.h"
 #include "notify.h"
 #include "overlay.h"
 #include "manual_bans.h"
 #include "pin.h"
-#include "policy_file.h"
+#include "policy_read.h"
 #include "policy_map.h"
+#include "policy_running.h"
 #include "server.h"
 #include "source_counter.h"
-
-#define DEFAULT_CONFIG	"/etc/xdp-ratelimit/policy.yaml"
-#define STATE_FILE_NAME	"policy.applied.yaml"
-
-struct daemon_opts {
-	const char *config_path;
-	const char *socket_path;
-	const char *state_path;
-	const char *overlay_path;	/* beside the state file */
-	const char *bans_path;		/* beside it too (manual_bans.h) */
-	const char *pin_dir;
-	char *ifaces[XRL_MAX_IFACES];
-	size_t n_ifaces;
-	size_t n_cli_ifaces;		/* of --iface; the file's follow */
-	bool attached_now[XRL_MAX_IFACES];	/* by this start */
-	bool detach_on_exit;
-	unsigned priority;		/* in libxdp's dispatcher */
-	uint64_t sync_interval_ms;	/* 0: the config's, or the default */
-	const char *redis;		/* HOST:PORT, or NULL: the config's */
-	const char *node;		/* NULL: the hostname */
-	const char *metrics;	/* ADDR:PORT of /metrics, or NULL: none */
-	struct xrl_server_opts server;
-};
-
-static void usage(FILE *out)
-{
-	fprintf(out,
-"Usage: xdp-ratelimitd [OPTIONS]\n"
-"Keeps the policy of the XDP rate limiter and serves its control socket.\n"
-"\n"
-"  -c, --config FILE        policy file (default " DEFAULT_CONFIG ")\n"
-"  -S, --socket PATH        control socket (default " XRL_SOCKET_PATH ",\n"
-"                           or $" XRL_ENV_SOCKET ")\n"
-"  -g, --socket-group NAME  also let this group use the socket\n"
-"  -i, --iface IFACE        attach to IFACE (repeatable; adds to the\n"
-"                           file's \"interfaces:\")\n"
-"  -P, --pin-dir DIR        bpffs pin directory (default " XRL_PIN_DIR ",\n"
-"                           or $" XRL_ENV_PIN_DIR ")\n"
-"      --priority N         place among the programs of libxdp's\n"
-"                           dispatcher, lower first (default %d, 0-%d)\n"
-"      --state FILE         copy of the applied policy (default\n"
-"                           " STATE_FILE_NAME " beside the socket)\n"
-"      --idle-timeout SECS  drop clients silent this long (default %d)\n"
-"      --redis HOST:PORT    share global budgets through this Redis\n"
-"                           (default: redis: of the config, or none)\n"
-"      --node NAME          this node's name in Redis (default: hostname)\n"
-"      --sync-interval MS   re-split aggregate budgets this often\n"
-"                           (default: sync_interval: of the config, or %d)\n"
-"  -f, --foreground         stay in the foreground (the default)\n"
-"      --metrics ADDR:PORT  serve Prometheus metrics on /metrics there\n"
-"                           (127.0.0.1:9101, [::1]:9101; default: off)\n"
-"      --detach-on-exit     detach the interfaces on SIGTERM/SIGINT\n"
-"                           (default: leave the program enforcing)\n"
-"  -v, --verbose            debug log lines\n"
-"  -h, --help               this text\n"
-"      --version            the version\n",
-		XRL_DEFAULT_PRIORITY, XRL_PRIORITY_MAX,
-		XRL_IDLE_TIMEOUT_MS / 1000, XRL_SYNC_INTERVAL_MS);
-}
-
-enum {
-	OPT_STATE = 256,
-	OPT_IDLE,
-	OPT_DETACH,
-	OPT_VERSION,
-	OPT_SYNC_INTERVAL,
-	OPT_REDIS,
-	OPT_NODE,
-	OPT_METRICS,
-	OPT_PRIORITY,
-};
-
-static const struct option long_options[] = {
-	{ "config", required_argument, NULL, 'c' },
-	{ "socket", required_argument, NULL, 'S' },
-	{ "socket-group", required_argument, NULL, 'g' },
-	{ "iface", required_argument, NULL, 'i' },
-	{ "pin-dir", required_argument, NULL, 'P' },
-	{ "state", required_argument, NULL, OPT_STATE },
-	{ "idle-timeout", required_argument, NULL, OPT_IDLE },
-	{ "foreground", no_argument, NULL, 'f' },
-	{ "detach-on-exit", no_argument, NULL, OPT_DETACH },
-	{ "sync-interval", required_argument, NULL, OPT_SYNC_INTERVAL },
-	{ "redis", required_argument, NULL, OPT_REDIS },
-	{ "node", required_argument, NULL, OPT_NODE },
-	{ "metrics", required_argument, NULL, OPT_METRICS },
-	{ "priority", required_argument, NULL, OPT_PRIORITY },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, OPT_VERSION },
-	{}
-};
+#include "units.h"
 
 /* The state file lives beside the socket: both go when /run is wiped,
  * as the pins do on reboot; the runtime changes beside the state file. */
@@ -137,133 +48,8 @@ static char *path_beside(const char *other, const char *name)
 	return path;
 }
 
-/* 0, 1 to exit successfully (help, version), or -EINVAL. */
-static int parse_options(int argc, char **argv, struct daemon_opts *opts)
-{
-	struct group *group;
-	char *end, host[256], why[512];
-	uint16_t port;
-	long secs;
-	int c;
-
-	while ((c = getopt_long(argc, argv, "c:S:g:i:P:fvh", long_options,
-				NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			opts->config_path = optarg;
-			break;
-		case 'S':
-			opts->socket_path = optarg;
-			break;
-		case 'g':
-			group = getgrnam(optarg);
-			if (!group) {
-				pr_err("--socket-group: no group \"%s\"",
-				       optarg);
-				return -EINVAL;
-			}
-			opts->server.has_group = true;
-			opts->server.group = group->gr_gid;
-			break;
-		case 'i':
-			if (opts->n_ifaces == XRL_MAX_IFACES) {
-				pr_err("--iface: at most %d interfaces",
-				       XRL_MAX_IFACES);
-				return -EINVAL;
-			}
-			opts->ifaces[opts->n_ifaces++] = optarg;
-			break;
-		case 'P':
-			opts->pin_dir = optarg;
-			break;
-		case OPT_STATE:
-			opts->state_path = optarg;
-			break;
-		case OPT_IDLE:
-			secs = strtol(optarg, &end, 10);
-			if (*end || secs < 1 || secs > 86400) {
-				pr_err("--idle-timeout: \"%s\" is not a number "
-				       "of seconds from 1 to 86400", optarg);
-				return -EINVAL;
-			}
-			opts->server.idle_timeout_ms = secs * 1000;
-			break;
-		case OPT_REDIS:
-			if (xrl_hostport_parse(optarg, host, sizeof(host),
-					       &port)) {
-				pr_err("--redis: \"%s\" is not HOST:PORT",
-				       optarg);
-				return -EINVAL;
-			}
-			opts->redis = optarg;
-			break;
-		case OPT_NODE:
-			if (!optarg[0] ||
-			    strlen(optarg) >= XRL_NODE_NAME_MAX) {
-				pr_err("--node: 1 to %d characters",
-				       XRL_NODE_NAME_MAX - 1);
-				return -EINVAL;
-			}
-			opts->node = optarg;
-			break;
-		case OPT_SYNC_INTERVAL:
-			if (xrl_duration_ms_parse(optarg,
-						  &opts->sync_interval_ms) ||
-			    opts->sync_interval_ms < XRL_SYNC_INTERVAL_MIN_MS ||
-			    opts->sync_interval_ms > XRL_SYNC_INTERVAL_MAX_MS) {
-				pr_err("--sync-interval: \"%s\" is not %dms to "
-				       "%ds", optarg, XRL_SYNC_INTERVAL_MIN_MS,
-				       XRL_SYNC_INTERVAL_MAX_MS / 1000);
-				return -EINVAL;
-			}
-			break;
-		case OPT_PRIORITY:
-			secs = strtol(optarg, &end, 10);
-			if (*end || !*optarg || secs < 0 ||
-			    secs > XRL_PRIORITY_MAX) {
-				pr_err("--priority: \"%s\" is not a number "
-				       "from 0 to %d", optarg,
-				       XRL_PRIORITY_MAX);
-				return -EINVAL;
-			}
-			opts->priority = secs;
-			break;
-		case 'f':
-			break;
-		case OPT_DETACH:
-			opts->detach_on_exit = true;
-			break;
-		case OPT_METRICS:
-			if (xrl_metrics_listen_check(optarg, why,
-						     sizeof(why))) {
-				pr_err("%s", why);
-				return -EINVAL;
-			}
-			opts->metrics = optarg;
-			break;
-		case 'v':
-			xrl_log_set_level(XRL_LOG_DEBUG);
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		case OPT_VERSION:
-			printf("xdp-ratelimitd %s\n", XRL_VERSION);
-			return 1;
-		default:
-			usage(stderr);
-			return -EINVAL;
-		}
-	}
-	if (optind < argc) {
-		pr_err("unexpected argument \"%s\"", argv[optind]);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 /* The interfaces of the file and of --iface, each once. */
-static void gather_interfaces(struct daemon_opts *opts,
+static void gather_interfaces(struct xrl_daemon_opts *opts,
 			      const struct xrl_config *config)
 {
 	size_t i, j;
@@ -278,7 +64,7 @@ static void gather_interfaces(struct daemon_opts *opts,
 }
 
 static int attach_interfaces(struct xrl_datapath *dp,
-			     struct daemon_opts *opts)
+			     struct xrl_daemon_opts *opts)
 {
 	struct xrl_attach_result result;
 	char err[512];
@@ -314,7 +100,7 @@ static int attach_interfaces(struct xrl_datapath *dp,
 	return 0;
 }
 
-static void detach_interfaces(const struct daemon_opts *opts,
+static void detach_interfaces(const struct xrl_daemon_opts *opts,
 			      const char *pin_dir)
 {
 	char err[512];
@@ -372,7 +158,7 @@ static int install_policy(struct xrl_daemon_state *state, bool loaded,
  * before anything is loaded, pinned or attached: a daemon that cannot
  * run with them changes nothing.
  */
-static int read_policy(const struct daemon_opts *opts,
+static int read_policy(const struct xrl_daemon_opts *opts,
 		       struct xrl_daemon_state *state,
 		       struct xrl_config *config)
 {
@@ -411,7 +197,7 @@ static int read_policy(const struct daemon_opts *opts,
 /* With a Redis address (--redis, or redis: in the config), global
  * budgets are shared with the other nodes through it. */
 static int start_global(struct xrl_budgets *budgets,
-			const struct daemon_opts *opts,
+			const struct xrl_daemon_opts *opts,
 			const struct xrl_config *config)
 {
 	struct xrl_global_opts gopts = { .node = opts->node };
@@ -448,7 +234,7 @@ static int start_global(struct xrl_budgets *budgets,
 /* The sync engine of aggregate budgets: every sync_interval it re-splits
  * them by demand (and, with Redis, across the fleet). */
 static int start_budgets(struct xrl_budgets *budgets, struct xrl_datapath *dp,
-			 const struct daemon_opts *opts,
+			 const struct xrl_daemon_opts *opts,
 			 const struct xrl_config *config)
 {
 	uint64_t ms = opts->sync_interval_ms;
@@ -488,7 +274,7 @@ static void policy_changed(struct xrl_daemon_state *state)
 }
 
 static int start_metrics(struct xrl_daemon_state *state,
-			 const struct daemon_opts *opts,
+			 const struct xrl_daemon_opts *opts,
 			 struct xrl_metrics_server **metrics)
 {
 	char err[512];
@@ -542,7 +328,7 @@ static void events_ready(void *ctx)
 }
 
 static int start_events(struct xrl_daemon_state *state,
-			struct daemon_opts *opts, struct event_feed *feed)
+			struct xrl_daemon_opts *opts, struct event_feed *feed)
 {
 	struct xrl_server_watch *watch;
 	int ret;
@@ -577,7 +363,7 @@ static void stop_events(struct event_feed *feed)
 
 /* What the config names, checked before anything is loaded: every
  * interface exists, its Redis address is one. */
-static int check_setup(const struct daemon_opts *opts,
+static int check_setup(const struct xrl_daemon_opts *opts,
 		       const struct xrl_config *config)
 {
 	char host[256];
@@ -604,7 +390,7 @@ static int check_setup(const struct daemon_opts *opts,
 /* A start that failed takes back what it made: the links it added and,
  * when it loaded the data path, the pins. */
 static void undo_start(struct xrl_datapath *dp, bool loaded,
-		       const struct daemon_opts *opts)
+		       const struct xrl_daemon_opts *opts)
 {
 	char err[512];
 	size_t i;
@@ -617,7 +403,7 @@ static void undo_start(struct xrl_datapath *dp, bool loaded,
 		pr_warn("removing the pins in %s", opts->pin_dir);
 }
 
-static int run(struct daemon_opts *opts)
+static int run(struct xrl_daemon_opts *opts)
 {
 	struct xrl_metrics_server *metrics = NULL;
 	struct event_feed feed = {};
@@ -706,7 +492,7 @@ static int run(struct daemon_opts *opts)
 	ret = install_policy(&state, loaded, &config);
 	if (!ret)
 		ret = xrl_budgets_set_policy(&budgets, &state.policy,
-					     xrl_monotonic_ns());
+					     xrl_clock_ns(CLOCK_MONOTONIC));
 	if (!ret)
 		ret = attach_interfaces(&dp, opts);
 	if (!ret)
@@ -767,8 +553,8 @@ static const char *from_env(const char *name, const char *fallback)
 
 int main(int argc, char **argv)
 {
-	struct daemon_opts opts = {
-		.config_path = DEFAULT_CONFIG,
+	struct xrl_daemon_opts opts = {
+		.config_path = XRL_DAEMON_CONFIG,
 		.socket_path = from_env(XRL_ENV_SOCKET, XRL_SOCKET_PATH),
 		.pin_dir = from_env(XRL_ENV_PIN_DIR, XRL_PIN_DIR),
 		.priority = XRL_DEFAULT_PRIORITY,
@@ -782,12 +568,12 @@ int main(int argc, char **argv)
 
 	xrl_log_init_daemon();
 	xrl_log_libbpf();
-	ret = parse_options(argc, argv, &opts);
+	ret = xrl_daemon_parse_options(argc, argv, &opts);
 	if (ret)
 		return ret > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 	opts.server.socket_path = opts.socket_path;
 	if (!opts.state_path) {
-		state_path = path_beside(opts.socket_path, STATE_FILE_NAME);
+		state_path = path_beside(opts.socket_path, XRL_STATE_FILE_NAME);
 		opts.state_path = state_path;
 	}
 	overlay_path = opts.state_path ?

@@ -14,32 +14,6 @@
 #include "dispatcher.h"
 #include "pin.h"
 
-static const char *const mode_names[] = {
-	[XRL_XDP_AUTO] = "auto",
-	[XRL_XDP_NATIVE] = "native",
-	[XRL_XDP_GENERIC] = "generic",
-	[XRL_XDP_OFFLOAD] = "offload",
-	[XRL_XDP_NONE] = "none",
-};
-
-const char *xrl_xdp_mode_name(enum xrl_xdp_mode mode)
-{
-	return mode <= XRL_XDP_NONE ? mode_names[mode] : "?";
-}
-
-int xrl_xdp_mode_parse(const char *text, enum xrl_xdp_mode *mode)
-{
-	enum xrl_xdp_mode m;
-
-	for (m = XRL_XDP_AUTO; m <= XRL_XDP_GENERIC; m++) {
-		if (!strcmp(text, mode_names[m])) {
-			*mode = m;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 int xrl_ifindex(const char *ifname)
 {
 	unsigned int ifindex;

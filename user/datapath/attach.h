@@ -15,20 +15,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+#include "xdp_mode.h"
 
 struct xrl_datapath;
-
-enum xrl_xdp_mode {
-	XRL_XDP_AUTO = 0,	/* native, else generic (and say so) */
-	XRL_XDP_NATIVE,
-	XRL_XDP_GENERIC,
-	XRL_XDP_OFFLOAD,	/* only ever reported, never requested */
-	XRL_XDP_NONE,
-};
-
-/* "auto", "native", "generic"; -EINVAL for anything else. */
-int xrl_xdp_mode_parse(const char *text, enum xrl_xdp_mode *mode);
-const char *xrl_xdp_mode_name(enum xrl_xdp_mode mode);
 
 /* What is attached to an interface. */
 struct xrl_xdp_state {
@@ -42,18 +31,6 @@ int xrl_ifindex(const char *ifname);
 
 /* Queries the XDP program on @ifindex (in this network namespace). */
 int xrl_xdp_query(int ifindex, struct xrl_xdp_state *state);
-
-struct xrl_attach_result {
-	enum xrl_xdp_mode mode;		/* the mode it got */
-	int native_err;			/* auto fell back: why (-errno) */
-	__u32 link_id;			/* alone: the pinned link */
-	bool chained;			/* in libxdp's dispatcher, and then: */
-	__u32 prog_id;			/* the extension */
-	__u32 dispatcher_id;
-	unsigned priority;
-	size_t others;			/* programs beside it */
-	char fallback[256];		/* not chained: why ("" when it is) */
-};
 
 /*
  * Whether @ifname can take the data path's program: 0 when it has no XDP

@@ -12,7 +12,7 @@ struct xrl_datapath;
 
 /*
  * Sources whose ban record says they are banned at @now_ns (the
- * program's clock: CLOCK_MONOTONIC, xrl_datapath_now_ns()) into *@n.
+ * program's clock: CLOCK_MONOTONIC, xrl_clock_ns(CLOCK_MONOTONIC)) into *@n.
  * A ban record is its source's last; a rule that since lost its ban: no
  * longer enforced, still counted until it ends. 0 or -errno.
  */

@@ -11,20 +11,13 @@
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include "bucket.h"
+#include "cidr.h"
 #include "datapath.h"
 #include "mapwalk.h"
 #include "policy.h"
 #include "rulemaps.h"
 
 static const __u8 v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
-
-__u64 xrl_datapath_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static bool is_v4(const __u8 addr[16])
 {

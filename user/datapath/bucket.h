@@ -19,9 +19,6 @@
 
 struct xrl_datapath;
 
-/* The program's clock (bpf_ktime_get_ns: CLOCK_MONOTONIC), in ns. */
-__u64 xrl_datapath_now_ns(void);
-
 /*
  * The key of the source @addr (IPv4-mapped for IPv4): masked to the
  * source prefix of @settings in its family, as the program makes it;

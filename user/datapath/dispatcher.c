@@ -12,6 +12,21 @@
 #include <xdp/libxdp.h>
 #include "datapath.h"
 #include "dispatcher.h"
+#include "loader.h"
+
+int xrl_priority_parse(const char *text, unsigned *priority)
+{
+	unsigned long value;
+	char *end;
+
+	errno = 0;
+	value = strtoul(text, &end, 10);
+	if (errno || *end || !*text || text[0] < '0' || text[0] > '9' ||
+	    value > XRL_PRIORITY_MAX)
+		return -EINVAL;
+	*priority = value;
+	return 0;
+}
 
 static enum xrl_xdp_mode mode_of(enum xdp_attach_mode mode)
 {

@@ -20,13 +20,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
-#include "attach.h"
+#include "xdp_mode.h"
 
 #define XRL_DEFAULT_PRIORITY	5
 #define XRL_PRIORITY_MAX	1000
 #define XRL_CHAIN_MAX		10	/* the dispatcher's slots */
 
 struct xrl_datapath;
+
+/* "N", 0 to XRL_PRIORITY_MAX, into *@priority: 0 or -EINVAL. */
+int xrl_priority_parse(const char *text, unsigned *priority);
 
 struct xrl_chain_prog {
 	__u32 id;

@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 #include "bans.h"
 #include "bucket.h"
+#include "clock.h"
 #include "datapath.h"
 #include "metrics_collect.h"
 #include "stats.h"
@@ -124,7 +125,7 @@ int xrl_metrics_collect(const struct xrl_datapath *dp, struct xrl_metrics *m)
 	if (!ret)
 		ret = xrl_ban_stats_read(dp, &m->bans);
 	if (!ret)
-		ret = xrl_bans_active(dp, xrl_datapath_now_ns(), &m->active_bans);
+		ret = xrl_bans_active(dp, xrl_clock_ns(CLOCK_MONOTONIC), &m->active_bans);
 	if (!ret)
 		ret = read_rule_counters(dp, m);
 	m->capacity = xrl_datapath_max_sources(dp);

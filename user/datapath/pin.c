@@ -10,6 +10,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <linux/magic.h>
+#include "loader.h"
 #include "pin.h"
 #include "kernel.h"
 

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include "datapath.h"
 
+struct xrl_load_opts;
+
 /* Prefix of the link pins: <pin dir>/link_<ifname>; and of the
  * extensions in libxdp's dispatcher: <pin dir>/chain_<ifname>. */
 #define XRL_LINK_PIN_PREFIX "link_"

@@ -13,10 +13,13 @@
 #include <bpf/btf.h>
 #include "aggregate.h"
 #include "datapath.h"
+#include "levels.h"
 #include "mapwalk.h"
 #include "match.h"
 #include "policy.h"
 #include "policy_map.h"
+#include "policy_running.h"
+#include "rule.h"
 #include "rulemaps.h"
 #include "typed_map.h"
 

@@ -6,7 +6,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "cidr.h"
 #include "datapath.h"
+#include "fields.h"
 #include "limit.h"
 #include "mapwalk.h"
 #include "match.h"

@@ -2,7 +2,7 @@
 /*
  * report.h - what `status` and `stats` show, collected from the pinned
  * maps and links, formatted as text or as one JSON object (jansson). The
- * JSON schemas are documented in README.md.
+ * JSON schemas are documented in docs/OPERATIONS.md, "JSON output".
  */
 #ifndef XRL_REPORT_H
 #define XRL_REPORT_H

@@ -17,10 +17,13 @@
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
+#include "cidr.h"
 #include "datapath.h"
+#include "levels.h"
 #include "mapwalk.h"
 #include "match.h"
 #include "policy.h"
+#include "rule.h"
 #include "rulemaps.h"
 #include "typed_map.h"
 

@@ -1,6 +1,8 @@
 # bash completion for xdp-ratelimit and xdp-ratelimitd.
 # Commands and options are read from the tools' own --help, so that the
-# completion offers exactly what the parser takes.
+# completion offers exactly what the parser takes; the words rule add's
+# options take come from the rule table (make docs; tests/docs checks
+# both).
 
 _xrl_words()
 {
@@ -25,13 +27,18 @@ _xrl_value()
 	case $1 in
 	--policy|-p|--config|-c|--state) _xrl_files "$2" ;;
 	--iface|-i) _xrl_ifaces "$2" ;;
-	--pin-dir|-P|--socket|-S|-s)
+	--pin-dir|-P|--socket|-S)
 		compopt -o filenames 2>/dev/null
 		COMPREPLY=($(compgen -d -- "$2")) ;;
 	--mode|-m) _xrl_words "native generic auto" "$2" ;;
 	--priority) _xrl_words "5 10 20 50" "$2" ;;
+	# generated: option values (make docs)
 	--action) _xrl_words "limit monitor allow deny" "$2" ;;
 	--scope) _xrl_words "source aggregate" "$2" ;;
+	--strategy) _xrl_words "token_bucket leaky_bucket sliding_window" "$2" ;;
+	--proto) _xrl_words "tcp udp icmp icmpv6" "$2" ;;
+	--tcp-flags) _xrl_words "syn" "$2" ;;
+	# end generated
 	--socket-group|-g) COMPREPLY=($(compgen -g -- "$2")) ;;
 	*) return 1 ;;
 	esac
@@ -50,7 +57,7 @@ _xdp_ratelimit()
 
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in
-		--pin-dir|-P) ((i++)) ;;
+		--pin-dir|-P|--socket|-S) ((i++)) ;;
 		-*) ;;
 		*) cmd=${COMP_WORDS[i]}; break ;;
 		esac
@@ -58,7 +65,7 @@ _xdp_ratelimit()
 	_xrl_value "$prev" "$cur" && return 0
 	if [[ -z $cmd ]]; then
 		if [[ $cur == -* ]]; then
-			_xrl_words "--pin-dir --verbose --help" "$cur"
+			_xrl_words "$(_xrl_options "$prog")" "$cur"
 		else
 			_xrl_words "$("$prog" --help 2>/dev/null |
 				sed -n 's/^  \([a-z][a-z]*\)\( .*\)\{0,1\}$/\1/p')" "$cur"

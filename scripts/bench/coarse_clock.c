@@ -13,8 +13,9 @@
 #include <string.h>
 #include <time.h>
 #include "common.h"
-#include "clock.h"
+#include "coarse_clock.h"
 #include "datapath.h"
+#include "loader.h"
 #include "packet.h"
 #include "policy.h"
 #include "policy_map.h"
