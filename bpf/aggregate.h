@@ -38,17 +38,42 @@ struct {
 } xrl_agg_pool SEC(".maps");
 
 /*
+ * A fresh pool bucket and state: off the stack, as the deepest call chain
+ * (judge_aggregate(), pool_take(), bucket_take(), its loop) has little
+ * room: Linux 6.1 counts a bpf_loop() callback's frame as a call's.
+ */
+struct agg_scratch {
+	struct xrl_bucket fresh;
+	struct xrl_agg_state fresh_state;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct agg_scratch);
+} xrl_agg_scratch SEC(".maps");
+
+/*
  * This CPU's state of the rule, made on its first packet (an insert from
  * the program sets this CPU's value and zeroes the others').
  */
 static __always_inline struct xrl_agg_state *agg_state(__u32 rule_id)
 {
-	struct xrl_agg_state fresh = {}, *state;
+	struct xrl_agg_state *state;
+	struct agg_scratch *scratch;
+	__u32 zero = 0;
 
 	state = bpf_map_lookup_elem(&xrl_agg_state, &rule_id);
 	if (state)
 		return state;
-	bpf_map_update_elem(&xrl_agg_state, &rule_id, &fresh, BPF_NOEXIST);
+	scratch = bpf_map_lookup_elem(&xrl_agg_scratch, &zero);
+	if (!scratch)
+		return NULL;
+	__builtin_memset(&scratch->fresh_state, 0,
+			 sizeof(scratch->fresh_state));
+	bpf_map_update_elem(&xrl_agg_state, &rule_id, &scratch->fresh_state,
+			    BPF_NOEXIST);
 	return bpf_map_lookup_elem(&xrl_agg_state, &rule_id);
 }
 
@@ -75,11 +100,12 @@ static __always_inline __u64 agg_bound_debt(__u64 word,
  * Takes @packets packets of @bytes in all (struct wire_cost) from this
  * CPU's share; true when every limit admits them. Per CPU, so a plain
  * read-modify-write (XDP runs with migration disabled and does not nest
- * on a CPU): no compare-and-swap.
+ * on a CPU): no compare-and-swap. Not inlined: its spills would sit in
+ * judge_aggregate()'s frame, which is in the deepest call chain.
  */
-static __always_inline bool agg_take(struct xrl_agg_state *state,
-				     const struct xrl_agg_share *share,
-				     __u64 now_ns, __u64 packets, __u64 bytes)
+static __noinline bool agg_take(struct xrl_agg_state *state,
+				const struct xrl_agg_share *share,
+				__u64 now_ns, __u64 packets, __u64 bytes)
 {
 	const struct xrl_limit *pkt = &share->limit[XRL_LIMIT_PACKETS];
 	const struct xrl_limit *byte = &share->limit[XRL_LIMIT_BYTES];
@@ -129,20 +155,6 @@ static __always_inline void pool_bound_debt(__u64 *word,
  * admits, so its cache line moves at most at the pool's rate whatever
  * the flood.
  */
-/*
- * A fresh pool bucket: off the stack, as the deepest call chain
- * (pool_take(), bucket_take(), its loop) has little room.
- */
-struct agg_scratch {
-	struct xrl_bucket fresh;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct agg_scratch);
-} xrl_agg_scratch SEC(".maps");
 
 static __always_inline struct xrl_bucket *agg_pool(__u32 rule_id,
 						   struct agg_scratch *scratch)
