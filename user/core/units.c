@@ -82,6 +82,21 @@ void xrl_format_quantity(uint64_t value, char *buf, size_t len)
 	snprintf(buf, len, "%" PRIu64, value);
 }
 
+void xrl_format_bytes(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+	double value = bytes;
+	size_t i;
+
+	if (bytes < 1024) {
+		snprintf(buf, len, "%" PRIu64 " B", bytes);
+		return;
+	}
+	for (i = 0; i + 1 < ARRAY_SIZE(units) && value >= 1024 * 1024; i++)
+		value /= 1024;
+	snprintf(buf, len, "%.1f %s", value / 1024, units[i]);
+}
+
 /* ---- durations ------------------------------------------------------ */
 
 /* Longest first: the formatter takes the first unit that divides. */

@@ -20,6 +20,9 @@
 int xrl_parse_quantity(const char *text, uint64_t *value);
 /* The shortest exact text of @value: 10000 -> "10k", 2500000 -> "2500k". */
 void xrl_format_quantity(uint64_t value, char *buf, size_t len);
+/* A size in memory for a person: "512 B", "16.0 KiB", "168.3 MiB",
+ * "1.2 GiB" (binary units, one decimal). */
+void xrl_format_bytes(uint64_t bytes, char *buf, size_t len);
 
 /*
  * A whole number and its unit, ns, us, ms, s, m, h or d ("500ms", "10s",

@@ -489,6 +489,9 @@ int xrl_status_collect(const struct xrl_datapath *dp,
 			 info.name);
 	}
 	collect_maps(dp, report);
+	ret = xrl_memory_collect(dp, &report->memory);
+	if (ret)
+		return ret;
 	xrl_datapath_settings(dp, &report->settings);
 	ret = xrl_pin_for_each_link(dp->pin_dir, add_iface, &walk);
 	if (ret)
@@ -627,7 +630,7 @@ json_t *xrl_status_json(const struct xrl_status_report *report)
 	for (i = 0; i < report->n_ifaces; i++)
 		json_array_append_new(ifaces, iface_json(&report->ifaces[i]));
 	return json_pack("{s:s, s:{s:I, s:s}, s:o, s:o, s:I, s:I, s:I, "
-			 "s:{s:I, s:I}, s:o, s:o}",
+			 "s:{s:I, s:I}, s:o, s:o, s:o}",
 		"pin_dir", report->pin_dir,
 		"program", "id", (json_int_t)report->prog_id,
 			   "name", report->prog_name,
@@ -639,7 +642,8 @@ json_t *xrl_status_json(const struct xrl_status_report *report)
 		"source_prefix", "ipv4", (json_int_t)report->settings.v4_prefix,
 				 "ipv6", (json_int_t)report->settings.v6_prefix,
 		"counters", totals_json(report->stats.totals),
-		"table", table_json(&report->stats.table));
+		"table", table_json(&report->stats.table),
+		"memory", xrl_memory_json(&report->memory));
 }
 
 void xrl_status_print(FILE *out, const struct xrl_status_report *report)
@@ -677,6 +681,7 @@ void xrl_status_print(FILE *out, const struct xrl_status_report *report)
 		report->tracked_sources, report->max_sources,
 		report->settings.v4_prefix, report->settings.v6_prefix);
 	print_table(out, &report->stats.table);
+	xrl_memory_print(out, &report->memory);
 	fprintf(out, "\n");
 	print_totals(out, report->stats.totals);
 }

@@ -12,6 +12,7 @@
 #include <net/if.h>
 #include "attach.h"
 #include "dispatcher.h"
+#include "memory.h"
 #include "xrl.h"
 
 struct xrl_datapath;
@@ -88,6 +89,7 @@ struct xrl_status_report {
 	__u32 max_sources;
 	struct xrl_settings settings;
 	struct xrl_stats_report stats;
+	struct xrl_memory_report memory;
 };
 
 int xrl_status_collect(const struct xrl_datapath *dp,

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * status tells what the data path's maps cost the kernel: every map the
+ * program uses and the inner maps of every slot, each with the kernel's
+ * own figure (checked against bpftool's bytes_memlock, read apart), the
+ * per-CPU part by the documented formula (entries x value rounded up to
+ * 8 bytes x possible CPUs), and the total at 64 and 128 CPUs from it.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include "daemon.h"
+
+static struct daemon_env env;
+static char out[1 << 16];
+
+static void setup(void)
+{
+	env_setup(&env);
+}
+
+static void teardown(void)
+{
+	env_teardown(&env);
+}
+
+TestSuite(memory, .init = setup, .fini = teardown, .timeout = 120);
+
+/* bpftool's reading of @what ("map show id 12"), as JSON. */
+static json_t *bpftool(const char *what)
+{
+	static char text[1 << 16];
+	char cmd[128];
+	size_t n;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "bpftool -j %s", what);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p, "%s", cmd);
+	n = fread(text, 1, sizeof(text) - 1, p);
+	text[n] = '\0';
+	cr_assert_eq(pclose(p), 0, "%s: %s", cmd, text);
+	return json_loads(text, 0, NULL);
+}
+
+static json_t *status_memory(void)
+{
+	json_t *status, *memory;
+
+	cr_assert_eq(env_cli(&env, out, sizeof(out), "status --json", false),
+		     0, "%s", out);
+	status = json_loads(out, 0, NULL);
+	cr_assert_not_null(status, "%s", out);
+	memory = json_incref(json_object_get(status, "memory"));
+	json_decref(status);
+	cr_assert_not_null(memory, "%s", out);
+	return memory;
+}
+
+static json_int_t int_of(json_t *obj, const char *key)
+{
+	json_t *v = json_object_get(obj, key);
+
+	cr_assert(json_is_integer(v), "%s", key);
+	return json_integer_value(v);
+}
+
+/* The map of @maps with id @id, or NULL. */
+static json_t *map_with_id(json_t *maps, json_int_t id)
+{
+	json_t *m;
+	size_t i;
+
+	json_array_foreach(maps, i, m)
+		if (int_of(m, "id") == id)
+			return m;
+	return NULL;
+}
+
+Test(memory, every_map_is_counted_as_the_kernel_counts_it)
+{
+	json_t *memory = status_memory(), *maps, *m, *bt, *prog, *ids, *id;
+	json_int_t sum = 0;
+	char what[PATH_MAX + 64];
+	size_t i;
+
+	maps = json_object_get(memory, "maps");
+	cr_assert_gt(json_array_size(maps), 20, "%zu maps",
+		     json_array_size(maps));
+	json_array_foreach(maps, i, m) {
+		snprintf(what, sizeof(what), "map show id %lld",
+			 (long long)int_of(m, "id"));
+		bt = bpftool(what);
+		cr_assert_not_null(bt, "%s", what);
+		cr_assert_eq(int_of(m, "bytes"), int_of(bt, "bytes_memlock"),
+			     "%s", json_string_value(json_object_get(m, "name")));
+		cr_assert_eq(int_of(m, "max_entries"), int_of(bt, "max_entries"));
+		sum += int_of(m, "bytes");
+		json_decref(bt);
+	}
+	cr_assert_eq(int_of(memory, "bytes"), sum);
+
+	/* Every map the program names is there (bpftool's list of them). */
+	snprintf(what, sizeof(what), "prog show pinned %s/xdp_ratelimit",
+		 env.pin_dir);
+	prog = bpftool(what);
+	cr_assert_not_null(prog);
+	ids = json_object_get(prog, "map_ids");
+	cr_assert_gt(json_array_size(ids), 0);
+	json_array_foreach(ids, i, id)
+		cr_assert_not_null(map_with_id(maps, json_integer_value(id)),
+				   "map %lld", (long long)json_integer_value(id));
+	json_decref(prog);
+	json_decref(memory);
+}
+
+Test(memory, the_per_cpu_part_and_the_bigger_machines_follow_the_formula)
+{
+	json_t *memory = status_memory(), *maps, *m, *at;
+	json_int_t cpus = int_of(memory, "possible_cpus"), per_cpu = 0;
+	json_int_t total = int_of(memory, "bytes"), value;
+	const char *type;
+	size_t i, n_per_cpu = 0;
+
+	cr_assert_eq(cpus, libbpf_num_possible_cpus());
+	maps = json_object_get(memory, "maps");
+	json_array_foreach(maps, i, m) {
+		type = json_string_value(json_object_get(m, "type"));
+		value = (int_of(m, "value_size") + 7) / 8 * 8;
+		if (strncmp(type, "percpu_", 7) && strncmp(type, "lru_percpu_", 11)) {
+			cr_assert_eq(int_of(m, "per_cpu_bytes"), 0, "%s", type);
+			continue;
+		}
+		n_per_cpu++;
+		cr_assert_eq(int_of(m, "per_cpu_bytes"),
+			     int_of(m, "max_entries") * value * cpus, "%s",
+			     json_string_value(json_object_get(m, "name")));
+		cr_assert_leq(int_of(m, "per_cpu_bytes"), int_of(m, "bytes"));
+		per_cpu += int_of(m, "per_cpu_bytes");
+	}
+	cr_assert_geq(n_per_cpu, 4, "the rule counters, the aggregates' "
+		      "shares and state, the prefix buckets");
+	cr_assert_eq(int_of(memory, "per_cpu_bytes"), per_cpu);
+	at = json_object_get(memory, "at_cpus");
+	cr_assert_eq(int_of(at, "64"), total - per_cpu + per_cpu / cpus * 64);
+	cr_assert_eq(int_of(at, "128"), total - per_cpu + per_cpu / cpus * 128);
+	json_decref(memory);
+}
+
+Test(memory, status_prints_the_total_and_each_large_map)
+{
+	json_t *memory = status_memory(), *maps, *m;
+	char line[160];
+	const char *name;
+	size_t i;
+
+	cr_assert_eq(env_cli(&env, out, sizeof(out), "status", false), 0,
+		     "%s", out);
+	snprintf(line, sizeof(line), "in %zu maps on %lld possible CPUs (at 64: ",
+		 json_array_size(json_object_get(memory, "maps")),
+		 (long long)int_of(memory, "possible_cpus"));
+	cr_assert(strstr(out, line), "no \"%s\" in:\n%s", line, out);
+	maps = json_object_get(memory, "maps");
+	json_array_foreach(maps, i, m) {
+		if (int_of(m, "bytes") < 64 * 1024)
+			continue;
+		name = json_string_value(json_object_get(m, "name"));
+		snprintf(line, sizeof(line), "%lld x %lld B",
+			 (long long)int_of(m, "max_entries"),
+			 (long long)int_of(m, "value_size"));
+		cr_assert(strstr(out, line), "%s: no \"%s\" in:\n%s", name,
+			  line, out);
+		cr_assert(strstr(out, name), "%s", name);
+	}
+	json_decref(memory);
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * memory.h - what the data path's maps cost the kernel: each map the
+ * program uses (and the inner maps of its maps of maps, those of every
+ * slot), with the kernel's own figure (memlock, as bpftool's
+ * bytes_memlock), and what of it grows with the CPU count, so that the
+ * cost on a bigger machine can be told before it is paid.
+ */
+#ifndef XRL_MEMORY_H
+#define XRL_MEMORY_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <jansson.h>
+#include <linux/types.h>
+
+struct xrl_datapath;
+
+#define XRL_MEMORY_MAPS_MAX	64
+
+struct xrl_map_memory {
+	__u32 id;
+	char name[16];		/* BPF_OBJ_NAME_LEN */
+	__u32 type;		/* enum bpf_map_type */
+	__u32 value_size;
+	__u32 max_entries;
+	__u64 memlock;		/* the kernel's figure, bytes */
+	__u64 per_cpu;		/* of it, the values kept once per CPU */
+};
+
+struct xrl_memory_report {
+	struct xrl_map_memory maps[XRL_MEMORY_MAPS_MAX];	/* largest first */
+	size_t n_maps;
+	__u64 total;		/* of memlock */
+	__u64 per_cpu;		/* of per_cpu */
+	unsigned cpus;		/* possible CPUs, which per-CPU maps hold */
+};
+
+/* Reads what each map of @dp costs; 0 or -errno. */
+int xrl_memory_collect(const struct xrl_datapath *dp,
+		       struct xrl_memory_report *report);
+
+/* The total @report's maps would take on a machine of @cpus possible
+ * CPUs (the per-CPU values scaled, the rest as it is). */
+__u64 xrl_memory_at_cpus(const struct xrl_memory_report *report,
+			 unsigned cpus);
+
+/* The per-CPU part of a map of @type, @value_size and @max_entries on
+ * @cpus CPUs, as the kernel allocates it (values rounded up to 8 bytes);
+ * 0 for a map kept once. */
+__u64 xrl_map_per_cpu_bytes(__u32 type, __u32 value_size, __u32 max_entries,
+			    unsigned cpus);
+
+/* status's lines: the total, and each map over 64 KiB, largest first. */
+void xrl_memory_print(FILE *out, const struct xrl_memory_report *report);
+json_t *xrl_memory_json(const struct xrl_memory_report *report);
+
+#endif
