@@ -13,7 +13,9 @@
 #include <bpf/libbpf.h>
 #include <criterion/criterion.h>
 #include <jansson.h>
+#include <sys/stat.h>
 #include "daemon.h"
+#include "topo.h"
 
 static struct daemon_env env;
 static char out[1 << 16];
@@ -45,6 +47,15 @@ static json_t *bpftool(const char *what)
 	text[n] = '\0';
 	cr_assert_eq(pclose(p), 0, "%s: %s", cmd, text);
 	return json_loads(text, 0, NULL);
+}
+
+static size_t count_lines(const char *text)
+{
+	size_t n = 0;
+
+	for (; *text; text++)
+		n += *text == '\n';
+	return n;
 }
 
 static json_t *status_memory(void)
@@ -177,4 +188,78 @@ Test(memory, status_prints_the_total_and_each_large_map)
 		cr_assert(strstr(out, name), "%s", name);
 	}
 	json_decref(memory);
+}
+
+/* ---- --memory-limit -------------------------------------------------- */
+
+static struct topo topo;
+
+static void limit_setup(void)
+{
+	topo_create(&topo);
+}
+
+static void limit_teardown(void)
+{
+	topo_destroy(&topo);
+}
+
+TestSuite(memory_limit, .init = limit_setup, .fini = limit_teardown,
+	  .timeout = 120);
+
+static bool pinned_program(void)
+{
+	char path[PATH_MAX + 32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/xdp_ratelimit", topo.pin_dir);
+	return stat(path, &st) == 0;
+}
+
+Test(memory_limit, attach_over_the_limit_refuses_in_one_line_leaving_nothing)
+{
+	static char out_text[4096], err_text[4096];
+	int rc;
+
+	rc = topo_cli(&topo, out_text, sizeof(out_text), err_text,
+		      sizeof(err_text), "attach %s --memory-limit 128M",
+		      topo.if_rx);
+	cr_assert_neq(rc, 0, "%s%s", out_text, err_text);
+	cr_assert_eq(count_lines(err_text), 1, "%s", err_text);
+	cr_assert(strstr(err_text, "over --memory-limit 128.0 MiB; the largest: "
+			 "xrl_buckets, 168.0 MiB, sized by --max-sources"),
+		  "%s", err_text);
+	cr_assert(strstr(err_text, "the maps would take "), "%s", err_text);
+	cr_assert_not(pinned_program(), "a refusal pinned the program");
+	cr_assert_neq(topo_sh("nsenter --net=/run/netns/%s ip -d link show "
+			      "dev %s | grep -q 'prog/xdp'", topo.ns_rx,
+			      topo.if_rx), 0, "a refusal attached it");
+
+	/* Fewer sources fit under the same limit. */
+	rc = topo_cli(&topo, out_text, sizeof(out_text), err_text,
+		      sizeof(err_text), "attach %s --memory-limit 128M "
+		      "--max-sources 65536", topo.if_rx);
+	cr_assert_eq(rc, 0, "%s%s", out_text, err_text);
+	cr_assert(pinned_program());
+	cr_assert_eq(topo_cli(&topo, NULL, 0, err_text, sizeof(err_text),
+			      "detach %s", topo.if_rx), 0, "%s", err_text);
+}
+
+Test(memory_limit, a_size_that_is_none_is_refused_before_anything_loads)
+{
+	static const char *const bad[] = { "0", "-1M", "12X", "1.5G", "150%",
+					   "0%", "M", "" };
+	static char err_text[4096];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_neq(topo_cli(&topo, NULL, 0, err_text,
+				       sizeof(err_text),
+				       "attach %s --memory-limit '%s'",
+				       topo.if_rx, bad[i]), 0, "%s", bad[i]);
+		cr_assert(strstr(err_text, "--memory-limit"), "%s: %s", bad[i],
+			  err_text);
+		cr_assert_eq(count_lines(err_text), 1, "%s", err_text);
+		cr_assert_not(pinned_program());
+	}
 }

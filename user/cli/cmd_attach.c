@@ -10,6 +10,7 @@
 #include "dispatcher.h"
 #include "env.h"
 #include "loader.h"
+#include "memory.h"
 #include "pin.h"
 #include "policy.h"
 #include "policy_read.h"
@@ -25,7 +26,12 @@ struct attach_args {
 	struct xrl_load_opts load;
 };
 
-enum { OPT_MAX_SOURCES = XRL_OPT_LONG, OPT_MAX_RULES, OPT_PRIORITY };
+enum {
+	OPT_MAX_SOURCES = XRL_OPT_LONG,
+	OPT_MAX_RULES,
+	OPT_PRIORITY,
+	OPT_MEMORY_LIMIT,
+};
 
 static const struct xrl_opt attach_opts[] = {
 	XRL_OPT("mode", 'm', "MODE",
@@ -42,6 +48,9 @@ static const struct xrl_opt attach_opts[] = {
 		"rules a policy may hold, the default rule included, when "
 		"loading (default 131072, at most 1048576; per-rule counters "
 		"take 32 bytes per rule per CPU)"),
+	XRL_OPT("memory-limit", OPT_MEMORY_LIMIT, "SIZE",
+		"refuse to load maps taking more (512M, 2G, or a share of "
+		"the machine's memory such as 25%, the default)"),
 	{}
 };
 
@@ -85,6 +94,15 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 				return EXIT_FAILURE;
 			}
 			args->load.max_sources = max_sources;
+			break;
+		case OPT_MEMORY_LIMIT:
+			if (xrl_memory_limit_parse(optarg,
+						   &args->load.memory_limit)) {
+				xrl_cmd_error(cli, cmd, "--memory-limit %s: not a "
+					      "size (512M, 2G) or a share of "
+					      "memory (25%%)", optarg);
+				return EXIT_FAILURE;
+			}
 			break;
 		case OPT_MAX_RULES:
 			errno = 0;
@@ -265,6 +283,7 @@ static int run_attach(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 	char err[512];
 	int ret;
 
+	args.load.memory_limit = xrl_memory_limit_default();
 	ret = parse_args(cmd, cli, argc, argv, &args);
 	if (ret >= 0)
 		return ret;
@@ -293,7 +312,8 @@ static int run_attach(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 const struct xrl_cmd xrl_cmd_attach = {
 	.name = "attach",
 	.synopsis = "IFACE [--mode native|generic|auto] [--policy FILE] "
-		    "[--priority N] [--max-sources N] [--max-rules N]",
+		    "[--priority N] [--max-sources N] [--max-rules N] "
+		    "[--memory-limit SIZE]",
 	.summary = "Attach the rate limiter to IFACE (loading and pinning it, "
 		   "or sharing the one pinned).",
 	.opts = attach_opts,

@@ -82,6 +82,41 @@ void xrl_format_quantity(uint64_t value, char *buf, size_t len)
 	snprintf(buf, len, "%" PRIu64, value);
 }
 
+int xrl_parse_bytes(const char *text, uint64_t ram_bytes, uint64_t *bytes)
+{
+	static const char suffixes[] = "KMGT";
+	unsigned long long number;
+	const char *at;
+	unsigned shift;
+	char *end;
+
+	if (text[0] < '0' || text[0] > '9')
+		return -EINVAL;
+	errno = 0;
+	number = strtoull(text, &end, 10);
+	if (errno)
+		return -ERANGE;
+	if (!strcmp(end, "%")) {
+		if (!number || number > 100)
+			return -EINVAL;
+		*bytes = (uint64_t)((unsigned __int128)ram_bytes * number / 100);
+		return 0;
+	}
+	shift = 0;
+	if (*end) {
+		at = strchr(suffixes, *end);
+		if (!at || end[1])
+			return -EINVAL;
+		shift = 10 * (unsigned)(at - suffixes + 1);
+	}
+	if (!number)
+		return -EINVAL;
+	if (number > UINT64_MAX >> shift)
+		return -ERANGE;
+	*bytes = (uint64_t)number << shift;
+	return 0;
+}
+
 void xrl_format_bytes(uint64_t bytes, char *buf, size_t len)
 {
 	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };

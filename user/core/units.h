@@ -20,6 +20,13 @@
 int xrl_parse_quantity(const char *text, uint64_t *value);
 /* The shortest exact text of @value: 10000 -> "10k", 2500000 -> "2500k". */
 void xrl_format_quantity(uint64_t value, char *buf, size_t len);
+/*
+ * A size in memory as systemd's MemoryMax= takes it: a whole number of
+ * bytes with an optional K, M, G or T (base 1024: "512M", "2G"), or a
+ * percentage of @ram_bytes ("25%", whole). 0 or -EINVAL (other text, 0,
+ * a percentage past 100), -ERANGE (over UINT64_MAX).
+ */
+int xrl_parse_bytes(const char *text, uint64_t ram_bytes, uint64_t *bytes);
 /* A size in memory for a person: "512 B", "16.0 KiB", "168.3 MiB",
  * "1.2 GiB" (binary units, one decimal). */
 void xrl_format_bytes(uint64_t bytes, char *buf, size_t len);

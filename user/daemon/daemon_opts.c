@@ -9,6 +9,7 @@
 #include "budget.h"
 #include "daemon_opts.h"
 #include "dispatcher.h"
+#include "memory.h"
 #include "global.h"
 #include "log.h"
 #include "metrics_http.h"
@@ -26,6 +27,7 @@ enum {
 	OPT_NODE,
 	OPT_METRICS,
 	OPT_PRIORITY,
+	OPT_MEMORY_LIMIT,
 };
 
 /* The defaults the help states. */
@@ -51,6 +53,9 @@ static const struct xrl_opt daemon_opts[] = {
 	XRL_OPT("priority", OPT_PRIORITY, "N",
 		"place among the programs of libxdp's dispatcher, lower "
 		"first (default 5, 0-1000)"),
+	XRL_OPT("memory-limit", OPT_MEMORY_LIMIT, "SIZE",
+		"refuse to load maps taking more (512M, 2G, or a share of "
+		"the machine's memory such as 25%, the default)"),
 	XRL_OPT("state", OPT_STATE, "FILE",
 		"copy of the applied policy (default " XRL_STATE_FILE_NAME
 		" beside the socket)"),
@@ -170,6 +175,16 @@ static int priority(struct xrl_daemon_opts *opts, const char *text)
 	return 0;
 }
 
+static int memory_limit(struct xrl_daemon_opts *opts, const char *text)
+{
+	if (xrl_memory_limit_parse(text, &opts->memory_limit)) {
+		pr_err("--memory-limit: \"%s\" is not a size (512M, 2G) or a "
+		       "share of memory (25%%)", text);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int metrics(struct xrl_daemon_opts *opts, const char *text)
 {
 	char why[512];
@@ -219,6 +234,8 @@ static int take(struct xrl_daemon_opts *opts, int key, char *arg)
 		return metrics(opts, arg);
 	case OPT_PRIORITY:
 		return priority(opts, arg);
+	case OPT_MEMORY_LIMIT:
+		return memory_limit(opts, arg);
 	case 'v':
 		xrl_log_set_level(XRL_LOG_DEBUG);
 		return 0;

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <linux/types.h>
 #include <stdio.h>
 #include "config.h"
 #include "options.h"
@@ -31,6 +32,7 @@ struct xrl_daemon_opts {
 	bool attached_now[XRL_MAX_IFACES];	/* by this start */
 	bool detach_on_exit;
 	unsigned priority;		/* in libxdp's dispatcher */
+	__u64 memory_limit;		/* of the maps it loads; 0: any */
 	uint64_t sync_interval_ms;	/* 0: the config's, or the default */
 	const char *redis;		/* HOST:PORT, or NULL: the config's */
 	const char *node;		/* NULL: the hostname */

@@ -21,6 +21,7 @@
 #include "daemon_opts.h"
 #include "datapath.h"
 #include "dispatcher.h"
+#include "memory.h"
 #include "events.h"
 #include "loader.h"
 #include "log.h"
@@ -407,7 +408,9 @@ static int run(struct xrl_daemon_opts *opts)
 {
 	struct xrl_metrics_server *metrics = NULL;
 	struct event_feed feed = {};
-	struct xrl_load_opts load_opts = {};
+	struct xrl_load_opts load_opts = {
+		.memory_limit = opts->memory_limit,
+	};
 	struct xrl_daemon_state state = {};
 	struct xrl_budgets budgets = {};
 	struct xrl_source_counter counter = {};
@@ -558,6 +561,7 @@ int main(int argc, char **argv)
 		.socket_path = from_env(XRL_ENV_SOCKET, XRL_SOCKET_PATH),
 		.pin_dir = from_env(XRL_ENV_PIN_DIR, XRL_PIN_DIR),
 		.priority = XRL_DEFAULT_PRIORITY,
+		.memory_limit = xrl_memory_limit_default(),
 		.server = {
 			.idle_timeout_ms = XRL_IDLE_TIMEOUT_MS,
 			.max_clients = XRL_MAX_CLIENTS,

@@ -16,6 +16,8 @@ struct xrl_load_opts {
 	__u32 max_rules;	/* rule capacity; 0: XRL_DEFAULT_RULES */
 	bool test_clock;	/* time from test_clock_ns (tests only) */
 	__u64 hash_seed;	/* of the prefix fallback; 0: random */
+	__u64 memory_limit;	/* the maps' at most, bytes; 0: any
+				 * (xrl_datapath_adopt_or_load(), memory.h) */
 };
 
 /*

@@ -160,6 +160,82 @@ __u64 xrl_memory_at_cpus(const struct xrl_memory_report *report,
 	return once + report->per_cpu / report->cpus * cpus;
 }
 
+__u64 xrl_memory_ram(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+
+	return pages > 0 && page > 0 ? (__u64)pages * (__u64)page : 0;
+}
+
+int xrl_memory_limit_parse(const char *text, __u64 *limit)
+{
+	uint64_t bytes;
+
+	if (xrl_parse_bytes(text, xrl_memory_ram(), &bytes) || !bytes)
+		return -EINVAL;
+	*limit = bytes;
+	return 0;
+}
+
+__u64 xrl_memory_limit_default(void)
+{
+	__u64 limit = 0;
+
+	xrl_memory_limit_parse(XRL_MEMORY_LIMIT_DEFAULT, &limit);
+	return limit;
+}
+
+/* The setting that sizes a map, for the refusal to name. */
+static const char *sized_by(const char *map)
+{
+	static const struct { const char *map, *option; } sizes[] = {
+		{ "xrl_buckets", "--max-sources" },
+		{ "xrl_windows", "--max-sources" },
+		{ "xrl_table", "--max-rules" },
+		{ "xrl_rule_stats", "--max-rules" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		if (!strcmp(map, sizes[i].map))
+			return sizes[i].option;
+	return NULL;
+}
+
+int xrl_memory_check(const struct xrl_datapath *dp, __u64 limit, char *err,
+		     size_t len)
+{
+	struct xrl_memory_report *report;
+	char total[32], cap[32], size[32];
+	const char *option;
+	int ret;
+
+	if (!limit)
+		return 0;
+	report = malloc(sizeof(*report));
+	if (!report)
+		return -ENOMEM;
+	ret = xrl_memory_collect(dp, report);
+	if (ret) {
+		snprintf(err, len, "reading the maps' memory: %s",
+			 strerror(-ret));
+		goto out;
+	}
+	if (report->total <= limit || !report->n_maps)
+		goto out;
+	xrl_format_bytes(report->total, total, sizeof(total));
+	xrl_format_bytes(limit, cap, sizeof(cap));
+	xrl_format_bytes(report->maps[0].memlock, size, sizeof(size));
+	option = sized_by(report->maps[0].name);
+	snprintf(err, len, "the maps would take %s, over --memory-limit %s; "
+		 "the largest: %s, %s%s%s", total, cap, report->maps[0].name,
+		 size, option ? ", sized by " : "", option ? option : "");
+	ret = -EFBIG;
+out:
+	free(report);
+	return ret;
+}
+
 /* ---- for a person, and as JSON --------------------------------------- */
 
 /* The machines an operator sizes for. */

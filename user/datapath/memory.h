@@ -51,6 +51,28 @@ __u64 xrl_memory_at_cpus(const struct xrl_memory_report *report,
 __u64 xrl_map_per_cpu_bytes(__u32 type, __u32 value_size, __u32 max_entries,
 			    unsigned cpus);
 
+/* The default of --memory-limit: what a newly loaded data path's maps
+ * may take, of the machine's memory (units.h, xrl_parse_bytes()). */
+#define XRL_MEMORY_LIMIT_DEFAULT	"25%"
+
+/* The machine's memory, bytes. */
+__u64 xrl_memory_ram(void);
+
+/* --memory-limit's SIZE ("512M", "2G", "25%" of the machine's memory)
+ * into @limit: 0 or -EINVAL. */
+int xrl_memory_limit_parse(const char *text, __u64 *limit);
+
+/* XRL_MEMORY_LIMIT_DEFAULT of this machine, bytes. */
+__u64 xrl_memory_limit_default(void);
+
+/*
+ * Whether the maps of @dp (just loaded) fit in @limit bytes (0: any): 0,
+ * or -EFBIG with one line in @err naming the total, the limit and the
+ * largest map with the setting that sizes it.
+ */
+int xrl_memory_check(const struct xrl_datapath *dp, __u64 limit, char *err,
+		     size_t len);
+
 /* status's lines: the total, and each map over 64 KiB, largest first. */
 void xrl_memory_print(FILE *out, const struct xrl_memory_report *report);
 json_t *xrl_memory_json(const struct xrl_memory_report *report);

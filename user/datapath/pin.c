@@ -13,6 +13,7 @@
 #include "loader.h"
 #include "pin.h"
 #include "kernel.h"
+#include "memory.h"
 
 #define BPFFS_ROOT "/sys/fs/bpf"
 
@@ -249,6 +250,12 @@ int xrl_datapath_adopt_or_load(struct xrl_datapath *dp,
 	ret = xrl_datapath_load(dp, opts);
 	if (ret) {
 		snprintf(err, len, "loading the XDP program: %s", strerror(-ret));
+		return ret;
+	}
+	/* Loaded, not pinned: a refusal leaves nothing behind. */
+	ret = xrl_memory_check(dp, opts ? opts->memory_limit : 0, err, len);
+	if (ret) {
+		xrl_datapath_close(dp);
 		return ret;
 	}
 	ret = xrl_datapath_pin(dp, dir->path);
