@@ -173,6 +173,17 @@ Test(policy_file_yaml, syntax_error_at_libyamls_line)
 		"block mapping at line 1)");
 }
 
+Test(policy_file_yaml, a_tab_that_indents_is_named)
+{
+	policy_refused("default:\n\taction: allow\n",
+		"p.yaml:2: yaml: a tab at column 1; YAML indents with spaces "
+		"only");
+	policy_refused("default: {action: allow}\nrules:\n  - cidr: "
+		"198.18.0.0/24\n  \t pps: 10\n",
+		"p.yaml:4: yaml: a tab at column 3; YAML indents with spaces "
+		"only");
+}
+
 Test(policy_file_yaml, control_bytes_at_their_line)
 {
 	policy_refused("malformed: pass\nrules: \x01\n",

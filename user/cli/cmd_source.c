@@ -5,6 +5,7 @@
  * and forgetting the buckets of a source or a prefix. From the pins;
  * the keys and lookups are the data path's (user/datapath/bucket.c).
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,6 +178,26 @@ static void print_unreadable(const struct xrl_settings *settings,
 	       "judged by the rule above" : "dropped");
 }
 
+/*
+ * An IPv6 source in ::ffff:0:0/96 (IPv4-mapped) or in ::/96 other than
+ * :: and ::1 (IPv4-compatible): the data path's is_ipv4_mapped()
+ * (bpf/parse.h), tested against it (tests/daemon/test_explain.c). Such a
+ * text parses to the IPv4 address's key, which the data path never
+ * gives it.
+ */
+static bool ipv6_text_names_ipv4(const char *text, const __u8 addr[16])
+{
+	static const __u8 zeros[12];
+	__u32 last;
+
+	if (!strchr(text, ':') || memcmp(addr, zeros, 10))
+		return false;
+	if (addr[10] == 0xff && addr[11] == 0xff)
+		return true;
+	memcpy(&last, addr + 12, sizeof(last));
+	return !addr[10] && !addr[11] && last && last != htonl(1);
+}
+
 static int explain(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		   const struct xrl_datapath *dp, const char *text,
 		   const struct xrl_lpm_key *addr)
@@ -196,6 +217,18 @@ static int explain(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		xrl_cmd_error(cli, cmd, "reading the settings: %s",
 			      strerror(-ret));
 		return ret;
+	}
+	if (ipv6_text_names_ipv4(text, addr->addr)) {
+		if (settings.ipv4_mapped_verdict == XRL_IPV4_MAPPED_IPV6) {
+			printf("%s: an IPv6 source naming an IPv4 address, judged "
+			       "as IPv6 (ipv4_mapped: ipv6); explain does not "
+			       "follow it further\n", text);
+			return 0;
+		}
+		printf("%s: an IPv6 source naming an IPv4 address: dropped, "
+		       "counted as ipv4_mapped (ipv4_mapped: drop); no rule "
+		       "judges it\n", text);
+		return 0;
 	}
 	ret = xrl_rule_of(dp, &settings, addr->addr, &rule, &prefix, &how);
 	if (ret) {

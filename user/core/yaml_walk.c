@@ -260,6 +260,14 @@ static int syntax_error(struct xrl_yaml *y, const yaml_parser_t *parser,
 	if (parser->error == YAML_READER_ERROR)
 		for (i = line = 0; i < parser->problem_offset; i++)
 			line += text[i] == '\n';
+	/* libyaml's words for a tab do not say "tab": the usual mistake. */
+	if (parser->error == YAML_SCANNER_ERROR &&
+	    text[parser->problem_mark.index] == '\t') {
+		snprintf(y->err, y->err_len, "%s:%zu: yaml: a tab at column "
+			 "%zu; YAML indents with spaces only", y->name,
+			 line + 1, parser->problem_mark.column + 1);
+		return -EINVAL;
+	}
 	n = snprintf(y->err, y->err_len, "%s:%zu: yaml: %s", y->name, line + 1,
 		     parser->problem ? parser->problem : "syntax error");
 	if (parser->context && n >= 0 && (size_t)n < y->err_len)
