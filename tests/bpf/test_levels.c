@@ -475,7 +475,7 @@ static size_t forget(const char *cidr)
 	size_t n;
 
 	cr_assert_eq(xrl_cidr_parse(cidr, &prefix), 0, "%s", cidr);
-	cr_assert_eq(xrl_buckets_forget(&dp, &prefix, &n), 0, "%s", cidr);
+	cr_assert_eq(xrl_buckets_forget(&dp, &prefix, XRL_FAMILY_ANY, &n), 0, "%s", cidr);
 	return n;
 }
 

@@ -116,3 +116,31 @@ Test(explain, with_ipv4_mapped_ipv6_it_is_an_ipv6_source)
 			     c->addr, out);
 	}
 }
+
+/* reset of the IPv4 space forgets IPv4 sources only (issue 24 item 5):
+ * 0.0.0.0/0 parses to the key of every source. */
+Test(explain, reset_of_0_0_0_0_0_forgets_the_ipv4_sources_only)
+{
+	static const char *const sources[] = { "198.18.1.1", "198.18.2.1",
+					       "fd00::1", "fd00:1::1" };
+	struct packet pkt;
+	size_t i;
+
+	env_write(&env, NULL, "default:\n  action: limit\n  pps: 10\n"
+		  "  burst: 10\n");
+	daemon_start(&env, NULL);
+	for (i = 0; i < 4; i++) {
+		cr_assert_eq(packet_from(&pkt, sources[i]), 0);
+		cr_assert_eq(fixture_run(&env.dp, &pkt), XDP_PASS);
+	}
+	cr_assert_eq(env_cli(&env, out, sizeof(out), "reset 0.0.0.0/0",
+			     false), 0, "%s", out);
+	cr_assert_str_eq(out, "0.0.0.0/0: forgot 2 buckets\n");
+	explain("198.18.1.1");
+	cr_assert(strstr(out, "bucket: none"), "%s", out);
+	explain("fd00::1");
+	cr_assert(strstr(out, "bucket: 1 passed"), "%s", out);
+	cr_assert_eq(env_cli(&env, out, sizeof(out), "reset ::/0", false), 0,
+		     "%s", out);
+	cr_assert_str_eq(out, "::/0: forgot 2 buckets\n");
+}

@@ -320,7 +320,9 @@ static int run_reset(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 	}
 	if (xrl_cmd_open_pins(cmd, cli, &dp))
 		return EXIT_FAILURE;
-	ret = xrl_buckets_forget(&dp, &prefix, &n);
+	/* 0.0.0.0/0 parses to the key of every source, both families. */
+	ret = xrl_buckets_forget(&dp, &prefix, strchr(text, ':') ?
+				 XRL_FAMILY_ANY : XRL_FAMILY_IPV4, &n);
 	xrl_datapath_close(&dp);
 	if (ret) {
 		xrl_cmd_error(cli, cmd, "forgetting the buckets of %s: %s",

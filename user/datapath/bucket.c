@@ -122,10 +122,12 @@ void xrl_bucket_level(const struct xrl_limit *limit, __u64 tat_word,
 /* Whether @key's source lies in @prefix, or its source prefix holds it. */
 static bool key_in(const struct xrl_settings *settings,
 		   const struct xrl_bucket_key *key,
-		   const struct xrl_lpm_key *prefix)
+		   const struct xrl_lpm_key *prefix, enum xrl_family family)
 {
 	unsigned bits = xrl_bucket_key_prefixlen(settings, key), i;
 
+	if (family != XRL_FAMILY_ANY && key_family(key) != family)
+		return false;
 	/* Families never mix: an IPv4 prefix holds no IPv6 source's key
 	 * (an IPv4-mapped one judged as IPv6), nor the other way. */
 	if (prefix->prefixlen &&
@@ -149,6 +151,7 @@ struct forget_walk {
 	int table_fd;		/* the rule table in force: levels' lengths */
 	const struct xrl_settings *settings;
 	const struct xrl_lpm_key *prefix;
+	enum xrl_family family;		/* only its keys; or any */
 	struct xrl_bucket_key *keys;
 	size_t n, cap;
 };
@@ -169,7 +172,7 @@ static bool level_key_in(const struct forget_walk *walk,
 				 XRL_TAG_LEVEL(key->tag) - 1, &len) &&
 	    walk->prefix->prefixlen > len)
 		return false;
-	return key_in(walk->settings, key, walk->prefix);
+	return key_in(walk->settings, key, walk->prefix, walk->family);
 }
 
 static int collect_in_prefix(const void *key, const void *value, void *ctx)
@@ -179,7 +182,8 @@ static int collect_in_prefix(const void *key, const void *value, void *ctx)
 	struct xrl_bucket_key *grown;
 
 	if (XRL_TAG_LEVEL(k->tag) ? !level_key_in(walk, k) :
-				    !key_in(walk->settings, k, walk->prefix))
+				    !key_in(walk->settings, k, walk->prefix,
+					    walk->family))
 		return 0;
 	if (walk->n == walk->cap) {
 		walk->cap = walk->cap ? walk->cap * 2 : 64;
@@ -194,10 +198,13 @@ static int collect_in_prefix(const void *key, const void *value, void *ctx)
 
 /* Collected first, deleted after: deleting during a walk restarts it. */
 int xrl_buckets_forget(const struct xrl_datapath *dp,
-		       const struct xrl_lpm_key *prefix, size_t *n_deleted)
+		       const struct xrl_lpm_key *prefix, enum xrl_family family,
+		       size_t *n_deleted)
 {
 	struct xrl_settings settings;
-	struct forget_walk walk = { .settings = &settings, .prefix = prefix };
+	struct forget_walk walk = {
+		.settings = &settings, .prefix = prefix, .family = family,
+	};
 	size_t i;
 	int ret;
 

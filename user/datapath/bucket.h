@@ -66,9 +66,12 @@ void xrl_bucket_level(const struct xrl_limit *limit, __u64 tat_word,
  * Deletes the buckets of every source in @prefix (IPv4-mapped), of any
  * rule, and the bucket whose source prefix holds @prefix when @prefix
  * is narrower than the keys; and the buckets of rules' levels whose
- * whole subnet lies in @prefix. *@n_deleted counts them. 0 or -errno.
+ * whole subnet lies in @prefix. @family other than XRL_FAMILY_ANY keeps
+ * to its sources (0.0.0.0/0 is the same key as ::/0). *@n_deleted
+ * counts them. 0 or -errno.
  */
 int xrl_buckets_forget(const struct xrl_datapath *dp,
-		       const struct xrl_lpm_key *prefix, size_t *n_deleted);
+		       const struct xrl_lpm_key *prefix, enum xrl_family family,
+		       size_t *n_deleted);
 
 #endif
