@@ -21,6 +21,7 @@
 #include "daemon_opts.h"
 #include "datapath.h"
 #include "dispatcher.h"
+#include "env.h"
 #include "memory.h"
 #include "events.h"
 #include "loader.h"
@@ -568,6 +569,7 @@ int main(int argc, char **argv)
 		},
 	};
 	char *state_path = NULL, *overlay_path = NULL, *bans_path = NULL;
+	char err[256];
 	int ret;
 
 	xrl_log_init_daemon();
@@ -575,6 +577,12 @@ int main(int argc, char **argv)
 	ret = xrl_daemon_parse_options(argc, argv, &opts);
 	if (ret)
 		return ret > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	/* What it will need, said before it starts rather than at the
+	 * first request that needs it. */
+	if (xrl_check_privileges(true, err, sizeof(err))) {
+		pr_err("%s", err);
+		return EXIT_FAILURE;
+	}
 	opts.server.socket_path = opts.socket_path;
 	if (!opts.state_path) {
 		state_path = path_beside(opts.socket_path, XRL_STATE_FILE_NAME);

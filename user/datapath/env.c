@@ -24,7 +24,7 @@ int xrl_check_privileges(bool net_admin, char *err, size_t len)
 		.version = _LINUX_CAPABILITY_VERSION_3,
 	};
 	struct __user_cap_data_struct data[2] = {};
-	bool bpf_ok, net_ok;
+	bool bpf_ok, net_ok, admin_ok;
 
 	if (syscall(SYS_capget, &header, data)) {
 		snprintf(err, len, "cannot read capabilities: %s",
@@ -33,12 +33,14 @@ int xrl_check_privileges(bool net_admin, char *err, size_t len)
 	}
 	bpf_ok = has_cap(data, CAP_BPF) || has_cap(data, CAP_SYS_ADMIN);
 	net_ok = !net_admin || has_cap(data, CAP_NET_ADMIN);
-	if (bpf_ok && net_ok)
+	/* The maps in force are reached by id (the inner maps of the maps
+	 * of maps, status's memory): bpf_map_get_fd_by_id() wants it. */
+	admin_ok = has_cap(data, CAP_SYS_ADMIN);
+	if (bpf_ok && net_ok && admin_ok)
 		return 0;
-	snprintf(err, len, "permission denied: run as root (missing %s%s%s)",
-		 bpf_ok ? "" : "CAP_BPF",
-		 !bpf_ok && !net_ok ? " and " : "",
-		 net_ok ? "" : "CAP_NET_ADMIN");
+	snprintf(err, len, "permission denied: run as root (missing%s%s%s)",
+		 bpf_ok ? "" : " CAP_BPF", net_ok ? "" : " CAP_NET_ADMIN",
+		 admin_ok ? "" : " CAP_SYS_ADMIN");
 	return -EPERM;
 }
 

@@ -11,8 +11,9 @@
 
 /*
  * Checks the effective capabilities: BPF work needs CAP_BPF (or
- * CAP_SYS_ADMIN), and with @net_admin also CAP_NET_ADMIN (attaching).
- * -EPERM with @err naming what is missing.
+ * CAP_SYS_ADMIN) and CAP_SYS_ADMIN (the maps in force are opened by id),
+ * and with @net_admin also CAP_NET_ADMIN (attaching). -EPERM with @err
+ * naming what is missing.
  */
 int xrl_check_privileges(bool net_admin, char *err, size_t len);
 
