@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * share.c - dividing an aggregate budget into weights (pure).
+ * share.c - dividing an aggregate budget into weights, and the weights
+ * into the limits of the shares (pure).
  */
 #include <errno.h>
+#include <string.h>
 #include "limit.h"
 #include "rule_spec.h"
 #include "share.h"
@@ -134,4 +136,42 @@ uint32_t xrl_agg_pool_weight(const struct xrl_budget_limits *limits,
 	if (w_bytes < w)
 		w = w_bytes;
 	return w < most ? (uint32_t)w : (uint32_t)most;
+}
+
+/* @weight of @limits (0: none, the limits stay unset). */
+static int compile_weighted(const struct xrl_budget_limits *limits,
+			    uint32_t weight, struct xrl_limit *out)
+{
+	int ret = 0;
+
+	memset(out, 0, XRL_LIMIT_KINDS * sizeof(*out));
+	if (!weight)
+		return 0;
+	if (limits->pps)
+		ret = xrl_limit_compile_pps_weighted(limits->pps, limits->burst,
+				weight, &out[XRL_LIMIT_PACKETS]);
+	if (!ret && limits->bps)
+		ret = xrl_limit_compile_bps_weighted(limits->bps,
+				limits->burst_bytes, weight,
+				&out[XRL_LIMIT_BYTES]);
+	return ret;
+}
+
+int xrl_agg_shares_compile(const struct xrl_budget_limits *limits,
+			   const uint32_t *weights, unsigned n,
+			   uint32_t pool_weight, struct xrl_agg_share *shares)
+{
+	struct xrl_limit pool[XRL_LIMIT_KINDS];
+	unsigned i;
+	int ret;
+
+	memset(shares, 0, n * sizeof(*shares));
+	ret = compile_weighted(limits, pool_weight, pool);
+	for (i = 0; i < n && !ret; i++) {
+		/* A CPU always has a weight: a zero one would fail open. */
+		ret = compile_weighted(limits, weights[i] ? weights[i] : 1,
+				       shares[i].limit);
+		memcpy(shares[i].pool, pool, sizeof(pool));
+	}
+	return ret;
 }

@@ -2,8 +2,8 @@
 /*
  * share.h - how an aggregate rule's budget is divided: into per-CPU (or
  * per-node) weights summing to XRL_SHARE_ONE, and the limits they divide.
- * Pure: the data path writes the shares (aggregate.h), the daemon's
- * engine re-splits them by demand (budget.h).
+ * Pure: the shares are compiled here, the data path writes them
+ * (aggregate.h), the daemon's engine re-splits them by demand (budget.h).
  */
 #ifndef XRL_SHARE_H
 #define XRL_SHARE_H
@@ -81,4 +81,16 @@ void xrl_budget_limits_scale(const struct xrl_budget_limits *limits,
 uint32_t xrl_agg_pool_weight(const struct xrl_budget_limits *limits,
 			     unsigned n, unsigned floor_percent,
 			     uint64_t pool_pps);
+
+/*
+ * The shares of @limits as the data path holds them (include/xrl.h,
+ * struct xrl_agg_share), one per CPU into @shares (@n entries): CPU i
+ * @weights[i] of the budget (a zero weight as 1: a CPU without a share
+ * would fail open), and each the pool's @pool_weight (0: no pool, its
+ * limits unset). 0, or the -errno of a limit that does not compile.
+ */
+int xrl_agg_shares_compile(const struct xrl_budget_limits *limits,
+			   const uint32_t *weights, unsigned n,
+			   uint32_t pool_weight, struct xrl_agg_share *shares);
+
 #endif

@@ -10,45 +10,19 @@
 #include <bpf/bpf.h>
 #include "aggregate.h"
 #include "datapath.h"
-#include "limit.h"
-
-static int compile_limits(const struct xrl_budget_limits *limits,
-			  uint32_t weight, struct xrl_limit *out)
-{
-	int ret = 0;
-
-	memset(out, 0, XRL_LIMIT_KINDS * sizeof(*out));
-	if (!weight)
-		return 0;	/* no pool: its limits stay unset */
-	if (limits->pps)
-		ret = xrl_limit_compile_pps_weighted(limits->pps, limits->burst,
-				weight, &out[XRL_LIMIT_PACKETS]);
-	if (!ret && limits->bps)
-		ret = xrl_limit_compile_bps_weighted(limits->bps,
-				limits->burst_bytes, weight,
-				&out[XRL_LIMIT_BYTES]);
-	return ret;
-}
 
 int xrl_agg_write_shares(const struct xrl_datapath *dp, uint32_t id,
 			 const struct xrl_budget_limits *limits,
 			 const uint32_t *weights, uint32_t pool_weight)
 {
-	unsigned i, n = xrl_datapath_cpus();
-	struct xrl_limit pool[XRL_LIMIT_KINDS];
+	unsigned n = xrl_datapath_cpus();
 	struct xrl_agg_share *shares;
 	int ret;
 
 	shares = calloc(n, sizeof(*shares));
 	if (!shares)
 		return -ENOMEM;
-	ret = compile_limits(limits, pool_weight, pool);
-	for (i = 0; i < n && !ret; i++) {
-		/* A CPU always has a weight: a zero one would fail open. */
-		ret = compile_limits(limits, weights[i] ? weights[i] : 1,
-				     shares[i].limit);
-		memcpy(shares[i].pool, pool, sizeof(pool));
-	}
+	ret = xrl_agg_shares_compile(limits, weights, n, pool_weight, shares);
 	/* One update sets every CPU's share; the program reads its own. */
 	if (!ret && bpf_map_update_elem(dp->agg_shares_fd, &id, shares, 0))
 		ret = -errno;

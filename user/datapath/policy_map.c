@@ -12,8 +12,8 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include "aggregate.h"
+#include "compiled.h"
 #include "datapath.h"
-#include "levels.h"
 #include "mapwalk.h"
 #include "match.h"
 #include "policy.h"
@@ -64,6 +64,7 @@ int xrl_policy_stage(struct xrl_datapath *dp, const struct xrl_policy *policy,
 		     struct xrl_staged_policy *staged, char *err, size_t len)
 {
 	struct xrl_policy_head head = {}, in_force;
+	struct xrl_compiled compiled;
 	int ret;
 
 	staged->rules_fd = staged->table_fd = staged->head_fd = -1;
@@ -77,22 +78,26 @@ int xrl_policy_stage(struct xrl_datapath *dp, const struct xrl_policy *policy,
 	if (!xrl_datapath_head(dp, &in_force))
 		head.rules_slot = (in_force.rules_slot + 1) % XRL_POLICY_SLOTS;
 	staged->slot = head.rules_slot;
-	ret = xrl_rules_stage(dp, policy, head.rules_slot, &staged->rules_fd,
-			      &staged->table_fd, err, len);
+	ret = xrl_rules_compile(dp, policy, &compiled, err, len);
+	if (ret)
+		return ret;
+	ret = xrl_rules_stage(dp, &compiled, head.rules_slot,
+			      &staged->rules_fd, &staged->table_fd, err, len);
 	if (ret)
 		goto unstage;
-	xrl_policy_settings(policy, xrl_datapath_max_sources(dp),
-			    xrl_datapath_cpus(), &head.settings);
+	head.settings = compiled.settings;
 	ret = staged->head_fd = create_head_map(dp, &head);
 	if (ret < 0) {
 		snprintf(err, len, "creating the policy head: %s",
 			 strerror(-ret));
 		goto unstage;
 	}
+	xrl_compiled_free(&compiled);
 	return 0;
 
 unstage:
 	xrl_policy_unstage(staged);
+	xrl_compiled_free(&compiled);
 	return ret;
 }
 
@@ -249,28 +254,57 @@ int xrl_policy_read_ids(const struct xrl_datapath *dp, struct xrl_policy *out)
 	return 0;
 }
 
+/*
+ * @policy compiled to be compared with what is in force: the generations
+ * and the ids are the install's, and compared apart or not at all.
+ */
+static int compile_to_compare(const struct xrl_datapath *dp,
+			      const struct xrl_policy *policy,
+			      struct xrl_compiled *out)
+{
+	struct xrl_compile_input in = {
+		.max_sources = xrl_datapath_max_sources(dp),
+		.n_cpus = xrl_datapath_cpus(),
+	};
+	char err[256];
+
+	return xrl_policy_compile(policy, &in, out, err, sizeof(err));
+}
+
+/* Whether @in_force is @wanted but for what the install chose: its
+ * generations, its chain and, unless @compare_id (the policy's ids are
+ * those in force), its id. */
+static bool same_rule(const struct xrl_rule *wanted,
+		      const struct xrl_rule *in_force, bool compare_id)
+{
+	struct xrl_rule rule = *wanted;
+
+	if (!compare_id)
+		rule.id = in_force->id;
+	rule.gen = in_force->gen;
+	rule.since = in_force->since;
+	rule.match.next = in_force->match.next;
+	return !memcmp(&rule, in_force, sizeof(rule));
+}
+
 struct match_ctx {
+	const struct xrl_policy *policy;
+	const struct xrl_compiled *compiled;
 	const struct xrl_rule_spec **sorted;
-	size_t n_rules;
 	size_t n_seen;
 };
 
-/* The generations are the install's, not the policy's: not compared. */
 static int match_rule(const struct xrl_lpm_key *key,
 		      const struct xrl_rule *value, void *ctx)
 {
 	struct match_ctx *match = ctx;
 	const struct xrl_rule_spec *rule;
-	struct xrl_rule compiled;
 
-	rule = xrl_policy_find_sorted(match->sorted, match->n_rules, key,
-				      &value->match);
-	if (!rule || xrl_rule_compile(rule, &compiled))
-		return -ESTALE;
-	compiled.gen = value->gen;
-	compiled.since = value->since;
-	compiled.match.next = value->match.next;	/* the install's */
-	if (memcmp(&compiled, value, sizeof(compiled)))
+	rule = xrl_policy_find_sorted(match->sorted, match->policy->n_rules,
+				      key, &value->match);
+	if (!rule ||
+	    !same_rule(&match->compiled->rules[rule - match->policy->rules],
+		       value, true))
 		return -ESTALE;
 	match->n_seen++;
 	return 0;
@@ -279,30 +313,40 @@ static int match_rule(const struct xrl_lpm_key *key,
 int xrl_policy_matches_map(const struct xrl_datapath *dp,
 			   const struct xrl_policy *policy)
 {
-	struct xrl_settings in_force, wanted;
-	struct match_ctx match = { .n_rules = policy->n_rules };
+	struct match_ctx match = { .policy = policy };
+	struct xrl_settings in_force;
+	struct xrl_compiled compiled;
 	int ret;
 
 	ret = xrl_datapath_settings(dp, &in_force);
 	if (ret)
 		return ret;
-	xrl_policy_settings(policy, xrl_datapath_max_sources(dp),
-			    xrl_datapath_cpus(), &wanted);
-	if (memcmp(&in_force, &wanted, sizeof(wanted)))
-		return -ESTALE;
+	ret = compile_to_compare(dp, policy, &compiled);
+	if (ret)
+		return ret == -ENOMEM ? ret : -ESTALE;
+	match.compiled = &compiled;
+	if (memcmp(&in_force, &compiled.settings, sizeof(in_force))) {
+		ret = -ESTALE;
+		goto free_compiled;
+	}
 	match.sorted = xrl_policy_sorted(policy);
-	if (!match.sorted)
-		return -ENOMEM;
+	if (!match.sorted) {
+		ret = -ENOMEM;
+		goto free_compiled;
+	}
 	ret = walk_rules_map(dp, match_rule, &match);
 	free(match.sorted);
 	if (!ret && match.n_seen != policy->n_rules)
 		ret = -ESTALE;
+free_compiled:
+	xrl_compiled_free(&compiled);
 	return ret;
 }
 
 struct diff_ctx {
 	const struct xrl_datapath *dp;
 	const struct xrl_policy *next;
+	const struct xrl_compiled *compiled;	/* of next */
 	const struct xrl_rule_spec **sorted;
 	bool *seen;		/* by index in next->rules */
 	xrl_rule_change_fn fn;
@@ -311,22 +355,21 @@ struct diff_ctx {
 };
 
 /* Whether the levels' limits in force (their own classifier entries,
- * include/xrl.h) are those @rule compiles to: its levels' prefixes and
- * families are in the rule's value, compared with the rest of it. */
+ * include/xrl.h) are those of rule @index compiled: its levels' prefixes
+ * and families are in the rule's value, compared with the rest of it. */
 static bool same_level_limits(const struct xrl_datapath *dp,
-			      const struct xrl_rule_spec *rule,
-			      const struct xrl_rule *in_force)
+			      const struct xrl_compiled *compiled,
+			      size_t index, const struct xrl_rule *in_force)
 {
-	struct xrl_limits limits[XRL_LEVELS_MAX];
-	struct xrl_rule_levels levels;
+	const union xrl_classifier_value *levels;
 	struct xrl_rule level;
-	unsigned i;
+	unsigned i, count = compiled->rules[index].levels.count;
 
-	if (xrl_levels_compile(rule, &levels, limits))
-		return false;
-	for (i = 0; i < levels.count && i < XRL_LEVELS_MAX; i++)
+	levels = &compiled->values[compiled->levels_at[index]];
+	for (i = 0; i < count && i < XRL_LEVELS_MAX; i++)
 		if (xrl_rules_level(dp, in_force->id, i, &level) ||
-		    memcmp(&level.limits, &limits[i], sizeof(limits[i])))
+		    memcmp(&level.limits, &levels[i].rule.limits,
+			   sizeof(level.limits)))
 			return false;
 	return true;
 }
@@ -336,7 +379,7 @@ static int diff_rule(const struct xrl_lpm_key *key,
 {
 	struct diff_ctx *d = ctx;
 	const struct xrl_rule_spec *rule;
-	struct xrl_rule compiled;
+	size_t index;
 
 	d->diff->in_force++;
 	rule = xrl_policy_find_sorted(d->sorted, d->next->n_rules, key,
@@ -346,15 +389,10 @@ static int diff_rule(const struct xrl_lpm_key *key,
 		d->fn(XRL_RULE_REMOVED, key, NULL, in_force, d->ctx);
 		return 0;
 	}
-	d->seen[rule - d->next->rules] = true;
-	if (xrl_rule_compile(rule, &compiled))
-		return -EINVAL;
-	compiled.id = in_force->id;
-	compiled.gen = in_force->gen;	/* the install's, not the policy's */
-	compiled.since = in_force->since;
-	compiled.match.next = in_force->match.next;
-	if (memcmp(&compiled, in_force, sizeof(compiled)) ||
-	    !same_level_limits(d->dp, rule, in_force)) {
+	index = rule - d->next->rules;
+	d->seen[index] = true;
+	if (!same_rule(&d->compiled->rules[index], in_force, false) ||
+	    !same_level_limits(d->dp, d->compiled, index, in_force)) {
 		d->diff->changed++;
 		d->fn(XRL_RULE_CHANGED, key, rule, in_force, d->ctx);
 	} else {
@@ -391,9 +429,10 @@ int xrl_policy_diff(const struct xrl_datapath *dp,
 		    const struct xrl_policy *next, xrl_rule_change_fn fn,
 		    void *ctx, struct xrl_policy_diff *diff)
 {
-	struct xrl_settings in_force, wanted;
 	struct diff_ctx d = { .dp = dp, .next = next, .fn = fn, .ctx = ctx,
 			      .diff = diff };
+	struct xrl_settings in_force;
+	struct xrl_compiled compiled;
 	size_t i;
 	int ret;
 
@@ -401,9 +440,11 @@ int xrl_policy_diff(const struct xrl_datapath *dp,
 	ret = xrl_datapath_settings(dp, &in_force);
 	if (ret)
 		return ret;
-	xrl_policy_settings(next, xrl_datapath_max_sources(dp),
-			    xrl_datapath_cpus(), &wanted);
-	diff_settings(&in_force, &wanted, diff);
+	ret = compile_to_compare(dp, next, &compiled);
+	if (ret)
+		return ret == -ENOMEM ? ret : -EINVAL;
+	d.compiled = &compiled;
+	diff_settings(&in_force, &compiled.settings, diff);
 	d.sorted = xrl_policy_sorted(next);
 	d.seen = calloc(next->n_rules ? next->n_rules : 1, sizeof(*d.seen));
 	if (!d.sorted || !d.seen) {
@@ -421,6 +462,7 @@ int xrl_policy_diff(const struct xrl_datapath *dp,
 free:
 	free(d.seen);
 	free(d.sorted);
+	xrl_compiled_free(&compiled);
 	return ret;
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * rulemaps.c - compiling a policy's rules into the classifier and the
- * rule table, and reading them back.
+ * rulemaps.c - writing a compiled policy (compiled.h) into a new
+ * classifier and rule table, and reading them back.
  *
  * Each install is a new generation. A rule keeps the generation its id
  * first named its prefix in ("since"), so that buckets made for an older
@@ -14,16 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include "cidr.h"
+#include "compiled.h"
 #include "datapath.h"
-#include "levels.h"
 #include "mapwalk.h"
 #include "match.h"
-#include "policy.h"
-#include "rule.h"
 #include "rulemaps.h"
 #include "typed_map.h"
 
@@ -31,69 +28,11 @@
 #define ENOTSUPP	524	/* the kernel's, leaked to userspace */
 #endif
 
-struct known_rule {
-	struct xrl_lpm_key prefix;
-	struct xrl_rule_match match;	/* next not kept */
-	__u32 since;		/* 0: no rule holds the id */
-};
-
 struct xrl_rules_known {
 	__u32 gen;		/* of the rules in force */
 	size_t n;		/* ids below n */
-	struct known_rule *by_id;
+	struct xrl_installed_rule *by_id;
 };
-
-/* Length within the family: IPv4 /n is kept as /(96 + n). */
-static unsigned family_len(const struct xrl_lpm_key *prefix,
-			   enum xrl_family family)
-{
-	return family == XRL_FAMILY_IPV4 ? prefix->prefixlen - 96 :
-					   prefix->prefixlen;
-}
-
-/* @addr (parser layout) masked to @len bits of @family's address. */
-static void mask_addr(__u32 addr[4], enum xrl_family family, unsigned len)
-{
-	unsigned first = family == XRL_FAMILY_IPV4 ? 3 : 0, w, bits;
-
-	for (w = first; w < 4; w++) {
-		bits = len > 32 * (w - first) ? len - 32 * (w - first) : 0;
-		if (bits < 32)
-			addr[w] &= bits ? htonl(~0U << (32 - bits)) : 0;
-	}
-}
-
-void xrl_rule_key_of(const struct xrl_lpm_key *prefix, struct xrl_rule_key *key)
-{
-	enum xrl_family family = xrl_prefix_family(prefix);
-
-	memset(key, 0, sizeof(*key));
-	key->family = family;
-	if (family == XRL_FAMILY_ANY)
-		return;
-	key->prefixlen = family_len(prefix, family);
-	memcpy(key->addr, prefix->addr, sizeof(key->addr));
-	mask_addr(key->addr, family, key->prefixlen);
-}
-
-bool xrl_prefix_of(const struct xrl_rule_key *key, struct xrl_lpm_key *prefix)
-{
-	memset(prefix, 0, sizeof(*prefix));
-	switch (key->family) {
-	case XRL_FAMILY_ANY:
-		return key->prefixlen == 0;
-	case XRL_FAMILY_IPV4:
-		prefix->prefixlen = 96 + key->prefixlen;
-		break;
-	case XRL_FAMILY_IPV6:
-		prefix->prefixlen = key->prefixlen;
-		break;
-	default:
-		return false;
-	}
-	memcpy(prefix->addr, key->addr, sizeof(prefix->addr));
-	return true;
-}
 
 __u32 xrl_rules_capacity(const struct xrl_datapath *dp)
 {
@@ -222,7 +161,7 @@ void xrl_rules_forget(struct xrl_datapath *dp)
 
 static int grow_known(struct xrl_rules_known *known, size_t n)
 {
-	struct known_rule *grown;
+	struct xrl_installed_rule *grown;
 	size_t cap = known->n ? known->n : 64;
 
 	if (n <= known->n)
@@ -291,9 +230,10 @@ static int load_known(struct xrl_datapath *dp)
 	return 0;
 }
 
-/* All @n entries in one batch, or one by one where there is none. */
-static int fill(int fd, const void *keys, size_t key_size,
-		const struct xrl_rule *values, size_t n)
+/* All @n entries (of @value_size bytes) in one batch, or one by one
+ * where there is none. */
+static int fill(int fd, const void *keys, size_t key_size, const void *values,
+		size_t value_size, size_t n)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	__u32 count = n;
@@ -305,261 +245,17 @@ static int fill(int fd, const void *keys, size_t key_size,
 		return -errno;
 	for (i = 0; i < n; i++)
 		if (bpf_map_update_elem(fd, (const char *)keys + i * key_size,
-					&values[i], 0))
+					(const char *)values + i * value_size,
+					0))
 			return -errno;
 	return 0;
 }
 
-/* The compiled policy, as the two maps take it. */
-struct compiled {
-	struct xrl_rule_key *keys;	/* classifier */
-	struct xrl_rule *values;
-	size_t n;
-	__u32 *ids;			/* table */
-	struct xrl_rule *rules;
-	size_t n_rules;
-	__u32 max_id;
-	struct xrl_policy_meta meta;
-};
-
-static void compiled_free(struct compiled *c)
-{
-	free(c->keys);
-	free(c->values);
-	free(c->ids);
-	free(c->rules);
-}
-
-static __u32 since_of(const struct xrl_rules_known *known,
-		      const struct xrl_rule_spec *rule, __u32 gen)
-{
-	const struct known_rule *k;
-
-	if (rule->id >= known->n)
-		return gen;
-	k = &known->by_id[rule->id];
-	/* An id is a rule's prefix and L4 match: either changed, the
-	 * buckets of the id belong to another rule. */
-	if (!k->since || k->prefix.prefixlen != rule->prefix.prefixlen ||
-	    memcmp(k->prefix.addr, rule->prefix.addr, sizeof(k->prefix.addr)) ||
-	    xrl_match_compare(&k->match, &rule->match))
-		return gen;
-	return k->since;
-}
-
-/* Marks a /@len of @family in the meta's bitmaps. */
-static void meta_add_length(struct xrl_policy_meta *meta,
-			    enum xrl_family family, unsigned len)
-{
-	if (family == XRL_FAMILY_IPV4)
-		meta->v4_lengths |= 1ULL << len;
-	else if (family == XRL_FAMILY_IPV6)
-		meta->v6_lengths[len / 64] |= 1ULL << (len % 64);
-}
-
-/*
- * A rule longer than the family's source key makes its key subnet split
- * (sources of one key may have different rules): the marker tells the
- * program so for the other rules' sources in that subnet.
- */
-static bool add_split_marker(struct compiled *c, const struct xrl_rule_key *key,
-			     unsigned key_len)
-{
-	struct xrl_rule_key *marker = &c->keys[c->n];
-
-	if (key->family == XRL_FAMILY_ANY || key->prefixlen <= key_len)
-		return false;
-	*marker = *key;
-	marker->family = XRL_KEY_SPLIT | key->family;
-	marker->prefixlen = key_len;
-	mask_addr(marker->addr, key->family, key_len);
-	memset(&c->values[c->n], 0, sizeof(c->values[c->n]));
-	c->values[c->n].gen = c->meta.gen;
-	c->n++;
-	c->meta.long_rules |= key->family == XRL_FAMILY_IPV4 ? 1 : 2;
-	return true;
-}
-
-static bool same_numbers(const struct xrl_rule_spec *a,
-			 const struct xrl_rule_spec *b)
-{
-	return a->action == b->action && a->scope == b->scope &&
-	       a->pps == b->pps && a->burst == b->burst &&
-	       a->bps == b->bps && a->burst_bytes == b->burst_bytes &&
-	       a->strategy.kind == b->strategy.kind &&
-	       a->strategy.interval_ns == b->strategy.interval_ns &&
-	       a->strategy.limit == b->strategy.limit &&
-	       a->strategy.window_ns == b->strategy.window_ns &&
-	       a->ban.ns == b->ban.ns && a->ban.after_ns == b->ban.after_ns &&
-	       a->ban.max_ns == b->ban.max_ns && xrl_levels_equal(a, b);
-}
-
-/* Rules of one classifier key side by side, in policy order but a
- * plain rule last: it takes what none of its prefix's L4 rules take. */
-struct chained {
-	struct xrl_rule_key key;
-	bool plain;
-	size_t index;
-};
-
-static int compare_chained(const void *a, const void *b)
-{
-	const struct chained *x = a, *y = b;
-	int order = memcmp(&x->key, &y->key, sizeof(x->key));
-
-	if (order)
-		return order;
-	if (x->plain != y->plain)
-		return x->plain ? 1 : -1;
-	return x->index < y->index ? -1 : x->index > y->index;
-}
-
-/*
- * The classifier holds the first rule of each key's chain; each rule of
- * the table names the next of its key (struct xrl_rule_match, next).
- */
-static int chain_rules(const struct xrl_policy *policy, struct compiled *c)
-{
-	struct chained *order = calloc(policy->n_rules ? policy->n_rules : 1,
-				       sizeof(*order));
-	size_t i, head;
-
-	if (!order)
-		return -ENOMEM;
-	for (i = 0; i < policy->n_rules; i++) {
-		xrl_rule_key_of(&policy->rules[i].prefix, &order[i].key);
-		order[i].plain = xrl_match_is_plain(&policy->rules[i].match);
-		order[i].index = i;
-		if (!order[i].plain)
-			c->meta.long_rules |= XRL_META_L4;
-	}
-	qsort(order, policy->n_rules, sizeof(*order), compare_chained);
-	for (i = 0, head = 0; i < policy->n_rules; i++) {
-		struct xrl_rule *rule = &c->rules[order[i].index];
-		bool last = i + 1 == policy->n_rules ||
-			    memcmp(&order[i + 1].key, &order[i].key,
-				   sizeof(order[i].key));
-
-		rule->match.next = last ? 0 :
-				   c->rules[order[i + 1].index].id + 1;
-		if (!last)
-			continue;
-		c->keys[c->n] = order[head].key;
-		c->values[c->n] = c->rules[order[head].index];
-		meta_add_length(&c->meta, order[head].key.family,
-				order[head].key.prefixlen);
-		c->n++;
-		add_split_marker(c, &order[head].key,
-				 order[head].key.family == XRL_FAMILY_IPV4 ?
-				 policy->v4_prefix : policy->v6_prefix);
-		head = i + 1;
-	}
-	free(order);
-	return 0;
-}
-
-/*
- * The classifier entries of @spec's levels (include/xrl.h, struct
- * xrl_rule_levels): each the rule's value with the level's limits, keyed
- * by the rule id and the level.
- */
-static int add_levels(struct compiled *c, const struct xrl_rule_spec *spec,
-		      const struct xrl_rule *rule)
-{
-	struct xrl_limits limits[XRL_LEVELS_MAX];
-	struct xrl_rule_levels levels;
-	unsigned i;
-	int ret;
-
-	ret = xrl_levels_compile(spec, &levels, limits);
-	for (i = 0; !ret && i < levels.count; i++) {
-		memset(&c->keys[c->n], 0, sizeof(c->keys[c->n]));
-		c->keys[c->n].family = XRL_KEY_LEVEL;
-		c->keys[c->n].prefixlen = i;
-		c->keys[c->n].addr[0] = rule->id;
-		memset(&c->values[c->n], 0, sizeof(c->values[c->n]));
-		c->values[c->n].id = rule->id;
-		c->values[c->n].action = rule->action;
-		c->values[c->n].scope = rule->scope;
-		c->values[c->n].limits = limits[i];
-		c->values[c->n].gen = rule->gen;
-		c->values[c->n].since = rule->since;
-		c->n++;
-	}
-	return ret;
-}
-
-static int compile_policy(const struct xrl_policy *policy,
-			  const struct xrl_rules_known *known, __u32 gen,
-			  struct compiled *c, char *err, size_t len)
-{
-	const struct xrl_rule_spec *prev = NULL;
-	size_t i, room = 2 * policy->n_rules + 1;
-	char cidr[64];
-	int ret;
-
-	for (i = 0; i < policy->n_rules; i++)
-		room += policy->rules[i].n_levels;
-	memset(c, 0, sizeof(*c));
-	c->keys = calloc(room, sizeof(*c->keys));
-	c->values = calloc(room, sizeof(*c->values));
-	c->ids = calloc(policy->n_rules, sizeof(*c->ids));
-	c->rules = calloc(policy->n_rules, sizeof(*c->rules));
-	if (!c->keys || !c->values || !c->ids || !c->rules)
-		return -ENOMEM;
-	c->meta.gen = gen;
-	for (i = 0; i < policy->n_rules; i++) {
-		const struct xrl_rule_spec *spec = &policy->rules[i];
-		struct xrl_rule *value = &c->rules[c->n_rules];
-
-		/* Rules mostly share a few sets of numbers: compiled once. */
-		if (prev && same_numbers(prev, spec)) {
-			*value = c->rules[c->n_rules - 1];
-			value->id = spec->id;
-			value->match = spec->match;
-			value->match.next = 0;
-			ret = 0;
-		} else {
-			ret = xrl_rule_compile(spec, value);
-		}
-		prev = spec;
-		if (ret) {
-			xrl_cidr_format(&spec->prefix, cidr, sizeof(cidr));
-			snprintf(err, len, "rule %s (%s): %s", spec->name, cidr,
-				 strerror(-ret));
-			return ret;
-		}
-		value->gen = gen;
-		value->since = since_of(known, spec, gen);
-		c->ids[c->n_rules++] = spec->id;
-		if (spec->id > c->max_id)
-			c->max_id = spec->id;
-		if (spec->n_levels)
-			ret = add_levels(c, spec, value);
-		if (ret) {
-			snprintf(err, len, "rule %s: levels: %s", spec->name,
-				 strerror(-ret));
-			return ret;
-		}
-	}
-	ret = chain_rules(policy, c);
-	if (ret)
-		return ret;
-	/* The default rule is found without a length of its own. */
-	c->meta.v4_lengths &= ~1ULL;
-	c->meta.v6_lengths[0] &= ~1ULL;
-	memset(&c->keys[c->n], 0, sizeof(c->keys[c->n]));
-	c->keys[c->n].family = XRL_KEY_META;
-	memcpy(&c->values[c->n], &c->meta, sizeof(c->meta));
-	c->n++;
-	return 0;
-}
-
 /* Remembers what was installed, for the next install's "since". */
-static int remember(struct xrl_datapath *dp, const struct xrl_policy *policy,
-		    const struct compiled *c)
+static int remember(struct xrl_datapath *dp, const struct xrl_compiled *c)
 {
 	struct xrl_rules_known *known = dp->known;
+	struct xrl_installed_rule *installed;
 	size_t i;
 	int ret;
 
@@ -569,53 +265,70 @@ static int remember(struct xrl_datapath *dp, const struct xrl_policy *policy,
 		return 0;
 	}
 	memset(known->by_id, 0, known->n * sizeof(*known->by_id));
-	for (i = 0; i < policy->n_rules; i++) {
-		known->by_id[c->ids[i]].prefix = policy->rules[i].prefix;
-		known->by_id[c->ids[i]].match = policy->rules[i].match;
-		known->by_id[c->ids[i]].since = c->rules[i].since;
+	for (i = 0; i < c->n_rules; i++) {
+		installed = &known->by_id[c->ids[i]];
+		installed->prefix = c->prefixes[i];
+		installed->match = c->rules[i].match;
+		installed->match.next = 0;
+		installed->since = c->rules[i].since;
 	}
-	known->gen = c->meta.gen;
+	known->gen = c->gen;
 	return 0;
 }
 
-int xrl_rules_stage(struct xrl_datapath *dp, const struct xrl_policy *policy,
-		    __u32 slot, int *rules_fd_out, int *table_fd_out, char *err,
-		    size_t len)
+/* What this process knows of the rules in force, read back when it did
+ * not install them. */
+static int refresh_known(struct xrl_datapath *dp, char *err, size_t len)
 {
-	struct xrl_map_shape table_shape, rules_shape;
-	int table_fd = -1, rules_fd = -1, ret;
-	__u32 capacity, gen;
-	struct compiled c;
+	int ret;
 
 	/* Another process may have installed rules since: then what this
 	 * one knows is stale, and its generation would be reused. */
 	if (dp->known && in_force_gen(dp) != dp->known->gen)
 		xrl_rules_forget(dp);
-	if (!dp->known) {
-		ret = load_known(dp);
-		if (ret) {
-			snprintf(err, len, "reading the rules in force: %s",
-				 strerror(-ret));
-			return ret;
-		}
-	}
-	gen = dp->known->gen + 1 ? dp->known->gen + 1 : 1;
-	ret = compile_policy(policy, dp->known, gen, &c, err, len);
-	if (ret) {
-		if (ret == -ENOMEM)
-			snprintf(err, len, "compiling the rules: %s",
-				 strerror(-ret));
-		goto free_compiled;
-	}
+	if (dp->known)
+		return 0;
+	ret = load_known(dp);
+	if (ret)
+		snprintf(err, len, "reading the rules in force: %s",
+			 strerror(-ret));
+	return ret;
+}
+
+int xrl_rules_compile(struct xrl_datapath *dp, const struct xrl_policy *policy,
+		      struct xrl_compiled *out, char *err, size_t len)
+{
+	struct xrl_compile_input in = {
+		.max_sources = xrl_datapath_max_sources(dp),
+		.n_cpus = xrl_datapath_cpus(),
+	};
+	int ret;
+
+	ret = refresh_known(dp, err, len);
+	if (ret)
+		return ret;
+	in.gen = dp->known->gen + 1 ? dp->known->gen + 1 : 1;
+	in.in_force = dp->known->by_id;
+	in.n_in_force = dp->known->n;
+	return xrl_policy_compile(policy, &in, out, err, len);
+}
+
+int xrl_rules_stage(struct xrl_datapath *dp, const struct xrl_compiled *c,
+		    __u32 slot, int *rules_fd_out, int *table_fd_out, char *err,
+		    size_t len)
+{
+	struct xrl_map_shape table_shape, rules_shape;
+	int table_fd = -1, rules_fd = -1, ret;
+	__u32 capacity;
+
 	capacity = xrl_rules_capacity(dp);
-	if (c.max_id >= capacity) {
-		ret = -ENOSPC;
+	if (c->max_id >= capacity) {
 		snprintf(err, len, "rule id %u: the data path was loaded for "
-			 "%u rules", c.max_id, capacity);
-		goto free_compiled;
+			 "%u rules", c->max_id, capacity);
+		return -ENOSPC;
 	}
 	table_shape = xrl_table_shape(capacity);
-	rules_shape = xrl_classifier_shape(c.n);
+	rules_shape = xrl_classifier_shape(c->n);
 	table_fd = xrl_datapath_map_create(dp, &table_shape);
 	rules_fd = xrl_datapath_map_create(dp, &rules_shape);
 	if (table_fd < 0 || rules_fd < 0) {
@@ -624,9 +337,11 @@ int xrl_rules_stage(struct xrl_datapath *dp, const struct xrl_policy *policy,
 			 strerror(-ret));
 		goto close_maps;
 	}
-	ret = fill(table_fd, c.ids, sizeof(*c.ids), c.rules, c.n_rules);
+	ret = fill(table_fd, c->ids, sizeof(*c->ids), c->rules,
+		   sizeof(*c->rules), c->n_rules);
 	if (!ret)
-		ret = fill(rules_fd, c.keys, sizeof(*c.keys), c.values, c.n);
+		ret = fill(rules_fd, c->keys, sizeof(*c->keys), c->values,
+			   sizeof(*c->values), c->n);
 	if (ret) {
 		snprintf(err, len, "filling the rules maps: %s", strerror(-ret));
 		goto close_maps;
@@ -642,7 +357,7 @@ int xrl_rules_stage(struct xrl_datapath *dp, const struct xrl_policy *policy,
 			 strerror(-ret));
 		goto close_maps;
 	}
-	ret = remember(dp, policy, &c);
+	ret = remember(dp, c);
 	if (!ret) {
 		*rules_fd_out = rules_fd;
 		*table_fd_out = table_fd;
@@ -653,8 +368,6 @@ close_maps:
 		close(table_fd);
 	if (rules_fd >= 0)
 		close(rules_fd);
-free_compiled:
-	compiled_free(&c);
 	return ret;
 }
 
@@ -677,7 +390,7 @@ static int lookup_rule(int fd, enum xrl_family family, unsigned len,
 	};
 
 	memcpy(key.addr, src, sizeof(key.addr));
-	mask_addr(key.addr, family, len);
+	xrl_rule_key_mask(key.addr, family, len);
 	return bpf_map_lookup_elem(fd, &key, rule) ? -errno : 0;
 }
 
@@ -778,7 +491,7 @@ int xrl_rules_classify(const struct xrl_datapath *dp, const __u8 addr[16],
 		found.family = family;
 		found.prefixlen = len;
 		memcpy(found.addr, src, sizeof(found.addr));
-		mask_addr(found.addr, family, len);
+		xrl_rule_key_mask(found.addr, family, len);
 	}
 	xrl_prefix_of(&found, prefix);
 	ret = 0;

@@ -11,25 +11,29 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "compiled.h"
 #include "xrl.h"
 
 struct xrl_datapath;
 struct xrl_policy;
 
-/* The classifier key of a prefix. */
-void xrl_rule_key_of(const struct xrl_lpm_key *prefix, struct xrl_rule_key *key);
-
-/* The prefix of a classifier key; false for keys that are not rules. */
-bool xrl_prefix_of(const struct xrl_rule_key *key, struct xrl_lpm_key *prefix);
+/*
+ * Compiles @policy (checked, ids carried) for this data path as
+ * generation "in force + 1", each rule keeping the "since" of its id
+ * when the rules in force give its id the same rule (read back once when
+ * this process did not install them). 0, or -errno with @err.
+ */
+int xrl_rules_compile(struct xrl_datapath *dp, const struct xrl_policy *policy,
+		      struct xrl_compiled *out, char *err, size_t len);
 
 /*
- * Builds the classifier and the table of @policy (checked, ids carried)
- * as generation "in force + 1" into rules slot @slot (one the head in
- * force does not name: policy_map.c), and returns new fds of both. What
- * the data path reads does not change: the policy head that names the
- * slot puts them in force. -errno on failure, @err says why.
+ * Writes the classifier and the table of @compiled (xrl_rules_compile())
+ * into rules slot @slot (one the head in force does not name:
+ * policy_map.c), and returns new fds of both. What the data path reads
+ * does not change: the policy head that names the slot puts them in
+ * force. -errno on failure, @err says why.
  */
-int xrl_rules_stage(struct xrl_datapath *dp, const struct xrl_policy *policy,
+int xrl_rules_stage(struct xrl_datapath *dp, const struct xrl_compiled *compiled,
 		    __u32 slot, int *rules_fd, int *table_fd, char *err,
 		    size_t len);
 
