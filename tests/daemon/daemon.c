@@ -201,6 +201,7 @@ pid_t daemon_start(struct daemon_env *env, ...)
 
 int daemon_run_to_exit(struct daemon_env *env, ...)
 {
+	long long deadline = now_ms() + START_TIMEOUT_MS;
 	int status;
 	va_list ap;
 	pid_t pid;
@@ -208,7 +209,16 @@ int daemon_run_to_exit(struct daemon_env *env, ...)
 	va_start(ap, env);
 	pid = spawn(env, ap);
 	va_end(ap);
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	/* Bounded: a daemon that hangs is killed and fails the test. */
+	while (waitpid(pid, &status, WNOHANG) != pid) {
+		if (now_ms() > deadline) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			cr_assert_fail("the daemon did not exit within %d ms: %s",
+				       START_TIMEOUT_MS, daemon_log(env));
+		}
+		poll(NULL, 0, 5);
+	}
 	return status;
 }
 

@@ -49,8 +49,8 @@ void env_write(struct daemon_env *env, const char *path, const char *yaml);
  * arguments (NULL-ended), and waits until it answers. Returns its pid.
  */
 pid_t daemon_start(struct daemon_env *env, ...);
-/* Starts it and waits for it to exit (it is expected to fail); returns
- * the exit status. */
+/* Starts it and waits for it to exit (it is expected to fail), at most
+ * 20 s (then kills it and fails the test); returns the exit status. */
 int daemon_run_to_exit(struct daemon_env *env, ...);
 /* Sends @sig and waits for the exit; returns the wait status. */
 int daemon_stop(struct daemon_env *env, int sig);

@@ -13,14 +13,18 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <criterion/criterion.h>
 #include <linux/bpf.h>
+#include <bpf/bpf.h>
 #include "bucket.h"
+#include "cidr.h"
 #include "clock.h"
 #include "daemon.h"
 #include "fixture.h"
 #include "loader.h"
+#include "manual_bans.h"
 
 #define PARSER "tests/data/parse_metrics.py"
 
@@ -357,4 +361,131 @@ Test(bans_daemon, a_ban_that_cannot_be_saved_is_refused_and_not_applied)
 	cr_assert_eq(send_from("198.18.60.77", 1), XDP_PASS);
 	cr_assert_eq(cli("bans"), 0, "%s", out);
 	cr_assert_str_eq(out, "");
+}
+
+/* Entries of the pinned xrl_manual_bans, walked key by key with libbpf. */
+static long pinned_ban_entries(void)
+{
+	struct xrl_manual_ban_key key, next;
+	char path[PATH_MAX + 32];
+	long n = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", env.pin_dir,
+		 XRL_MAP_MANUAL_BANS);
+	fd = bpf_obj_get(path);
+	cr_assert_geq(fd, 0, "%s: %m", path);
+	while (!bpf_map_get_next_key(fd, n ? &key : NULL, &next)) {
+		key = next;
+		n++;
+	}
+	close(fd);
+	return n;
+}
+
+/* The bans `bans --json` lists. */
+static size_t listed_bans(void)
+{
+	json_t *response = request_ok(&env, "{\"cmd\":\"bans\"}");
+	size_t n = json_array_size(json_object_get(response, "bans"));
+
+	json_decref(response);
+	return n;
+}
+
+#define SHORT_BANS 300
+
+Test(bans_daemon, ended_bans_leave_the_map_and_a_new_one_still_fits)
+{
+	json_t *status, *fill;
+	long long started;
+	long entries;
+	int i;
+
+	env_write(&env, NULL, manual_policy);
+	daemon_start(&env, NULL);
+	json_decref(request_ok(&env, "{\"cmd\":\"ban\", "
+			       "\"cidr\":\"198.18.60.0/24\"}"));
+	started = xrl_clock_ns(CLOCK_MONOTONIC) / XRL_NS_PER_MS;
+	for (i = 0; i < SHORT_BANS; i++)
+		json_decref(request_ok(&env, "{\"cmd\":\"ban\", \"cidr\":"
+				       "\"10.%d.%d.0/24\", \"for\":\"1ms\"}",
+				       i / 256, i % 256));
+	/* Each ends a millisecond after it was made: the daemon's timer
+	 * lifts it, within a second of the last. */
+	while (listed_bans() > 1 || pinned_ban_entries() > 1) {
+		cr_assert_lt(xrl_clock_ns(CLOCK_MONOTONIC) / XRL_NS_PER_MS -
+			     started, 5000, "still %zu listed, %ld in the map",
+			     listed_bans(), pinned_ban_entries());
+		poll(NULL, 0, 10);
+	}
+	entries = pinned_ban_entries();
+	cr_assert_eq(entries, 1, "the map holds %ld", entries);
+	cr_assert_eq(listed_bans(), 1);
+	cr_assert(log_contains(&env, "ended"), "%s", daemon_log(&env));
+
+	/* A new ban still fits, and the one until unban still holds. */
+	cr_assert_eq(cli("ban 198.18.61.0/24 --for 1h"), 0, "%s", out);
+	cr_assert_eq(send_from("198.18.61.1", 1), XDP_DROP);
+	cr_assert_eq(send_from("198.18.60.77", 1), XDP_DROP);
+	cr_assert_eq(send_from("10.0.5.1", 1), XDP_PASS);
+	cr_assert_eq(pinned_ban_entries(), 2);
+	cr_assert_eq(listed_bans(), 2);
+
+	/* status shows the map's fill and capacity, text and JSON. */
+	cr_assert_eq(cli("status"), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "bans:       2 by hand in "
+				  "xrl_manual_bans of 16384"), "%s", out);
+	status = request_ok(&env, "{\"cmd\":\"status\"}");
+	fill = json_object_get(status, "manual_bans");
+	cr_assert_eq(json_integer_value(json_object_get(fill, "entries")), 2);
+	cr_assert_eq(json_integer_value(json_object_get(fill, "max_entries")),
+		     XRL_MANUAL_BANS);
+	json_decref(status);
+	/* The file keeps the two in force and none that ended. */
+	daemon_stop(&env, SIGTERM);
+	daemon_start(&env, NULL);
+	cr_assert(log_contains(&env, "2 bans from"), "%s", daemon_log(&env));
+	cr_assert_eq(pinned_ban_entries(), 2);
+}
+
+Test(bans_daemon, the_map_s_fill_and_capacity_are_in_metrics)
+{
+	daemon_start(&env, "--metrics", listen_at, NULL);
+	cr_assert_eq(cli("ban 198.18.62.0/24 --for 1h"), 0, "%s", out);
+	scrape();
+	cr_assert_eq(sample("xdp_ratelimit_manual_bans{}"), 1);
+	cr_assert_eq(sample("xdp_ratelimit_manual_bans_capacity{}"),
+		     XRL_MANUAL_BANS);
+}
+
+Test(bans_daemon, bans_that_ended_while_stopped_leave_the_map_at_start)
+{
+	struct xrl_manual_ban_entry gone = { .until_ms = 1 };
+	struct xrl_manual_ban_key key;
+	struct xrl_manual_ban value = {};
+	char bans[PATH_MAX + 32], text[256];
+	uint64_t ended = (uint64_t)time(NULL) * 1000 - 60000;
+
+	env_write(&env, NULL, manual_policy);
+	daemon_start(&env, NULL);
+	daemon_stop(&env, SIGTERM);
+	/* A minute ago, by the file; and an entry a run left in the map. */
+	snprintf(bans, sizeof(bans), "%s/policy.bans.json", env.dir);
+	snprintf(text, sizeof(text), "{\"version\": 1, \"bans\": [{\"cidr\": "
+		 "\"198.18.63.0/24\", \"until_ms\": %llu}, {\"cidr\": "
+		 "\"198.18.64.0/24\"}]}\n", (unsigned long long)ended);
+	env_write(&env, bans, text);
+	cr_assert_eq(xrl_cidr_parse("198.18.63.0/24", &gone.prefix), 0);
+	xrl_manual_ban_key(&gone.prefix, &key);
+	cr_assert_eq(bpf_map_update_elem(env.dp.manual_bans_fd, &key, &value,
+					 0), 0);
+	cr_assert_eq(pinned_ban_entries(), 1);
+
+	daemon_start(&env, NULL);
+	cr_assert(log_contains(&env, "1 bans from"), "%s", daemon_log(&env));
+	cr_assert_eq(listed_bans(), 1);
+	cr_assert_eq(pinned_ban_entries(), 1);
+	cr_assert_eq(send_from("198.18.63.1", 1), XDP_PASS);
+	cr_assert_eq(send_from("198.18.64.1", 1), XDP_DROP);
 }

@@ -226,6 +226,14 @@ static void write_bans(FILE *out, const struct xrl_metrics *m)
 			   "Sources banned now.");
 	xrl_metrics_sample_u64(out, "xdp_ratelimit_active_bans", NULL,
 			       m->active_bans);
+	xrl_metrics_family(out, "xdp_ratelimit_manual_bans", "gauge",
+			   "Entries of the map of bans by hand.");
+	xrl_metrics_sample_u64(out, "xdp_ratelimit_manual_bans", NULL,
+			       m->manual_bans);
+	xrl_metrics_family(out, "xdp_ratelimit_manual_bans_capacity", "gauge",
+			   "The most bans by hand its map holds.");
+	xrl_metrics_sample_u64(out, "xdp_ratelimit_manual_bans_capacity", NULL,
+			       m->manual_bans_capacity);
 }
 
 static void write_gauges(FILE *out, const struct xrl_metrics *m)

@@ -28,6 +28,7 @@
 #include "policy_running.h"
 #include "policy_write.h"
 #include "rule.h"
+#include "state_file.h"
 
 /* A global rule needs Redis: the daemon's --redis or the config's. */
 static int check_global(const struct xrl_daemon_state *state,
@@ -204,7 +205,7 @@ static int change(struct xrl_daemon_state *state, struct xrl_policy *next,
 	if (ret)
 		goto refuse;
 	if (staged) {
-		ret = xrl_overlay_commit(state->overlay_path);
+		ret = xrl_state_commit(state->overlay_path);
 		if (ret) {
 			staged = false;
 			snprintf(err, len, "saving the runtime changes to %s: "
@@ -238,7 +239,7 @@ static int change(struct xrl_daemon_state *state, struct xrl_policy *next,
 
 refuse:
 	if (staged)
-		xrl_overlay_discard(state->overlay_path);
+		xrl_state_discard(state->overlay_path);
 	free(deleted);
 	xrl_policy_free(next);
 	return ret;
@@ -381,32 +382,30 @@ int xrl_daemon_reload(struct xrl_daemon_state *state, const char *path,
 
 int xrl_daemon_save_state(struct xrl_daemon_state *state)
 {
-	char tmp[PATH_MAX];
 	FILE *out;
 	int fd, ret = 0;
 
 	if (!state->state_path)
 		return 0;
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", state->state_path) >=
-	    (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = xrl_state_create_tmp(state->state_path);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	out = fdopen(fd, "w");
 	if (!out) {
 		ret = -errno;
 		close(fd);
-		goto unlink_tmp;
+		goto discard;
 	}
 	ret = xrl_policy_write_yaml(out, &state->policy);
+	if (!ret && (fflush(out) || fsync(fd)))
+		ret = -errno;
 	if (fclose(out) && !ret)
 		ret = -errno;
-	if (!ret && rename(tmp, state->state_path))
-		ret = -errno;
-unlink_tmp:
+	if (!ret)
+		ret = xrl_state_commit(state->state_path);
+discard:
 	if (ret)
-		unlink(tmp);
+		xrl_state_discard(state->state_path);
 	return ret;
 }
 
@@ -415,13 +414,22 @@ int xrl_daemon_adopt_state(struct xrl_daemon_state *state, char *err,
 {
 	struct xrl_policy in_force;
 	struct xrl_config saved;
+	size_t size;
+	char *text;
 	int ret;
 
-	if (!state->state_path || access(state->state_path, F_OK)) {
+	if (!state->state_path) {
 		snprintf(err, len, "no state file");
 		return -ENOENT;
 	}
-	ret = xrl_config_load_file(state->state_path, &saved, err, len);
+	ret = xrl_state_read(state->state_path, &text, &size, err, len);
+	if (ret == -ENOENT)
+		snprintf(err, len, "no state file");
+	if (ret)
+		return ret;
+	ret = xrl_config_load_string(text, size, state->state_path, &saved,
+				     err, len);
+	free(text);
 	if (ret)
 		return ret;
 	ret = xrl_policy_read_ids(state->dp, &in_force);

@@ -15,8 +15,11 @@
  * undoes the steps before it.
  *
  * Expiry is the program's: a ban holds while its clock (CLOCK_MONOTONIC)
- * is before the entry's end. The file keeps the end in wall-clock time,
- * so a restart, hours later, puts back only what is left of each ban.
+ * is before the entry's end; the daemon lifts an ended ban from the map
+ * (which would fill otherwise), the list and the file, at its end by the
+ * event loop's timeout (xrl_daemon_expire_bans()) and before each ban.
+ * The file keeps the end in wall-clock time, so a restart, hours later,
+ * puts back only what is left of each ban.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,15 +39,16 @@
 #include "overlay.h"
 #include "policy_running.h"
 #include "rule_json.h"
+#include "state_file.h"
 #include "units.h"
 
 static int unstage(const char *path, bool commit)
 {
 	if (!commit) {
-		xrl_overlay_discard(path);
+		xrl_state_discard(path);
 		return 0;
 	}
-	return xrl_overlay_commit(path);
+	return xrl_state_commit(path);
 }
 
 /* Turns the program's lookup of bans on or off: a head swap. */
@@ -139,6 +143,53 @@ undo_file:
 	return ret;
 }
 
+int xrl_daemon_expire_bans(struct xrl_daemon_state *state)
+{
+	struct xrl_manual_bans *b = state->bans;
+	uint64_t now = xrl_manual_bans_now_ms(), next = 0;
+	struct xrl_manual_ban_key key;
+	size_t i, n = 0, ended;
+	char err[512] = "";
+	int ret;
+
+	if (!b || !state->dp)
+		return -1;
+	for (i = 0; i < b->n; i++) {
+		if (!xrl_manual_ban_ended(&b->v[i], now)) {
+			if (b->v[i].until_ms &&
+			    (!next || b->v[i].until_ms < next))
+				next = b->v[i].until_ms;
+			b->v[n++] = b->v[i];
+			continue;
+		}
+		xrl_manual_ban_key(&b->v[i].prefix, &key);
+		if (bpf_map_delete_elem(state->dp->manual_bans_fd, &key) &&
+		    errno != ENOENT)
+			pr_warn("lifting an ended ban from %s: %s",
+				XRL_MAP_MANUAL_BANS, strerror(errno));
+	}
+	ended = b->n - n;
+	b->n = n;
+	if (ended) {
+		pr_info("%zu ban%s ended, %zu left", ended,
+			ended == 1 ? "" : "s", n);
+		if (!n && set_lookup(state, false, err, sizeof(err)))
+			pr_warn("turning the lookup of bans off: %s", err);
+		/* The file may keep an ended ban: loading forgets it. */
+		ret = b->path ? xrl_manual_bans_stage(b->path, b->v, n, err,
+						      sizeof(err)) : 0;
+		if (!ret && b->path)
+			ret = xrl_state_commit(b->path);
+		if (ret)
+			pr_warn("ended bans: %s", ret == -ENOMEM ?
+				"out of memory" : err[0] ? err :
+				strerror(-ret));
+	}
+	if (!next)
+		return -1;
+	return next - now > INT_MAX ? INT_MAX : (int)(next - now);
+}
+
 static int ban_prefix(struct xrl_request *req, struct xrl_lpm_key *prefix)
 {
 	const char *cidr;
@@ -187,6 +238,8 @@ int xrl_control_ban(struct xrl_request *req)
 		snprintf(req->err, sizeof(req->err), "no data path to ban on");
 		return -ENODEV;
 	}
+	/* What ended leaves the map before the count is judged. */
+	xrl_daemon_expire_bans(req->state);
 	if (b->n >= XRL_MANUAL_BANS) {
 		snprintf(req->err, sizeof(req->err), "%d bans already, the "
 			 "most there may be", XRL_MANUAL_BANS);

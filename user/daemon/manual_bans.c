@@ -16,14 +16,16 @@
  * undoes the steps before it.
  *
  * Expiry is the program's: a ban holds while its clock (CLOCK_MONOTONIC)
- * is before the entry's end. The file keeps the end in wall-clock time,
- * so a restart, hours later, puts back only what is left of each ban.
+ * is before the entry's end. The program never deletes an entry, so the
+ * daemon lifts each ended ban from the map, the list and the file when
+ * it ends (xrl_daemon_expire_bans()); the map holds no more than the
+ * list. The file keeps the end in wall-clock time, so a restart, hours
+ * later, puts back only what is left of each ban, and none that ended.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <bpf/bpf.h>
 #include <jansson.h>
 #include "cidr.h"
@@ -31,6 +33,7 @@
 #include "manual_bans.h"
 #include "overlay.h"
 #include "rule_json.h"
+#include "state_file.h"
 
 #define BANS_VERSION 1
 
@@ -78,24 +81,41 @@ void xrl_manual_bans_free(struct xrl_manual_bans *b)
 	b->n = 0;
 }
 
-static int load_entry(json_t *item, struct xrl_manual_ban_entry *e,
-		      char *err, size_t len)
+/* Entry @i of the file, every number in range: "bans[I].FIELD: why" in
+ * @err. */
+static int load_entry(json_t *item, size_t i, uint64_t now,
+		      struct xrl_manual_ban_entry *e, char *err, size_t len)
 {
 	json_t *cidr = json_object_get(item, "cidr");
 	json_t *until = json_object_get(item, "until_ms");
-	char why[256];
+	char why[200];
+	json_int_t ms;
 
-	if (!json_is_string(cidr) || (until && !json_is_integer(until)) ||
-	    (until && json_integer_value(until) < 0)) {
-		snprintf(err, len, "not {\"cidr\": TEXT, \"until_ms\": N}");
+	if (!json_is_object(item) || !json_is_string(cidr) ||
+	    (until && !json_is_integer(until))) {
+		snprintf(err, len, "bans[%zu]: not {\"cidr\": TEXT, "
+			 "\"until_ms\": N}", i);
 		return -EINVAL;
 	}
 	if (xrl_rule_json_cidr(json_string_value(cidr), &e->prefix, why,
 			       sizeof(why))) {
-		snprintf(err, len, "%s", why);
+		snprintf(err, len, "bans[%zu].%s", i, why);
 		return -EINVAL;
 	}
-	e->until_ms = until ? json_integer_value(until) : 0;
+	if (!e->prefix.prefixlen) {
+		snprintf(err, len, "bans[%zu].cidr: \"%.64s\" would ban every "
+			 "source of its family", i, json_string_value(cidr));
+		return -EINVAL;
+	}
+	ms = until ? json_integer_value(until) : 0;
+	if (ms < 0 || (uint64_t)ms > now + XRL_BANS_AHEAD_MS) {
+		snprintf(err, len, "bans[%zu].until_ms: %lld is %s", i,
+			 (long long)ms,
+			 ms < 0 ? "before 1970" : "more than 31 days ahead "
+			 "(the longest ban is 30d)");
+		return -ERANGE;
+	}
+	e->until_ms = ms;
 	return 0;
 }
 
@@ -103,20 +123,17 @@ int xrl_manual_bans_load(struct xrl_manual_bans *b, char *err, size_t len)
 {
 	uint64_t now = xrl_manual_bans_now_ms();
 	json_t *root, *list, *item;
-	char why[256] = "";
-	json_error_t jerr;
+	char why[320] = "";
 	size_t i;
 	int ret = 0;
 
 	b->v = NULL;
 	b->n = 0;
-	if (!b->path || access(b->path, F_OK))
+	if (!b->path)
 		return 0;
-	root = json_load_file(b->path, JSON_REJECT_DUPLICATES, &jerr);
-	if (!root) {
-		snprintf(err, len, "%s: %s", b->path, jerr.text);
-		return -EINVAL;
-	}
+	root = xrl_state_read_json(b->path, &ret, err, len);
+	if (!root)
+		return ret == -ENOENT ? 0 : ret;
 	list = json_object_get(root, "bans");
 	if (json_integer_value(json_object_get(root, "version")) !=
 	    BANS_VERSION || !json_is_array(list)) {
@@ -125,15 +142,22 @@ int xrl_manual_bans_load(struct xrl_manual_bans *b, char *err, size_t len)
 		ret = -EINVAL;
 		goto put;
 	}
+	if (json_array_size(list) > XRL_MANUAL_BANS) {
+		snprintf(err, len, "%s: bans: %zu of them, more than the %d "
+			 "the map holds", b->path, json_array_size(list),
+			 XRL_MANUAL_BANS);
+		ret = -E2BIG;
+		goto put;
+	}
 	b->v = calloc(json_array_size(list) ?: 1, sizeof(*b->v));
 	if (!b->v) {
 		ret = -ENOMEM;
 		goto put;
 	}
 	json_array_foreach(list, i, item) {
-		ret = load_entry(item, &b->v[b->n], why, sizeof(why));
+		ret = load_entry(item, i, now, &b->v[b->n], why, sizeof(why));
 		if (ret) {
-			snprintf(err, len, "%s: bans[%zu]: %s", b->path, i, why);
+			snprintf(err, len, "%s: %s", b->path, why);
 			xrl_manual_bans_free(b);
 			goto put;
 		}
@@ -205,20 +229,19 @@ int xrl_manual_bans_stage(const char *path, const struct xrl_manual_ban_entry *v
 	return ret;
 }
 
-/* The list without @drop and without bans that ended; NULL: no memory. */
+/* The list without @drop; NULL: no memory. */
 struct xrl_manual_ban_entry *xrl_manual_bans_kept(const struct xrl_manual_bans *b,
 					 const struct xrl_lpm_key *drop,
 						  size_t extra, size_t *n)
 {
 	struct xrl_manual_ban_entry *v = calloc(b->n + extra, sizeof(*v));
-	uint64_t now = xrl_manual_bans_now_ms();
 	size_t i;
 
 	*n = 0;
 	if (!v)
 		return NULL;
 	for (i = 0; i < b->n; i++)
-		if (!xrl_manual_ban_ended(&b->v[i], now) && !xrl_prefix_equal(&b->v[i].prefix, drop))
+		if (!xrl_prefix_equal(&b->v[i].prefix, drop))
 			v[(*n)++] = b->v[i];
 	return v;
 }

@@ -14,6 +14,9 @@
 #include "xrl.h"
 
 #define XRL_BANS_NAME	"policy.bans.json"	/* beside the state file */
+/* The furthest end a file's ban may have: the longest ban (30 days), and
+ * a day for the wall clock set back since it was written. */
+#define XRL_BANS_AHEAD_MS	(31ULL * 86400 * 1000)
 
 struct xrl_manual_ban_entry {
 	struct xrl_lpm_key prefix;	/* as xrl_cidr_parse() gives it */
@@ -27,8 +30,10 @@ struct xrl_manual_bans {
 	size_t n;
 };
 
-/* Reads @b->path (none yet: no bans), forgetting bans that ended. One
- * line in @err on failure ("FILE: ..."). */
+/* Reads @b->path (none yet: no bans; state_file.h), forgetting bans that
+ * ended. A file with any entry out of range (a /0, an end before 1970 or
+ * beyond XRL_BANS_AHEAD_MS, more than the map holds) is refused whole:
+ * one line in @err ("FILE: bans[I].FIELD: VALUE is ..."). */
 int xrl_manual_bans_load(struct xrl_manual_bans *b, char *err, size_t len);
 void xrl_manual_bans_free(struct xrl_manual_bans *b);
 
@@ -49,14 +54,23 @@ void xrl_manual_ban_value(const struct xrl_manual_ban_entry *e,
 /* A ban as bans shows it, with what it dropped when @map_fd >= 0. */
 json_t *xrl_manual_ban_json(const struct xrl_manual_ban_entry *e, int map_fd);
 
-/* The list of @b without @drop and the bans that ended, with room for
- * @extra more (free() it); NULL when out of memory. */
+/* The list of @b without @drop, with room for @extra more (free() it);
+ * NULL when out of memory. Bans that ended are the expiry's to lift
+ * (xrl_daemon_expire_bans()), out of the map too. */
 struct xrl_manual_ban_entry *
 xrl_manual_bans_kept(const struct xrl_manual_bans *b,
 		     const struct xrl_lpm_key *drop, size_t extra, size_t *n);
 /* Writes @v (@n bans) to the file's temporary copy beside @path (renamed
- * into place by xrl_overlay_commit()). 0 or -errno with @err. */
+ * into place by xrl_state_commit()). 0 or -errno with @err. */
 int xrl_manual_bans_stage(const char *path, const struct xrl_manual_ban_entry *v,
 			  size_t n, char *err, size_t len);
+
+struct xrl_daemon_state;
+/*
+ * Lifts the bans of @state that ended by now: out of the program's map,
+ * the list and the file, the program's lookup turned off with the last.
+ * Returns the milliseconds to the next end, -1 when no ban has one.
+ */
+int xrl_daemon_expire_bans(struct xrl_daemon_state *state);
 
 #endif

@@ -3,17 +3,15 @@
  * overlay.c - runtime changes kept beside the policy file (overlay.h).
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <jansson.h>
 #include "cidr.h"
 #include "levels.h"
 #include "overlay.h"
 #include "rule_json.h"
+#include "state_file.h"
 
 #define OVERLAY_VERSION 1
 
@@ -87,18 +85,13 @@ int xrl_overlay_load(const char *path, struct xrl_overlay *ov, char *err,
 		     size_t len)
 {
 	char why[400] = "";
-	json_error_t jerr;
 	json_t *root;
 	int ret;
 
 	memset(ov, 0, sizeof(*ov));
-	if (access(path, F_OK) && errno == ENOENT)
-		return 0;
-	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-	if (!root) {
-		snprintf(err, len, "%s:%d: %s", path, jerr.line, jerr.text);
-		return -EINVAL;
-	}
+	root = xrl_state_read_json(path, &ret, err, len);
+	if (!root)
+		return ret == -ENOENT ? 0 : ret;
 	ret = -EINVAL;
 	if (!json_is_object(root) ||
 	    json_integer_value(json_object_get(root, "version")) !=
@@ -150,29 +143,6 @@ fail:
 	return NULL;
 }
 
-static void tmp_path(const char *path, char *tmp, size_t len)
-{
-	snprintf(tmp, len, "%s.tmp", path);
-}
-
-int xrl_state_stage_json(const char *path, json_t *root)
-{
-	char tmp[PATH_MAX + 8];
-	int fd, ret = 0;
-
-	tmp_path(path, tmp, sizeof(tmp));
-	errno = 0;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || json_dumpfd(root, fd, JSON_INDENT(2)) ||
-	    write(fd, "\n", 1) != 1 || fsync(fd))
-		ret = errno ? -errno : -EIO;
-	if (fd >= 0 && close(fd) && !ret)
-		ret = -errno;
-	if (ret && fd >= 0)
-		unlink(tmp);
-	return ret;
-}
-
 int xrl_overlay_stage(const char *path, const struct xrl_policy *policy,
 		      const struct xrl_lpm_key *deleted, size_t n_deleted,
 		      char *err, size_t len)
@@ -193,22 +163,6 @@ int xrl_overlay_stage(const char *path, const struct xrl_policy *policy,
 			 "nothing changed",
 			 path, strerror(-ret));
 	return ret;
-}
-
-int xrl_overlay_commit(const char *path)
-{
-	char tmp[PATH_MAX + 8];
-
-	tmp_path(path, tmp, sizeof(tmp));
-	return rename(tmp, path) ? -errno : 0;
-}
-
-void xrl_overlay_discard(const char *path)
-{
-	char tmp[PATH_MAX + 8];
-
-	tmp_path(path, tmp, sizeof(tmp));
-	unlink(tmp);
 }
 
 int xrl_overlay_merge(struct xrl_policy *policy,

@@ -6,8 +6,9 @@
  * on top, after a reload, SIGHUP or restart as before it.
  *
  * The file (JSON, policy.runtime.json beside the state file) is written
- * to PATH.tmp before a change is applied and renamed into place after,
- * so a change that cannot be saved is refused before it is made.
+ * to PATH.tmp before a change is applied and renamed into place after
+ * (state_file.h), so a change that cannot be saved is refused before it
+ * is made.
  */
 #ifndef XRL_OVERLAY_H
 #define XRL_OVERLAY_H
@@ -36,17 +37,6 @@ void xrl_overlay_free(struct xrl_overlay *ov);
 int xrl_overlay_stage(const char *path, const struct xrl_policy *policy,
 		      const struct xrl_lpm_key *deleted, size_t n_deleted,
 		      char *err, size_t len);
-/* Renames PATH.tmp into place (0 or -errno), or removes it. */
-/*
- * State files are written whole beside themselves, synced, then renamed
- * into place: @root to PATH.tmp (0 or a negative errno, and no temporary
- * file left on error); xrl_overlay_commit() renames it to @path,
- * xrl_overlay_discard() removes it.
- */
-int xrl_state_stage_json(const char *path, json_t *root);
-int xrl_overlay_commit(const char *path);
-void xrl_overlay_discard(const char *path);
-
 /*
  * Puts the overlay on top of @policy (a file's): the deleted prefixes
  * go, each runtime rule replaces the file's rule of its prefix or is

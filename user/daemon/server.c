@@ -5,7 +5,8 @@
  * XRL_CONTROL_LINE_MAX bytes) and output buffer; a client is served one
  * request at a time, so a slow reader holds back only itself. Clients
  * that send a line too long, or stay silent past the idle timeout, are
- * dropped; a half line left at disconnect is discarded.
+ * dropped; a half line left at disconnect is discarded. The loop's
+ * timeout also wakes it when a ban by hand ends, to lift it.
  */
 #include <errno.h>
 #include <grp.h>
@@ -28,6 +29,7 @@
 #include "clock.h"
 #include "control.h"
 #include "log.h"
+#include "manual_bans.h"
 #include "notify.h"
 #include "server.h"
 
@@ -521,6 +523,14 @@ static int expire_idle_clients(struct server *srv)
 	return next;
 }
 
+/* The nearer of two epoll timeouts (ms; -1: none). */
+static int soonest(int a, int b)
+{
+	if (a < 0)
+		return b;
+	return b < 0 || a < b ? a : b;
+}
+
 static bool client_listed(const struct server *srv, const void *ptr)
 {
 	const struct client *client;
@@ -647,7 +657,8 @@ int xrl_server_run(struct xrl_daemon_state *state,
 		goto close_sync;
 
 	while (!srv.stop) {
-		timeout = expire_idle_clients(&srv);
+		timeout = soonest(expire_idle_clients(&srv),
+				  xrl_daemon_expire_bans(state));
 		n = epoll_wait(srv.epoll_fd, events, 32, timeout);
 		if (n < 0) {
 			if (errno == EINTR)

@@ -116,11 +116,22 @@ static void detach_interfaces(const struct xrl_daemon_opts *opts,
 	}
 }
 
+/* Whether the program looks bans up exactly when there are bans: not
+ * when all ended while the daemon was away, nor off beside a file's. */
+static bool lookup_fits_bans(const struct xrl_daemon_state *state)
+{
+	struct xrl_settings settings;
+
+	return !xrl_datapath_settings(state->dp, &settings) &&
+	       !settings.manual_bans == !(state->bans && state->bans->n);
+}
+
 /*
  * The policy to run with is always the file's with the runtime overlay
  * on top (@config holds both). After a restart it is usually what is in
  * force already: then the daemon carries on without a swap; otherwise it
- * is applied, rule ids carried from what is in force.
+ * (or a lookup of bans that does not fit the bans kept) is applied, rule
+ * ids carried from what is in force.
  */
 static int install_policy(struct xrl_daemon_state *state, bool loaded,
 			  struct xrl_config *config)
@@ -133,7 +144,8 @@ static int install_policy(struct xrl_daemon_state *state, bool loaded,
 		pr_err("reading the policy in force: %s", strerror(-ret));
 		return ret;
 	}
-	if (!loaded && !xrl_policy_carry_ids(&config->policy, &state->policy) &&
+	if (!loaded && lookup_fits_bans(state) &&
+	    !xrl_policy_carry_ids(&config->policy, &state->policy) &&
 	    !xrl_policy_matches_map(state->dp, &config->policy)) {
 		xrl_policy_free(&state->policy);
 		state->policy = config->policy;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * bans.h - the program's ban records, read from userspace.
+ * bans.h - the program's ban records and its map of bans by hand, read
+ * from userspace.
  */
 #ifndef XRL_DATAPATH_BANS_H
 #define XRL_DATAPATH_BANS_H
@@ -17,5 +18,15 @@ struct xrl_datapath;
  * longer enforced, still counted until it ends. 0 or -errno.
  */
 int xrl_bans_active(const struct xrl_datapath *dp, __u64 now_ns, __u64 *n);
+
+/* How full the map of bans by hand (xrl_manual_bans) is: its entries,
+ * ended or not, and its max_entries, the most there may be. 0 or
+ * -errno. */
+struct xrl_manual_bans_fill {
+	__u64 entries;
+	__u32 max_entries;
+};
+int xrl_manual_bans_fill(const struct xrl_datapath *dp,
+			 struct xrl_manual_bans_fill *fill);
 
 #endif

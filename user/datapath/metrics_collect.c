@@ -115,6 +115,7 @@ free_buffers:
 
 int xrl_metrics_collect(const struct xrl_datapath *dp, struct xrl_metrics *m)
 {
+	struct xrl_manual_bans_fill fill;
 	int ret;
 
 	ret = xrl_stats_read(dp, m->totals);
@@ -126,6 +127,12 @@ int xrl_metrics_collect(const struct xrl_datapath *dp, struct xrl_metrics *m)
 		ret = xrl_ban_stats_read(dp, &m->bans);
 	if (!ret)
 		ret = xrl_bans_active(dp, xrl_clock_ns(CLOCK_MONOTONIC), &m->active_bans);
+	if (!ret)
+		ret = xrl_manual_bans_fill(dp, &fill);
+	if (!ret) {
+		m->manual_bans = fill.entries;
+		m->manual_bans_capacity = fill.max_entries;
+	}
 	if (!ret)
 		ret = read_rule_counters(dp, m);
 	m->capacity = xrl_datapath_max_sources(dp);

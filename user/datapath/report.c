@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "bans.h"
 #include "cidr.h"
 #include "datapath.h"
 #include "fields.h"
@@ -492,6 +493,10 @@ int xrl_status_collect(const struct xrl_datapath *dp,
 	ret = xrl_memory_collect(dp, &report->memory);
 	if (ret)
 		return ret;
+	/* A data path pinned without the map (none here): shown as 0 of 0. */
+	ret = xrl_manual_bans_fill(dp, &report->manual_bans);
+	if (ret && ret != -ENOENT)
+		goto free_report;
 	xrl_datapath_settings(dp, &report->settings);
 	ret = xrl_pin_for_each_link(dp->pin_dir, add_iface, &walk);
 	if (ret)
@@ -630,7 +635,7 @@ json_t *xrl_status_json(const struct xrl_status_report *report)
 	for (i = 0; i < report->n_ifaces; i++)
 		json_array_append_new(ifaces, iface_json(&report->ifaces[i]));
 	return json_pack("{s:s, s:{s:I, s:s}, s:o, s:o, s:I, s:I, s:I, "
-			 "s:{s:I, s:I}, s:o, s:o, s:o}",
+			 "s:{s:I, s:I}, s:{s:I, s:I}, s:o, s:o, s:o}",
 		"pin_dir", report->pin_dir,
 		"program", "id", (json_int_t)report->prog_id,
 			   "name", report->prog_name,
@@ -639,6 +644,10 @@ json_t *xrl_status_json(const struct xrl_status_report *report)
 		"rules", (json_int_t)report->stats.n_rules,
 		"tracked_sources", (json_int_t)report->tracked_sources,
 		"max_sources", (json_int_t)report->max_sources,
+		"manual_bans", "entries",
+			       (json_int_t)report->manual_bans.entries,
+			       "max_entries",
+			       (json_int_t)report->manual_bans.max_entries,
 		"source_prefix", "ipv4", (json_int_t)report->settings.v4_prefix,
 				 "ipv6", (json_int_t)report->settings.v6_prefix,
 		"counters", totals_json(report->stats.totals),
@@ -680,6 +689,9 @@ void xrl_status_print(FILE *out, const struct xrl_status_report *report)
 	fprintf(out, "sources:    %ld tracked of %u (keys /%u IPv4, /%u IPv6)\n",
 		report->tracked_sources, report->max_sources,
 		report->settings.v4_prefix, report->settings.v6_prefix);
+	fprintf(out, "bans:       %llu by hand in %s of %u\n",
+		(unsigned long long)report->manual_bans.entries,
+		XRL_MAP_MANUAL_BANS, report->manual_bans.max_entries);
 	print_table(out, &report->stats.table);
 	xrl_memory_print(out, &report->memory);
 	fprintf(out, "\n");

@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include <net/if.h>
 #include "attach.h"
+#include "bans.h"
 #include "dispatcher.h"
 #include "memory.h"
 #include "xrl.h"
@@ -87,6 +88,7 @@ struct xrl_status_report {
 	struct xrl_map_report maps[XRL_REPORT_MAPS];
 	long tracked_sources;
 	__u32 max_sources;
+	struct xrl_manual_bans_fill manual_bans;
 	struct xrl_settings settings;
 	struct xrl_stats_report stats;
 	struct xrl_memory_report memory;
