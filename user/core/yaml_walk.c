@@ -252,7 +252,7 @@ int xrl_yaml_walk(struct xrl_yaml *y, const char *path, yaml_node_t *map,
 /* libyaml's own words, at its line; reader errors (bad UTF-8, control
  * bytes) carry an offset instead of a mark. */
 static int syntax_error(struct xrl_yaml *y, const yaml_parser_t *parser,
-			const char *text)
+			const char *text, size_t len)
 {
 	size_t line = parser->problem_mark.line, i;
 	int n;
@@ -260,8 +260,10 @@ static int syntax_error(struct xrl_yaml *y, const yaml_parser_t *parser,
 	if (parser->error == YAML_READER_ERROR)
 		for (i = line = 0; i < parser->problem_offset; i++)
 			line += text[i] == '\n';
-	/* libyaml's words for a tab do not say "tab": the usual mistake. */
+	/* libyaml's words for a tab do not say "tab": the usual mistake.
+	 * Its mark may be the end of the text (which ends in no NUL). */
 	if (parser->error == YAML_SCANNER_ERROR &&
+	    parser->problem_mark.index < len &&
 	    text[parser->problem_mark.index] == '\t') {
 		snprintf(y->err, y->err_len, "%s:%zu: yaml: a tab at column "
 			 "%zu; YAML indents with spaces only", y->name,
@@ -320,7 +322,7 @@ syntax_error:
 	if (parser.error == YAML_MEMORY_ERROR)
 		ret = -ENOMEM;
 	else
-		ret = syntax_error(y, &parser, text);
+		ret = syntax_error(y, &parser, text, len);
 	yaml_parser_delete(&parser);
 	return ret;
 }
