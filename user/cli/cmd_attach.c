@@ -49,8 +49,7 @@ static const struct xrl_opt attach_opts[] = {
 		"loading (default 131072, at most 1048576; per-rule counters "
 		"take 32 bytes per rule per CPU)"),
 	XRL_OPT("memory-limit", OPT_MEMORY_LIMIT, "SIZE",
-		"refuse to load maps taking more (512M, 2G, or a share of "
-		"the machine's memory such as 25%, the default)"),
+		XRL_MEMORY_LIMIT_HELP),
 	{}
 };
 

@@ -54,8 +54,7 @@ static const struct xrl_opt daemon_opts[] = {
 		"place among the programs of libxdp's dispatcher, lower "
 		"first (default 5, 0-1000)"),
 	XRL_OPT("memory-limit", OPT_MEMORY_LIMIT, "SIZE",
-		"refuse to load maps taking more (512M, 2G, or a share of "
-		"the machine's memory such as 25%, the default)"),
+		XRL_MEMORY_LIMIT_HELP),
 	XRL_OPT("state", OPT_STATE, "FILE",
 		"copy of the applied policy (default " XRL_STATE_FILE_NAME
 		" beside the socket)"),

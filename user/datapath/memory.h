@@ -54,6 +54,10 @@ __u64 xrl_map_per_cpu_bytes(__u32 type, __u32 value_size, __u32 max_entries,
 /* The default of --memory-limit: what a newly loaded data path's maps
  * may take, of the machine's memory (units.h, xrl_parse_bytes()). */
 #define XRL_MEMORY_LIMIT_DEFAULT	"25%"
+/* --memory-limit's help, the same in both programs. */
+#define XRL_MEMORY_LIMIT_HELP \
+	"refuse to load maps taking more (512M, 2G, or a share of the " \
+	"machine's memory such as " XRL_MEMORY_LIMIT_DEFAULT ", the default)"
 
 /* The machine's memory, bytes. */
 __u64 xrl_memory_ram(void);
