@@ -256,7 +256,7 @@ Test(install, bash_completion_offers_what_the_tools_take)
 	snprintf(words, sizeof(words), "%s/usr/sbin/xdp-ratelimit attach --m",
 		 dir);
 	complete(dir, words);
-	cr_assert_str_eq(out, "--max-rules --max-sources --mode");
+	cr_assert_str_eq(out, "--max-rules --max-sources --memory-limit --mode");
 	snprintf(words, sizeof(words),
 		 "%s/usr/sbin/xdp-ratelimit attach --mode _", dir);
 	complete(dir, words);
