@@ -13,6 +13,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <libgen.h>
 #include <criterion/criterion.h>
 #include <linux/bpf.h>
 #include "daemon.h"
@@ -94,8 +95,10 @@ static void runtime_changes_hold(const char *when)
 	cr_assert_not_null(line, "%s: the runtime rule is gone: %s", when, out);
 	cr_assert(strstr(line, " deny ") && strstr(line, " runtime "), "%s: %s",
 		  when, line);
-	cr_assert_null(listed("lab"), "%s: the deleted file rule is back",
-		       when);
+	line = listed("lab");
+	cr_assert(line && strstr(line, " deleted at runtime"),
+		  "%s: the deleted file rule is not listed as deleted: %s",
+		  when, out);
 	line = listed("web");
 	cr_assert(line && strstr(line, " file "), "%s: %s", when, out);
 	cr_assert_eq(judge("198.18.181.9"), XDP_DROP, "%s", when);
@@ -179,4 +182,151 @@ Test(overlay, a_change_that_cannot_be_saved_is_refused_and_not_applied)
 	cr_assert_eq(judge("198.18.182.9"), XDP_DROP);
 	dump_free(&before);
 	dump_free(&after);
+}
+
+/* The overlay file the daemon keeps beside its socket, whole (static);
+ * "" when there is none. */
+static const char *overlay_text(void)
+{
+	static char text[16384];
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	size_t got;
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s", env.socket);
+	snprintf(path, sizeof(path), "%s/policy.runtime.json", dirname(dir));
+	text[0] = '\0';
+	f = fopen(path, "r");
+	if (!f)
+		return text;
+	got = fread(text, 1, sizeof(text) - 1, f);
+	text[got] = '\0';
+	fclose(f);
+	return text;
+}
+
+static const char policy_with_181[] =
+	"default:\n  action: allow\nrules:\n"
+	"  - name: web\n    cidr: 198.18.180.0/24\n    action: limit\n"
+	"    pps: 1\n    burst: 3\n"
+	"  - name: lab\n    cidr: 198.18.182.0/24\n    action: deny\n"
+	"  - name: blocked\n    cidr: 198.18.181.0/24\n    action: deny\n";
+
+/* Issue 24 item 1: a rule added, then deleted at runtime, left a deletion
+ * behind, and the file's later rule for its CIDR was never applied. */
+Test(overlay, deleting_a_runtime_only_rule_leaves_nothing_behind)
+{
+	char expect[PATH_MAX + 64];
+
+	daemon_start(&env, NULL);
+	cr_assert_eq(cli("rule add 198.18.181.0/24 --name trial "
+			 "--action deny"), 0, "%s", out);
+	cr_assert_eq(cli("rule del trial"), 0, "%s", out);
+	cr_assert_null(strstr(overlay_text(), "198.18.181"), "%s",
+		       overlay_text());
+	cr_assert_null(strstr(listed("web") ? out : "", "deleted at runtime"),
+		       "%s", out);
+
+	env_write(&env, NULL, policy_with_181);
+	cr_assert_eq(cli("reload"), 0, "%s", out);
+	snprintf(expect, sizeof(expect), "reloaded %s: 4 rules\n", env.config);
+	cr_assert(!strncmp(out, expect, strlen(expect)), "%s", out);
+	cr_assert(strstr(out, "\n  add     198.18.181.0/24          deny\n"),
+		  "%s", out);
+	cr_assert_eq(judge("198.18.181.9"), XDP_DROP);
+	cr_assert(strstr(listed("blocked"), " file "), "%s", out);
+}
+
+/* A file rule deleted at runtime is listed as such, and a reload says
+ * it keeps the deletion, or drops it once the file has no such rule. */
+Test(overlay, a_reload_says_which_runtime_changes_it_keeps_or_drops)
+{
+	char expect[PATH_MAX + 512];
+
+	daemon_start(&env, NULL);
+	cr_assert_eq(cli("rule del lab"), 0, "%s", out);
+	cr_assert(strstr(listed("lab"), "198.18.182.0/24        deny     "
+			 "runtime deleted at runtime"), "%s", out);
+
+	cr_assert_eq(cli("reload"), 0, "%s", out);
+	snprintf(expect, sizeof(expect), "reloaded %s: 2 rules (1 runtime "
+		 "change kept: delete 198.18.182.0/24)\n", env.config);
+	cr_assert(!strncmp(out, expect, strlen(expect)), "%s", out);
+	cr_assert(log_contains(&env, expect), "%s", daemon_log(&env));
+	cr_assert_eq(judge("198.18.182.9"), XDP_PASS);
+
+	/* SIGHUP says it in the log too. */
+	kill(env.pid, SIGHUP);
+	wait_for_log("SIGHUP: reloaded");
+	snprintf(expect, sizeof(expect), "SIGHUP: reloaded %s: 2 rules (1 "
+		 "runtime change kept: delete 198.18.182.0/24)", env.config);
+	cr_assert(log_contains(&env, expect), "%s", daemon_log(&env));
+
+	/* The file drops lab: the deletion means nothing any more. */
+	env_write(&env, NULL,
+		  "default:\n  action: allow\nrules:\n"
+		  "  - name: web\n    cidr: 198.18.180.0/24\n"
+		  "    action: limit\n    pps: 1\n    burst: 3\n");
+	cr_assert_eq(cli("reload"), 0, "%s", out);
+	snprintf(expect, sizeof(expect), "reloaded %s: 2 rules (1 runtime "
+		 "change dropped (no longer in the file): delete "
+		 "198.18.182.0/24)\n", env.config);
+	cr_assert(!strncmp(out, expect, strlen(expect)), "%s", out);
+	cr_assert_null(strstr(overlay_text(), "198.18.182"), "%s",
+		       overlay_text());
+
+	/* ...so the file's rule, back, is applied. */
+	env_write(&env, NULL, policy);
+	cr_assert_eq(cli("reload"), 0, "%s", out);
+	snprintf(expect, sizeof(expect), "reloaded %s: 3 rules\n", env.config);
+	cr_assert(!strncmp(out, expect, strlen(expect)), "%s", out);
+	cr_assert_eq(judge("198.18.182.9"), XDP_DROP);
+}
+
+Test(overlay, rule_revert_drops_runtime_changes_and_applies_the_file)
+{
+	char expect[PATH_MAX + 512];
+	const char *line;
+
+	daemon_start(&env, NULL);
+	cr_assert_eq(cli("rule del lab"), 0, "%s", out);
+	cr_assert_eq(cli("rule add 198.18.181.0/24 --name emergency-ban "
+			 "--action deny"), 0, "%s", out);
+	cr_assert_eq(cli("rule add 198.18.180.0/24 --action deny --replace"),
+		     0, "%s", out);
+	line = listed("web");
+	cr_assert(line && strstr(line, " runtime ") &&
+		  strstr(line, "(replaces the file's rule)"), "%s", out);
+
+	/* One prefix, by its name. */
+	cr_assert_eq(cli("rule revert lab"), 0, "%s", out);
+	snprintf(expect, sizeof(expect), "reverted: delete 198.18.182.0/24; "
+		 "%s applied: 4 rules (2 runtime changes kept: change "
+		 "198.18.180.0/24, add 198.18.181.0/24)\n"
+		 "  add     198.18.182.0/24          deny\n", env.config);
+	cr_assert(!strncmp(out, expect, strlen(expect)), "%s", out);
+	cr_assert_eq(judge("198.18.182.9"), XDP_DROP);
+	cr_assert(strstr(listed("lab"), " file "), "%s", out);
+
+	/* Nothing to revert there any more: one line, exit 1. */
+	cr_assert_eq(cli("rule revert 198.18.182.0/24"), 1, "%s", out);
+	cr_assert_str_eq(out, "xdp-ratelimit: rule: no runtime change for "
+			 "198.18.182.0/24 (rule list marks them)\n");
+
+	/* The rest at once; it holds through a restart. */
+	cr_assert_eq(cli("rule revert --all"), 0, "%s", out);
+	cr_assert(strstr(out, "reverted: change 198.18.180.0/24, add "
+			 "198.18.181.0/24; "), "%s", out);
+	cr_assert_null(listed("emergency-ban"), "%s", out);
+	cr_assert(strstr(listed("web"), " file "), "%s", out);
+	daemon_stop(&env, SIGTERM);
+	daemon_start(&env, NULL);
+	cr_assert_null(listed("emergency-ban"), "%s", out);
+	cr_assert(strstr(listed("web"), " limit ") &&
+		  strstr(listed("web"), " file "), "%s", out);
+	cr_assert(strstr(listed("lab"), " file "), "%s", out);
+	cr_assert_eq(judge("198.18.181.9"), XDP_PASS);
+	cr_assert_eq(judge("198.18.182.9"), XDP_DROP);
+	cr_assert_eq(cli("rule revert --all"), 1, "%s", out);
+	cr_assert(strstr(out, "no runtime change to revert"), "%s", out);
 }

@@ -9,16 +9,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cmd_request.h"
+#include "plan.h"
 
 static const struct xrl_opt reload_opts[] = {
 	XRL_REQ_JSON_OPT,
 	{}
 };
 
+/* "reloaded FILE: 8 rules (1 runtime change kept: delete
+ * 198.18.3.0/24)", then what it changed, as check shows it. */
 static void print_reloaded(json_t *response)
 {
-	printf("reloaded %s: %lld rules\n", xrl_json_str(response, "path"),
+	const char *runtime = xrl_json_str(response, "runtime");
+
+	printf("reloaded %s: %lld rules", xrl_json_str(response, "path"),
 	       xrl_json_int(response, "rules"));
+	if (runtime && runtime[0])
+		printf(" (%s)", runtime);
+	printf("\n");
+	if (json_object_get(response, "changes"))
+		xrl_plan_print(response);
 }
 
 static int run_reload(const struct xrl_cmd *cmd, struct xrl_cli *cli,

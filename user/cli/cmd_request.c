@@ -159,6 +159,9 @@ int xrl_request_parse(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 			json_object_set_new(args->request, "replace",
 					    json_true());
 			break;
+		case XRL_REQ_ALL:
+			json_object_set_new(args->request, "all", json_true());
+			break;
 		case XRL_REQ_FOR:
 			json_object_set_new(args->request, "for",
 					    json_string(optarg));

@@ -1,18 +1,22 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * xdp-ratelimit rule add|del|list: the daemon's rules, changed or listed
- * through its socket; rule add's options are the rule table's (fields.h).
+ * xdp-ratelimit rule add|del|list|revert: the daemon's rules, changed or
+ * listed through its socket; rule add's options are the rule table's
+ * (fields.h).
  */
 #include <stdio.h>
 #include <string.h>
 #include <jansson.h>
 #include "cmd_request.h"
 #include "fields.h"
+#include "plan.h"
 
 static const struct xrl_opt rule_opts[] = {
 	XRL_OPT_FIELDS(xrl_rule_fields),
 	XRL_OPT("replace", XRL_REQ_REPLACE, NULL,
 		"change the rule of that CIDR (keeps its id)"),
+	XRL_OPT("all", XRL_REQ_ALL, NULL,
+		"with revert: every runtime change"),
 	XRL_REQ_JSON_OPT,
 	{}
 };
@@ -71,6 +75,8 @@ static void print_rule(json_t *rule)
 		printf(" max %s", xrl_json_str(rule, "ban_max"));
 	json_array_foreach(json_object_get(rule, "levels"), i, level)
 		printf(" level %s", json_string_value(level));
+	if (json_is_true(json_object_get(rule, "replaces_file")))
+		printf(" (replaces the file's rule)");
 	if (passed && dropped)
 		printf("  (passed %lld, dropped %lld",
 		       xrl_json_int(passed, "packets"),
@@ -113,6 +119,31 @@ static void print_list(json_t *response)
 	       "action", "source");
 	json_array_foreach(json_object_get(response, "rules"), i, rule)
 		print_rule(rule);
+	/* The file's rules not in force: rule revert brings them back. */
+	json_array_foreach(json_object_get(response, "deleted"), i, rule)
+		printf("%5s  %-20s %-22s %-8s %-7s deleted at runtime\n", "-",
+		       xrl_json_str(rule, "name") ?: "-",
+		       xrl_json_str(rule, "cidr"),
+		       xrl_json_str(rule, "action") ?: "-", "runtime");
+}
+
+/* "reverted: delete 198.18.3.0/24; the policy file applied: 8 rules",
+ * then what that changed. */
+static void print_reverted(json_t *response)
+{
+	json_t *entry;
+	size_t i;
+
+	printf("reverted: ");
+	json_array_foreach(json_object_get(response, "reverted"), i, entry)
+		printf("%s%s", i ? ", " : "", json_string_value(entry));
+	printf("; %s applied: %lld rules", xrl_json_str(response, "path"),
+	       xrl_json_int(response, "rules"));
+	if (xrl_json_str(response, "runtime") &&
+	    xrl_json_str(response, "runtime")[0])
+		printf(" (%s)", xrl_json_str(response, "runtime"));
+	printf("\n");
+	xrl_plan_print(response);
 }
 
 static int run_rule(const struct xrl_cmd *cmd, struct xrl_cli *cli, int argc,
@@ -142,6 +173,16 @@ static int run_rule(const struct xrl_cmd *cmd, struct xrl_cli *cli, int argc,
 		json_object_set_new(args.request, "cmd",
 				    json_string("rule.del"));
 		print_text = print_deleted;
+	} else if (!strcmp(verb, "revert") && args.n_args <= 2 &&
+		   (args.n_args == 2) !=
+			   !!json_object_get(args.request, "all") &&
+		   json_object_size(args.request) <= 1) {
+		if (args.n_args == 2)
+			json_object_set_new(args.request, "rule",
+					    json_string(args.args[1]));
+		json_object_set_new(args.request, "cmd",
+				    json_string("rule.revert"));
+		print_text = print_reverted;
 	} else if (!strcmp(verb, "list") && args.n_args == 1 &&
 		   json_object_size(args.request) == 0) {
 		json_object_set_new(args.request, "cmd",
@@ -149,7 +190,8 @@ static int run_rule(const struct xrl_cmd *cmd, struct xrl_cli *cli, int argc,
 		print_text = print_list;
 	} else {
 		xrl_cmd_error(cli, cmd, "expected 'add CIDR [OPTIONS]', 'del "
-			      "NAME|CIDR' or 'list' (see --help)");
+			      "NAME|CIDR', 'list' or 'revert NAME|CIDR|--all' "
+			      "(see --help)");
 		goto put_request;
 	}
 	response = xrl_request_call(cmd, cli, &args);
@@ -162,7 +204,8 @@ put_request:
 
 const struct xrl_cmd xrl_cmd_rule = {
 	.name = "rule",
-	.synopsis = "add CIDR [OPTIONS] | del NAME|CIDR | list [--json]",
+	.synopsis = "add CIDR [OPTIONS] | del NAME|CIDR | list [--json] | "
+		    "revert NAME|CIDR|--all",
 	.summary = "Change or list the daemon's rules (through its socket).",
 	.opts = rule_opts,
 	.run = run_rule,

@@ -23,6 +23,7 @@
 #include "manual_bans.h"
 #include "overlay.h"
 #include "pin.h"
+#include "plan.h"
 #include "policy_read.h"
 #include "policy_map.h"
 #include "policy_running.h"
@@ -265,25 +266,28 @@ int xrl_daemon_change_runtime(struct xrl_daemon_state *state,
 	return change(state, next, deleted, n_deleted, err, len);
 }
 
-int xrl_daemon_merge_runtime(struct xrl_daemon_state *state,
-			     struct xrl_policy *policy, char *err, size_t len)
+int xrl_daemon_overlay(const struct xrl_daemon_state *state,
+		       struct xrl_overlay *ov)
 {
-	struct xrl_rule_spec *rules;
-	size_t i, n = 0;
-	int ret;
+	const struct xrl_policy *policy = &state->policy;
+	size_t i;
 
-	rules = calloc(state->policy.n_rules ?: 1, sizeof(*rules));
-	if (!rules)
+	memset(ov, 0, sizeof(*ov));
+	ov->rules = calloc(policy->n_rules ?: 1, sizeof(*ov->rules));
+	ov->deleted = calloc(state->n_deleted ?: 1, sizeof(*ov->deleted));
+	if (!ov->rules || !ov->deleted) {
+		xrl_overlay_free(ov);
 		return -ENOMEM;
-	for (i = 0; i < state->policy.n_rules; i++)
-		if (state->policy.rules[i].runtime)
-			rules[n++] = state->policy.rules[i];
-	ret = xrl_overlay_merge(policy, rules, n, state->deleted,
-				state->n_deleted, err, len);
-	free(rules);
-	return ret;
+	}
+	for (i = 0; i < policy->n_rules; i++)
+		if (policy->rules[i].runtime)
+			ov->rules[ov->n_rules++] = policy->rules[i];
+	if (state->n_deleted)
+		memcpy(ov->deleted, state->deleted,
+		       state->n_deleted * sizeof(*ov->deleted));
+	ov->n_deleted = state->n_deleted;
+	return 0;
 }
-
 
 static bool same_text(const char *a, const char *b)
 {
@@ -330,20 +334,13 @@ static int check_restart_needed(const struct xrl_daemon_state *state,
 	return -EBUSY;
 }
 
-static int reload_file(struct xrl_daemon_state *state, const char *path,
-		       char *err, size_t len)
+/* A FIFO or a device would block the daemon, or worse. */
+static int load_regular_file(const char *path, struct xrl_config *config,
+			     char *err, size_t len)
 {
-	struct xrl_config config;
 	struct stat st;
 	int ret;
 
-	if (!path)
-		path = state->config_path;
-	if (!path) {
-		snprintf(err, len, "no policy file to reload");
-		return -ENOENT;
-	}
-	/* A FIFO or a device would block the daemon, or worse. */
 	if (stat(path, &st)) {
 		ret = -errno;
 		snprintf(err, len, "%s: %s", path, strerror(errno));
@@ -353,31 +350,150 @@ static int reload_file(struct xrl_daemon_state *state, const char *path,
 		snprintf(err, len, "%s: not a regular file", path);
 		return -EINVAL;
 	}
-	ret = xrl_config_load_file(path, &config, err, len);
+	return xrl_config_load_file(path, config, err, len);
+}
+
+void xrl_reload_plan_free(struct xrl_reload_plan *plan)
+{
+	xrl_config_free(&plan->config);
+	xrl_policy_free(&plan->file);
+	free(plan->runtime.deleted);
+	memset(plan, 0, sizeof(*plan));
+}
+
+int xrl_daemon_plan(const struct xrl_daemon_state *state, const char *path,
+		    const char *text, size_t text_len,
+		    const struct xrl_overlay *ov, struct xrl_reload_plan *plan,
+		    char *err, size_t len)
+{
+	int ret;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->path = path ? path : state->config_path;
+	if (!plan->path) {
+		snprintf(err, len, "no policy file to reload");
+		return -ENOENT;
+	}
+	if (text)
+		ret = xrl_config_load_string(text, text_len, plan->path,
+					     &plan->config, err, len);
+	else
+		ret = load_regular_file(plan->path, &plan->config, err, len);
 	if (ret)
 		return ret;
-	ret = check_restart_needed(state, path, &config, err, len);
+	ret = check_restart_needed(state, plan->path, &plan->config, err, len);
+	if (!ret && (ret = xrl_policy_copy(&plan->file, &plan->config.policy)))
+		snprintf(err, len, "out of memory");
 	if (!ret)
-		ret = xrl_daemon_merge_runtime(state, &config.policy, err, len);
-	if (!ret)
-		ret = xrl_daemon_change(state, &config.policy, err, len);
-	xrl_config_free(&config);
+		ret = xrl_overlay_merge(&plan->config.policy, ov, &plan->runtime,
+					err, len);
+	if (ret)
+		xrl_reload_plan_free(plan);
+	return ret;
+}
+
+json_t *xrl_daemon_plan_json(const struct xrl_daemon_state *state,
+			     const struct xrl_reload_plan *plan)
+{
+	json_t *report;
+	int ret;
+
+	if (!state->dp)
+		return NULL;
+	report = xrl_plan_json(state->dp, &plan->config.policy, &ret);
+	if (!report)
+		return NULL;
+	json_object_set_new(report, "path", json_string(plan->path));
+	json_object_set_new(report, "rules",
+			    json_integer(plan->config.policy.n_rules));
+	json_object_set_new(report, "runtime",
+			    json_string(plan->runtime.summary));
+	return report;
+}
+
+int xrl_daemon_apply_plan(struct xrl_daemon_state *state,
+			  struct xrl_reload_plan *plan, bool save_overlay,
+			  char *err, size_t len)
+{
+	struct xrl_lpm_key *kept = plan->runtime.deleted;
+	int ret;
+
+	plan->runtime.deleted = NULL;
+	if (save_overlay || plan->runtime.n_dropped)
+		ret = xrl_daemon_change_runtime(state, &plan->config.policy,
+						kept, plan->runtime.n_deleted,
+						err, len);
+	else {
+		free(kept);
+		ret = xrl_daemon_change(state, &plan->config.policy, err,
+					len);
+	}
+	if (!ret) {
+		xrl_policy_free(&state->file);
+		state->file = plan->file;
+		memset(&plan->file, 0, sizeof(plan->file));
+	}
+	xrl_reload_plan_free(plan);
+	return ret;
+}
+
+static int reload_file(struct xrl_daemon_state *state, const char *path,
+		       json_t **report, char *err, size_t len)
+{
+	struct xrl_reload_plan plan;
+	struct xrl_overlay ov;
+	json_t *changes = NULL;
+	int ret;
+
+	ret = xrl_daemon_overlay(state, &ov);
+	if (ret) {
+		snprintf(err, len, "out of memory");
+		return ret;
+	}
+	ret = xrl_daemon_plan(state, path, NULL, 0, &ov, &plan, err, len);
+	xrl_overlay_free(&ov);
+	if (ret)
+		return ret;
+	snprintf(state->last_reload.runtime, sizeof(state->last_reload.runtime),
+		 "%s", plan.runtime.summary);
+	/* Before the swap: what it changes against what is in force. */
+	if (report)
+		changes = xrl_daemon_plan_json(state, &plan);
+	ret = xrl_daemon_apply_plan(state, &plan, false, err, len);
+	if (ret)
+		json_decref(changes);
+	else if (report)
+		*report = changes;
 	return ret;
 }
 
 int xrl_daemon_reload(struct xrl_daemon_state *state, const char *path,
-		      char *err, size_t len)
+		      json_t **report, char *err, size_t len)
 {
 	struct xrl_reload_result *last = &state->last_reload;
-	int ret = reload_file(state, path, err, len);
+	int ret;
 
+	last->runtime[0] = '\0';
+	ret = reload_file(state, path, report, err, len);
 	last->at = time(NULL);
 	last->ok = !ret;
 	snprintf(last->error, sizeof(last->error), "%s", ret ? err : "");
+	if (ret)
+		last->runtime[0] = '\0';
 	/* After the result is known: a change already called it once. */
 	if (state->changed)
 		state->changed(state);
 	return ret;
+}
+
+const char *xrl_daemon_reload_words(const struct xrl_daemon_state *state,
+				    char *buf, size_t len)
+{
+	const char *runtime = state->last_reload.runtime;
+
+	snprintf(buf, len, "%zu rules%s%s%s", state->policy.n_rules,
+		 runtime[0] ? " (" : "", runtime, runtime[0] ? ")" : "");
+	return buf;
 }
 
 int xrl_daemon_save_state(struct xrl_daemon_state *state)
@@ -460,6 +576,7 @@ free_saved:
 void xrl_daemon_state_free(struct xrl_daemon_state *state)
 {
 	xrl_policy_free(&state->policy);
+	xrl_policy_free(&state->file);
 	free(state->deleted);
 	state->deleted = NULL;
 }

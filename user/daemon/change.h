@@ -14,7 +14,9 @@
 #include <stdint.h>
 #include <time.h>
 #include <linux/types.h>
-#include "policy.h"
+#include <jansson.h>
+#include "overlay.h"
+#include "policy_read.h"
 
 struct xrl_budgets;
 struct xrl_datapath;
@@ -28,6 +30,8 @@ struct xrl_reload_result {
 	time_t at;		/* 0: none since the daemon started */
 	bool ok;
 	char error[512];	/* the refusal's line, when not ok */
+	char runtime[512];	/* the runtime changes kept or dropped, when
+				 * ok (overlay.h's summary), or "" */
 };
 
 typedef int (*xrl_apply_fn)(struct xrl_daemon_state *state,
@@ -42,6 +46,9 @@ struct xrl_daemon_state {
 	const char *overlay_path;	/* runtime changes (overlay.h); NULL:
 					 * none kept */
 	struct xrl_lpm_key *deleted;	/* prefixes deleted at runtime */
+	struct xrl_policy file;		/* the file's own rules, as last read:
+					 * a deletion is kept only for the
+					 * prefix of one of them */
 	struct xrl_manual_bans *bans;	/* by hand (manual_bans.h), or NULL */
 	size_t n_deleted;
 	const char *socket_path;	/* for status */
@@ -102,21 +109,61 @@ int xrl_daemon_change_runtime(struct xrl_daemon_state *state,
 int xrl_daemon_check_in_force(struct xrl_daemon_state *state, char *err,
 			      size_t len);
 
+/* The runtime changes of @state (its runtime rules, the prefixes deleted)
+ * as copies in @ov (xrl_overlay_free it). 0 or -ENOMEM. */
+int xrl_daemon_overlay(const struct xrl_daemon_state *state,
+		       struct xrl_overlay *ov);
+
 /*
- * Puts the runtime changes of @state (its runtime rules, the prefixes
- * deleted) on top of @policy, a file's. -errno with @err on a conflict.
+ * What a reload would put in force, computed once for `reload`, SIGHUP,
+ * `rule revert` and `check`: the file read (from @path, or from @text
+ * named @path when @text is not NULL) and checked as a reload checks it,
+ * with the overlay @ov on top. The outcome, and on error -errno with one
+ * line in @err. Free it with xrl_reload_plan_free().
  */
-int xrl_daemon_merge_runtime(struct xrl_daemon_state *state,
-			     struct xrl_policy *policy, char *err, size_t len);
+struct xrl_reload_plan {
+	const char *path;
+	struct xrl_config config;	/* the file's, the overlay on top */
+	struct xrl_policy file;		/* the file's own rules */
+	struct xrl_overlay_outcome runtime;
+};
+
+int xrl_daemon_plan(const struct xrl_daemon_state *state, const char *path,
+		    const char *text, size_t text_len,
+		    const struct xrl_overlay *ov, struct xrl_reload_plan *plan,
+		    char *err, size_t len);
+void xrl_reload_plan_free(struct xrl_reload_plan *plan);
+
+/*
+ * What @plan would change against the policy in force (plan.h) with its
+ * "runtime" summary and its "rules" count, for a reply; NULL without a
+ * data path or memory.
+ */
+json_t *xrl_daemon_plan_json(const struct xrl_daemon_state *state,
+			     const struct xrl_reload_plan *plan);
+
+/*
+ * Puts @plan in force (taking its policy over), saving the overlay it
+ * keeps when @save_overlay or when it dropped an entry. Frees @plan.
+ */
+int xrl_daemon_apply_plan(struct xrl_daemon_state *state,
+			  struct xrl_reload_plan *plan, bool save_overlay,
+			  char *err, size_t len);
 
 /*
  * Reads a policy file (@path, or the config file when NULL) and applies
- * it whole, with the runtime changes on top. The file's own error line
- * ("FILE:LINE: FIELD: ...") in @err. The outcome is kept in
- * @state->last_reload.
+ * it whole, with the runtime changes on top (xrl_daemon_plan). The file's
+ * own error line ("FILE:LINE: FIELD: ...") in @err. The outcome is kept
+ * in @state->last_reload; with @report, what it changed
+ * (xrl_daemon_plan_json) in *@report (json_decref it) on success.
  */
 int xrl_daemon_reload(struct xrl_daemon_state *state, const char *path,
-		      char *err, size_t len);
+		      json_t **report, char *err, size_t len);
+
+/* "8 rules (1 runtime change kept: delete 198.18.3.0/24)": the last
+ * reload's outcome as the log and the CLI say it, in @buf. */
+const char *xrl_daemon_reload_words(const struct xrl_daemon_state *state,
+				    char *buf, size_t len);
 
 /*
  * After adopting a pinned data path: takes the policy in the state file

@@ -29,6 +29,8 @@ static int cmd_version(struct xrl_request *req)
 static const char *const rule_add_fields[] = { "replace", NULL };
 static const char *const rule_del_fields[] = { "rule", NULL };
 static const char *const reload_fields[] = { "path", NULL };
+static const char *const rule_revert_fields[] = { "rule", "all", NULL };
+static const char *const check_fields_of[] = { "path", "text", NULL };
 static const char *const top_fields[] = { "n", NULL };
 static const char *const events_fields[] = { "n", "since", NULL };
 static const char *const no_fields[] = { NULL };
@@ -43,6 +45,9 @@ static const struct xrl_control_command commands[] = {
 	COMMAND("rule.del", rule_del_fields, xrl_control_rule_del,
 		.changes = true),
 	COMMAND("rule.list", no_fields, xrl_control_rule_list),
+	COMMAND("rule.revert", rule_revert_fields, xrl_control_rule_revert,
+		.changes = true),
+	COMMAND("check", check_fields_of, xrl_control_check),
 	COMMAND("ban", ban_fields, xrl_control_ban, .changes = true),
 	COMMAND("unban", unban_fields, xrl_control_unban, .changes = true),
 	COMMAND("bans", no_fields, xrl_control_bans),
@@ -127,8 +132,8 @@ static int run_request(struct xrl_request *req, const char *line, size_t len)
 	cmd = find_command(name);
 	if (!cmd) {
 		snprintf(req->err, sizeof(req->err), "unknown command \"%.32s\""
-			 " (rule.add, rule.del, rule.list, reload, stats, "
-			 "status, top, version)", name);
+			 " (rule.add, rule.del, rule.list, rule.revert, "
+			 "reload, check, stats, status, top, version)", name);
 		return -EINVAL;
 	}
 	ret = check_fields(cmd, req->json, req->err, sizeof(req->err));

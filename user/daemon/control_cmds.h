@@ -36,6 +36,12 @@ int xrl_control_rule_add(struct xrl_request *req);
 int xrl_control_rule_del(struct xrl_request *req);
 int xrl_control_rule_list(struct xrl_request *req);
 int xrl_control_reload(struct xrl_request *req);
+/* rule.revert, check: the runtime overlay undone, and what a reload
+ * would do (control_overlay.c); the fields of a plan's report
+ * (xrl_daemon_plan_json, taken over) added to a reply. */
+int xrl_control_rule_revert(struct xrl_request *req);
+int xrl_control_check(struct xrl_request *req);
+void xrl_control_reply_plan(struct xrl_request *req, json_t *report);
 /* stats, status, top, events: counters, sources, events
  * (control_report.c). */
 int xrl_control_stats(struct xrl_request *req);

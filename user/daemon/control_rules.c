@@ -28,9 +28,18 @@ static json_t *counter_json(const struct xrl_counter *counter)
 			 "bytes", (json_int_t)counter->bytes);
 }
 
+/* Whether the policy file (as last read) has a rule for @prefix and
+ * @match: only then does a runtime deletion of it need keeping. */
+static bool file_has(struct xrl_daemon_state *state,
+		     const struct xrl_lpm_key *prefix,
+		     const struct xrl_rule_match *match)
+{
+	return xrl_policy_find_match(&state->file, prefix, match) != NULL;
+}
+
 /* A rule as rule.list and rule.add show it: its id, its keys, where it
  * comes from, and what the data path counted for it. */
-static json_t *rule_json(const struct xrl_daemon_state *state,
+static json_t *rule_json(struct xrl_daemon_state *state,
 			 const struct xrl_rule_spec *rule)
 {
 	struct xrl_rule_counters counters;
@@ -42,6 +51,8 @@ static json_t *rule_json(const struct xrl_daemon_state *state,
 	}
 	json_object_set_new(obj, "source",
 			    json_string(rule->runtime ? "runtime" : "file"));
+	if (rule->runtime && file_has(state, &rule->prefix, &rule->match))
+		json_object_set_new(obj, "replaces_file", json_true());
 	if (rule->global)
 		json_object_set_new(obj, "degraded", json_boolean(
 			xrl_budgets_rule_degraded(state->budgets, rule->id)));
@@ -199,7 +210,9 @@ int xrl_control_rule_del(struct xrl_request *req)
 		return -ENOENT;
 	}
 	/* Runtime deletions are kept by prefix (overlay.h), which names a
-	 * plain rule: an L4 rule of the file is removed in the file. */
+	 * plain rule: an L4 rule of the file is removed in the file. Only a
+	 * rule the file has needs one: deleting a rule added at runtime
+	 * leaves nothing behind. */
 	if (!xrl_match_is_plain(&rule->match) && !rule->runtime) {
 		snprintf(req->err, sizeof(req->err), "\"%s\" is an L4 rule "
 			 "of the policy file: remove it there and reload",
@@ -218,7 +231,9 @@ int xrl_control_rule_del(struct xrl_request *req)
 				       req->state->n_deleted,
 				       xrl_match_is_plain(&rule->match) ?
 				       &rule->prefix : &(struct xrl_lpm_key){ 0 },
-				       xrl_match_is_plain(&rule->match),
+				       xrl_match_is_plain(&rule->match) &&
+				       file_has(req->state, &rule->prefix,
+						&rule->match),
 				       &gone, &n_gone);
 	if (ret) {
 		snprintf(req->err, sizeof(req->err), "%s", strerror(-ret));
@@ -243,6 +258,26 @@ put_deleted:
 	return ret;
 }
 
+/* The file's rules deleted at runtime: [{"cidr", "name", "action"}]. */
+static json_t *deleted_json(struct xrl_daemon_state *state)
+{
+	static const struct xrl_rule_match plain;
+	const struct xrl_rule_spec *rule;
+	json_t *list = json_array();
+	char cidr[64];
+	size_t i;
+
+	for (i = 0; list && i < state->n_deleted; i++) {
+		xrl_cidr_format(&state->deleted[i], cidr, sizeof(cidr));
+		rule = xrl_policy_find_match(&state->file, &state->deleted[i],
+					     &plain);
+		json_array_append_new(list, json_pack("{s:s, s:s?, s:s?}",
+			"cidr", cidr, "name", rule ? rule->name : NULL,
+			"action", rule ? xrl_action_name(rule->action) : NULL));
+	}
+	return list;
+}
+
 int xrl_control_rule_list(struct xrl_request *req)
 {
 	const struct xrl_policy *policy = &req->state->policy;
@@ -257,6 +292,8 @@ int xrl_control_rule_list(struct xrl_request *req)
 		json_array_append_new(rules, rule_json(req->state,
 						       &policy->rules[i]));
 	json_object_set_new(req->response, "rules", rules);
+	json_object_set_new(req->response, "deleted",
+			    deleted_json(req->state));
 	json_object_set_new(req->response, "v4_prefix",
 			    json_integer(policy->v4_prefix));
 	json_object_set_new(req->response, "v6_prefix",
@@ -275,7 +312,9 @@ int xrl_control_rule_list(struct xrl_request *req)
 
 int xrl_control_reload(struct xrl_request *req)
 {
+	json_t *report = NULL;
 	const char *path;
+	char words[600];
 	int ret;
 
 	ret = xrl_json_string(req->json, "path", false, &path, req->err,
@@ -289,15 +328,19 @@ int xrl_control_reload(struct xrl_request *req)
 			 "the config file");
 		return -EPERM;
 	}
-	ret = xrl_daemon_reload(req->state, path, req->err, sizeof(req->err));
+	ret = xrl_daemon_reload(req->state, path, &report, req->err,
+				sizeof(req->err));
 	xrl_notify_status(req->state);
 	if (ret)
 		return ret;
 	path = path ? path : req->state->config_path;
-	pr_info("reloaded %s: %zu rules", path, req->state->policy.n_rules);
+	pr_info("reloaded %s: %s", path,
+		xrl_daemon_reload_words(req->state, words, sizeof(words)));
+	xrl_control_reply_plan(req, report);
 	json_object_set_new(req->response, "path", json_string(path));
 	json_object_set_new(req->response, "rules",
 			    json_integer(req->state->policy.n_rules));
+	json_object_set_new(req->response, "runtime",
+			    json_string(req->state->last_reload.runtime));
 	return 0;
 }
-

@@ -165,63 +165,143 @@ int xrl_overlay_stage(const char *path, const struct xrl_policy *policy,
 	return ret;
 }
 
-int xrl_overlay_merge(struct xrl_policy *policy,
-		      const struct xrl_rule_spec *rules, size_t n_rules,
-		      const struct xrl_lpm_key *deleted, size_t n_deleted,
-		      char *err, size_t len)
+/* Appends "WHAT CIDR" to the list in @out->summary of @kept entries
+ * (or the dropped ones). */
+struct summary_list {
+	char text[200];	/* cut short past that */
+	size_t n;
+};
+
+static void list_add(struct summary_list *list, const char *what,
+		     const struct xrl_lpm_key *prefix)
+{
+	size_t at = strlen(list->text);
+	char cidr[64];
+
+	xrl_cidr_format(prefix, cidr, sizeof(cidr));
+	if (at < sizeof(list->text))
+		snprintf(list->text + at, sizeof(list->text) - at, "%s%s %s",
+			 list->n ? ", " : "", what, cidr);
+	list->n++;
+}
+
+static void summarize(struct xrl_overlay_outcome *out,
+		      const struct summary_list *kept,
+		      const struct summary_list *dropped)
+{
+	size_t n = kept->n + dropped->n;
+	const char *noun = n == 1 ? "change" : "changes";
+
+	out->n_kept = kept->n;
+	out->n_dropped = dropped->n;
+	out->summary[0] = '\0';
+	if (kept->n && dropped->n)
+		snprintf(out->summary, sizeof(out->summary),
+			 "%zu runtime %s kept: %s; %zu dropped (no longer in "
+			 "the file): %s", kept->n,
+			 kept->n == 1 ? "change" : "changes", kept->text,
+			 dropped->n, dropped->text);
+	else if (kept->n)
+		snprintf(out->summary, sizeof(out->summary),
+			 "%zu runtime %s kept: %s", n, noun, kept->text);
+	else if (dropped->n)
+		snprintf(out->summary, sizeof(out->summary),
+			 "%zu runtime %s dropped (no longer in the file): %s",
+			 n, noun, dropped->text);
+}
+
+/* The deleted prefixes the file has a plain rule for go (kept), the
+ * others are left out of the overlay (dropped). */
+static int merge_deleted(struct xrl_policy *policy,
+			 const struct xrl_overlay *ov,
+			 struct xrl_overlay_outcome *out,
+			 struct summary_list *kept,
+			 struct summary_list *dropped)
 {
 	static const struct xrl_rule_match plain;
-	struct xrl_rule_spec *same, *named;
-	char cidr[64], other[64], at[32], why[160];
+	char cidr[64];
 	size_t i;
 	int ret;
 
-	for (i = 0; i < n_deleted; i++) {
-		if (!deleted[i].prefixlen ||
-		    !xrl_policy_find_match(policy, &deleted[i], &plain))
+	out->deleted = calloc(ov->n_deleted ?: 1, sizeof(*out->deleted));
+	if (!out->deleted)
+		return -ENOMEM;
+	for (i = 0; i < ov->n_deleted; i++) {
+		if (!ov->deleted[i].prefixlen ||
+		    !xrl_policy_find_match(policy, &ov->deleted[i], &plain)) {
+			list_add(dropped, "delete", &ov->deleted[i]);
 			continue;
-		xrl_cidr_format(&deleted[i], cidr, sizeof(cidr));
+		}
+		xrl_cidr_format(&ov->deleted[i], cidr, sizeof(cidr));
 		ret = xrl_policy_del(policy, cidr);
 		if (ret)
 			return ret;
+		out->deleted[out->n_deleted++] = ov->deleted[i];
+		list_add(kept, "delete", &ov->deleted[i]);
 	}
-	for (i = 0; i < n_rules; i++) {
-		xrl_cidr_format(&rules[i].prefix, cidr, sizeof(cidr));
-		/* The file's keys may have changed under the rule's levels. */
-		if (xrl_levels_check_keys(&rules[i], policy->v4_prefix,
-					  policy->v6_prefix, why,
-					  sizeof(why))) {
-			snprintf(err, len, "the runtime rule %s (%s): %s",
-				 rules[i].name, cidr, why);
-			return -EINVAL;
-		}
-		same = xrl_policy_find_match(policy, &rules[i].prefix,
-					     &rules[i].match);
-		named = xrl_policy_find(policy, rules[i].name);
-		if (named && named != same) {
-			xrl_cidr_format(&named->prefix, other, sizeof(other));
-			at[0] = '\0';
-			if (named->line)
-				snprintf(at, sizeof(at), " (line %d)",
-					 named->line);
-			snprintf(err, len,
-				 "the runtime rule %s (%s) has the "
-				 "name of the file's rule for %s%s; rename one "
-				 "or delete the runtime rule",
-				 rules[i].name, cidr, other, at);
-			return -EEXIST;
-		}
-		if (same) {
-			*same = rules[i];
-			continue;
-		}
-		ret = xrl_policy_add(policy, &rules[i]);
-		if (ret) {
-			snprintf(err, len, "runtime rule %s (%s): %s",
-				 rules[i].name, cidr, strerror(-ret));
-			return ret;
-		}
+	return 0;
+}
+
+static int merge_rule(struct xrl_policy *policy,
+		      const struct xrl_rule_spec *rule,
+		      struct summary_list *kept, char *err, size_t len)
+{
+	struct xrl_rule_spec *same, *named;
+	char cidr[64], other[64], at[32], why[160];
+	int ret;
+
+	xrl_cidr_format(&rule->prefix, cidr, sizeof(cidr));
+	/* The file's keys may have changed under the rule's levels. */
+	if (xrl_levels_check_keys(rule, policy->v4_prefix, policy->v6_prefix,
+				  why, sizeof(why))) {
+		snprintf(err, len, "the runtime rule %s (%s): %s", rule->name,
+			 cidr, why);
+		return -EINVAL;
 	}
+	same = xrl_policy_find_match(policy, &rule->prefix, &rule->match);
+	named = xrl_policy_find(policy, rule->name);
+	if (named && named != same) {
+		xrl_cidr_format(&named->prefix, other, sizeof(other));
+		at[0] = '\0';
+		if (named->line)
+			snprintf(at, sizeof(at), " (line %d)", named->line);
+		snprintf(err, len,
+			 "the runtime rule %s (%s) has the name of the file's "
+			 "rule for %s%s; rename one or delete the runtime rule",
+			 rule->name, cidr, other, at);
+		return -EEXIST;
+	}
+	list_add(kept, same ? "change" : "add", &rule->prefix);
+	if (same) {
+		*same = *rule;
+		return 0;
+	}
+	ret = xrl_policy_add(policy, rule);
+	if (ret)
+		snprintf(err, len, "runtime rule %s (%s): %s", rule->name,
+			 cidr, strerror(-ret));
+	return ret;
+}
+
+int xrl_overlay_merge(struct xrl_policy *policy, const struct xrl_overlay *ov,
+		      struct xrl_overlay_outcome *out, char *err, size_t len)
+{
+	struct summary_list kept = { .n = 0 }, dropped = { .n = 0 };
+	struct xrl_overlay_outcome merged = { .n_deleted = 0 };
+	size_t i;
+	int ret;
+
+	ret = merge_deleted(policy, ov, &merged, &kept, &dropped);
+	if (ret)
+		snprintf(err, len, "runtime deletions: %s", strerror(-ret));
+	for (i = 0; !ret && i < ov->n_rules; i++)
+		ret = merge_rule(policy, &ov->rules[i], &kept, err, len);
+	if (ret) {
+		free(merged.deleted);
+		return ret;
+	}
+	summarize(&merged, &kept, &dropped);
+	*out = merged;
 	return 0;
 }
 

@@ -37,16 +37,27 @@ void xrl_overlay_free(struct xrl_overlay *ov);
 int xrl_overlay_stage(const char *path, const struct xrl_policy *policy,
 		      const struct xrl_lpm_key *deleted, size_t n_deleted,
 		      char *err, size_t len);
+/* What a merge kept of the overlay, and what it dropped. */
+struct xrl_overlay_outcome {
+	struct xrl_lpm_key *deleted;	/* the deletions kept (free() it) */
+	size_t n_deleted;
+	size_t n_kept, n_dropped;	/* overlay entries */
+	/* "2 runtime changes kept: add 198.18.9.0/24, delete 198.18.3.0/24;
+	 * 1 dropped (no longer in the file): delete 198.18.5.0/24", or "". */
+	char summary[512];
+};
+
 /*
- * Puts the overlay on top of @policy (a file's): the deleted prefixes
- * go, each runtime rule replaces the file's rule of its prefix or is
- * added. A runtime rule named like a file rule of another prefix is a
- * conflict: -EEXIST with @err naming both, nothing dropped silently.
+ * Puts the overlay @ov on top of @policy (a file's): each runtime rule
+ * replaces the file's rule of its prefix or is added; a deleted prefix
+ * goes when the file has a plain rule for it (kept), and is dropped from
+ * the overlay when it has none (the deletion means nothing any more; a
+ * rule the file gains for it later is applied). A runtime rule named like
+ * a file rule of another prefix is a conflict: -EEXIST with @err naming
+ * both, nothing dropped silently. @out is filled on success only.
  */
-int xrl_overlay_merge(struct xrl_policy *policy,
-		      const struct xrl_rule_spec *rules, size_t n_rules,
-		      const struct xrl_lpm_key *deleted, size_t n_deleted,
-		      char *err, size_t len);
+int xrl_overlay_merge(struct xrl_policy *policy, const struct xrl_overlay *ov,
+		      struct xrl_overlay_outcome *out, char *err, size_t len);
 
 /* @deleted without @prefix, or with it added: a new array (free() it) in
  * *@out. 0 or -ENOMEM. */

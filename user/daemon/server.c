@@ -490,14 +490,15 @@ static void handle_signal(struct server *srv)
 		return;
 	}
 	xrl_notify_reloading();
-	if (xrl_daemon_reload(srv->state, NULL, err, sizeof(err))) {
+	if (xrl_daemon_reload(srv->state, NULL, NULL, err, sizeof(err))) {
 		char why[sizeof(err) + 16];
 
 		snprintf(why, sizeof(why), "SIGHUP: %s", err);
 		xrl_daemon_refused(srv->state, why);
 	} else
-		pr_info("SIGHUP: reloaded %s: %zu rules",
-			srv->state->config_path, srv->state->policy.n_rules);
+		pr_info("SIGHUP: reloaded %s: %s",
+			srv->state->config_path,
+			xrl_daemon_reload_words(srv->state, err, sizeof(err)));
 	/* Refused or not, the daemon runs on: ready again. */
 	xrl_notify_ready(srv->state);
 }

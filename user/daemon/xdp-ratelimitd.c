@@ -176,6 +176,7 @@ static int read_policy(const struct xrl_daemon_opts *opts,
 		       struct xrl_daemon_state *state,
 		       struct xrl_config *config)
 {
+	struct xrl_overlay_outcome outcome;
 	struct xrl_overlay ov;
 	char err[1024];
 	int ret;
@@ -186,25 +187,27 @@ static int read_policy(const struct xrl_daemon_opts *opts,
 		pr_err("%s", err);
 		return ret;
 	}
-	ret = xrl_overlay_load(opts->overlay_path, &ov, err, sizeof(err));
-	if (!ret)
-		ret = xrl_overlay_merge(&config->policy, ov.rules, ov.n_rules,
-					ov.deleted, ov.n_deleted, err,
-					sizeof(err));
+	ret = xrl_policy_copy(&state->file, &config->policy);
 	if (ret) {
-		pr_err("runtime changes: %s", err);
-		xrl_overlay_free(&ov);
+		pr_err("%s: out of memory", opts->config_path);
 		xrl_config_free(config);
 		return ret;
 	}
-	if (ov.n_rules || ov.n_deleted)
-		pr_info("runtime changes from %s: %zu rules added or replaced, "
-			"%zu deleted", opts->overlay_path, ov.n_rules,
-			ov.n_deleted);
-	state->deleted = ov.deleted;
-	state->n_deleted = ov.n_deleted;
-	ov.deleted = NULL;
+	ret = xrl_overlay_load(opts->overlay_path, &ov, err, sizeof(err));
+	if (!ret)
+		ret = xrl_overlay_merge(&config->policy, &ov, &outcome, err,
+					sizeof(err));
 	xrl_overlay_free(&ov);
+	if (ret) {
+		pr_err("runtime changes: %s", err);
+		xrl_config_free(config);
+		return ret;
+	}
+	if (outcome.summary[0])
+		pr_info("runtime changes from %s: %s", opts->overlay_path,
+			outcome.summary);
+	state->deleted = outcome.deleted;
+	state->n_deleted = outcome.n_deleted;
 	return 0;
 }
 
