@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <criterion/criterion.h>
+#include <linux/bpf.h>
 #include "daemon.h"
+#include "fixture.h"
 
 static struct daemon_env env;
 static char out[8192];
@@ -168,4 +170,177 @@ Test(check, a_change_of_a_level_alone_is_a_change)
 	snprintf(yaml, sizeof(yaml), levelled, "101");
 	cr_assert_eq(check(yaml), 0, "%s", out);
 	cr_assert(strstr(out, "\n  change  198.18.4.0/24"), "%s", out);
+}
+
+/* ---- check predicts reload, runtime changes included (issue 24 item 2) */
+
+static char predicted[8192];
+static char plan[8192];		/* its plan lines */
+
+/* The plan lines of a check or reload output ("  add ...", "  settings
+ * ...", "  N added, ..."), in order, into @buf. */
+static void plan_lines(const char *text, char *buf, size_t len)
+{
+	const char *line, *end;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (line = text; *line; line = end + 1) {
+		end = strchr(line, '\n');
+		if (!end)
+			break;
+		if (strncmp(line, "  reload would", 14) && line[0] == ' ' &&
+		    n + (end - line) + 2 < len) {
+			memcpy(buf + n, line, end - line + 1);
+			n += end - line + 1;
+			buf[n] = '\0';
+		}
+	}
+}
+
+/*
+ * Checks @yaml as the config file with the daemon's socket, reloads it,
+ * and asserts that reload did what check said: the same plan lines, the
+ * same count and runtime summary, and a second check that finds nothing
+ * left to change. The check's output stays in @predicted.
+ */
+static void check_then_reload(const char *yaml, const char *summary)
+{
+	char args[PATH_MAX + 16], did[8192], head[PATH_MAX + 600];
+	char want_check[700];
+	long rules;
+
+	env_write(&env, NULL, yaml);
+	snprintf(args, sizeof(args), "check %s", env.config);
+	cr_assert_eq(env_cli(&env, predicted, sizeof(predicted), args, true),
+		     0, "%s", predicted);
+	cr_assert(sscanf(strstr(predicted, "  reload would put ") ?: "",
+			 "  reload would put %ld rules", &rules) == 1, "%s",
+		  predicted);
+	snprintf(want_check, sizeof(want_check),
+		 "  reload would put %ld rules in force%s%s%s\n", rules,
+		 summary[0] ? " (" : "", summary, summary[0] ? ")" : "");
+	cr_assert(strstr(predicted, want_check), "%s", predicted);
+	plan_lines(predicted, did, sizeof(did));
+	strcpy(plan, did);
+
+	cr_assert_eq(env_cli(&env, out, sizeof(out), "reload", true), 0, "%s",
+		     out);
+	snprintf(head, sizeof(head), "reloaded %s: %ld rules%s%s%s\n",
+		 env.config, rules, summary[0] ? " (" : "", summary,
+		 summary[0] ? ")" : "");
+	cr_assert(!strncmp(out, head, strlen(head)), "%s", out);
+	plan_lines(out, did, sizeof(did));
+	cr_assert_str_eq(did, plan, "check said:\n%s\nreload did:\n%s", plan,
+			 did);
+
+	snprintf(args, sizeof(args), "check %s", env.config);
+	cr_assert_eq(env_cli(&env, out, sizeof(out), args, true), 0, "%s",
+		     out);
+	cr_assert(strstr(out, " 0 added, 0 removed, 0 changed, "), "after the "
+		  "reload, check still finds changes:\n%s", out);
+}
+
+static void cli_ok(const char *args)
+{
+	cr_assert_eq(env_cli(&env, out, sizeof(out), args, true), 0, "%s",
+		     out);
+}
+
+static int judge(const char *src)
+{
+	struct packet pkt;
+
+	cr_assert_eq(packet_from(&pkt, src), 0);
+	return fixture_run(&env.dp, &pkt);
+}
+
+/* The issue's case: with a runtime rule in force, check predicted
+ * "remove" of it; reload kept it. */
+Test(check, a_runtime_rule_is_kept_as_reload_keeps_it)
+{
+	cli_ok("rule add 198.18.9.0/24 --name emergency --action deny");
+	check_then_reload("default:\n  action: allow\nrules:\n"
+			  "  - name: web\n    cidr: 198.18.2.0/24\n"
+			  "    pps: 10\n    burst: 5\n"
+			  "  - name: lab\n    cidr: 198.18.4.0/24\n"
+			  "    pps: 10\n    burst: 5\n",
+			  "1 runtime change kept: add 198.18.9.0/24");
+	cr_assert(strstr(predicted, "\n  remove  198.18.1.0/24            "
+			 "deny\n"), "%s", predicted);
+	cr_assert_null(strstr(plan, "198.18.9.0/24   "), "%s", predicted);
+	cr_assert_eq(judge("198.18.9.1"), XDP_DROP);
+	cr_assert_eq(judge("198.18.1.1"), XDP_PASS);
+}
+
+Test(check, a_runtime_deletion_is_kept_as_reload_keeps_it)
+{
+	cli_ok("rule del web");
+	check_then_reload("default:\n  action: allow\nrules:\n"
+			  "  - name: scanners\n    cidr: 198.18.1.0/24\n"
+			  "    action: deny\n"
+			  "  - name: web\n    cidr: 198.18.2.0/24\n"
+			  "    pps: 10\n    burst: 5\n"
+			  "  - name: lab\n    cidr: 198.18.4.0/24\n"
+			  "    pps: 20\n    burst: 5\n",
+			  "1 runtime change kept: delete 198.18.2.0/24");
+	cr_assert(strstr(predicted, "\n  change  198.18.4.0/24            "
+			 "limit pps 20/s burst 5 (limits or scope)\n"), "%s",
+		  predicted);
+	cr_assert_null(strstr(plan, "198.18.2.0/24"), "%s", predicted);
+}
+
+Test(check, a_runtime_change_of_a_file_rule_wins_as_in_reload)
+{
+	cli_ok("rule add 198.18.4.0/24 --pps 99 --burst 9 --replace");
+	check_then_reload("default:\n  action: allow\nrules:\n"
+			  "  - name: scanners\n    cidr: 198.18.1.0/24\n"
+			  "    action: deny\n"
+			  "  - name: web\n    cidr: 198.18.2.0/24\n"
+			  "    pps: 10\n    burst: 5\n"
+			  "  - name: lab\n    cidr: 198.18.4.0/24\n"
+			  "    pps: 20\n    burst: 5\n"
+			  "  - name: new\n    cidr: 198.18.3.0/24\n"
+			  "    action: deny\n",
+			  "1 runtime change kept: change 198.18.4.0/24");
+	cr_assert(strstr(predicted, "\n  add     198.18.3.0/24            "
+			 "deny\n"), "%s", predicted);
+	cr_assert_null(strstr(plan, "198.18.4.0/24"), "%s", predicted);
+	cli_ok("rule list");
+	cr_assert(strstr(out, "pps 99/s burst 9"), "%s", out);
+}
+
+/* A file rule for a prefix the overlay deleted: not added while the
+ * deletion stands (and said so); a runtime-only rule deleted leaves
+ * nothing, so the file's rule for its prefix is added. */
+Test(check, a_file_rule_the_overlay_deleted_as_in_reload)
+{
+	static const char with_new[] =
+		"default:\n  action: allow\nrules:\n"
+		"  - name: scanners\n    cidr: 198.18.1.0/24\n"
+		"    action: deny\n"
+		"  - name: web\n    cidr: 198.18.2.0/24\n"
+		"    pps: 10\n    burst: 5\n"
+		"  - name: lab\n    cidr: 198.18.4.0/24\n"
+		"    pps: 10\n    burst: 5\n"
+		"  - name: new\n    cidr: 198.18.3.0/24\n"
+		"    action: deny\n";
+
+	cli_ok("rule del scanners");
+	cli_ok("rule add 198.18.3.0/24 --name trial --action deny");
+	cli_ok("rule del trial");
+	check_then_reload(with_new, "1 runtime change kept: delete "
+			  "198.18.1.0/24");
+	cr_assert(strstr(predicted, "\n  add     198.18.3.0/24            "
+			 "deny\n"), "%s", predicted);
+	cr_assert_null(strstr(plan, "198.18.1.0/24"), "%s", predicted);
+	cr_assert_eq(judge("198.18.3.1"), XDP_DROP);
+	cr_assert_eq(judge("198.18.1.1"), XDP_PASS);
+
+	/* The file drops scanners: the deletion goes, said by both. */
+	check_then_reload("default:\n  action: allow\nrules:\n"
+			  "  - name: web\n    cidr: 198.18.2.0/24\n"
+			  "    pps: 10\n    burst: 5\n",
+			  "1 runtime change dropped (no longer in the file): "
+			  "delete 198.18.1.0/24");
 }

@@ -685,7 +685,7 @@ report:
 	return ret;
 }
 
-int xrl_config_load_file(const char *path, struct xrl_config *config,
+int xrl_config_read_file(const char *path, char **out, size_t *out_size,
 			 char *err, size_t len)
 {
 	char *text = NULL;
@@ -693,7 +693,6 @@ int xrl_config_load_file(const char *path, struct xrl_config *config,
 	FILE *file;
 	int ret = 0;
 
-	memset(config, 0, sizeof(*config));
 	file = fopen(path, "r");
 	if (!file) {
 		ret = -errno;
@@ -729,6 +728,22 @@ report:
 		free(text);
 		return ret;
 	}
+	*out = text;
+	*out_size = size;
+	return 0;
+}
+
+int xrl_config_load_file(const char *path, struct xrl_config *config,
+			 char *err, size_t len)
+{
+	size_t size;
+	char *text;
+	int ret;
+
+	memset(config, 0, sizeof(*config));
+	ret = xrl_config_read_file(path, &text, &size, err, len);
+	if (ret)
+		return ret;
 	ret = xrl_config_load_string(text, size, path, config, err, len);
 	free(text);
 	return ret;

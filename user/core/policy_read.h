@@ -27,6 +27,11 @@ int xrl_hostport_parse(const char *text, char *host, size_t len,
 int xrl_config_load_file(const char *path, struct xrl_config *config,
 			 char *err, size_t len);
 
+/* Its first half: the file's bytes in *@text (free() it), *@size of
+ * them, or -errno with "FILE: cannot read: REASON" in @err. */
+int xrl_config_read_file(const char *path, char **text, size_t *size,
+			 char *err, size_t len);
+
 /* The same from text in memory; @name stands for the file in errors. */
 int xrl_config_load_string(const char *text, size_t text_len, const char *name,
 			   struct xrl_config *config, char *err, size_t len);
