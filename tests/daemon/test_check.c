@@ -6,8 +6,11 @@
  * and the loader's FILE:LINE: FIELD: line; in both cases the maps hold
  * exactly what they held before.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <criterion/criterion.h>
 #include <linux/bpf.h>
 #include "daemon.h"
@@ -343,4 +346,65 @@ Test(check, a_file_rule_the_overlay_deleted_as_in_reload)
 			  "    pps: 10\n    burst: 5\n",
 			  "1 runtime change dropped (no longer in the file): "
 			  "delete 198.18.1.0/24");
+}
+
+/* build/xdp-ratelimit run as uid/gid nobody (65534); its exit code. */
+static int cli_as_nobody(const char *args)
+{
+	char command[PATH_MAX * 4];
+	size_t got;
+	FILE *pipe;
+	int status;
+
+	snprintf(command, sizeof(command),
+		 "setpriv --reuid=65534 --regid=65534 --clear-groups "
+		 "build/xdp-ratelimit -P %s -S %s %s 2>&1", env.pin_dir,
+		 env.socket, args);
+	pipe = popen(command, "r");
+	cr_assert_not_null(pipe);
+	got = fread(out, 1, sizeof(out) - 1, pipe);
+	out[got] = '\0';
+	status = pclose(pipe);
+	cr_assert(WIFEXITED(status), "%s did not exit", command);
+	return WEXITSTATUS(status);
+}
+
+/* Issue 24, smaller: check as non-root printed "valid" and exited 1. It
+ * works through the daemon (which reads the text it is sent, not the
+ * file), and without one says in one line why it cannot compare. */
+Test(check, as_non_root_works_through_the_daemon_or_says_why_not)
+{
+	char args[PATH_MAX + 16];
+	const char *nl;
+
+	cr_assert_eq(chmod(env.dir, 0755), 0);
+	daemon_stop(&env, SIGTERM);
+	daemon_start(&env, "--socket-group", "nogroup", NULL);
+	cli_ok("rule add 198.18.9.0/24 --name emergency --action deny");
+	env_write(&env, other, in_force);
+	cr_assert_eq(chmod(other, 0644), 0);
+	snprintf(args, sizeof(args), "check %s", other);
+	cr_assert_eq(cli_as_nobody(args), 0, "%s", out);
+	cr_assert(strstr(out, "valid, 4 rules\n"), "%s", out);
+	cr_assert(strstr(out, "  reload would put 5 rules in force (1 runtime "
+			 "change kept: add 198.18.9.0/24)\n"), "%s", out);
+	cr_assert(strstr(out, "  0 added, 0 removed, 0 changed, 5 unchanged "
+			 "(of 5 in force)\nnothing applied\n"), "%s", out);
+
+	/* A file nobody may read is refused by the CLI, not read by the
+	 * daemon for it. */
+	cr_assert_eq(chmod(other, 0600), 0);
+	cr_assert_eq(cli_as_nobody(args), 1, "%s", out);
+	cr_assert(strstr(out, ": cannot read: Permission denied\n"), "%s", out);
+
+	/* No daemon: root is needed to read the pins; one line, exit 1. */
+	cr_assert_eq(chmod(other, 0644), 0);
+	daemon_stop(&env, SIGTERM);
+	cr_assert_eq(cli_as_nobody(args), 1, "%s", out);
+	nl = strchr(out, '\n');
+	cr_assert(nl && !nl[1], "one line: %s", out);
+	cr_assert_null(strstr(out, "valid"), "%s", out);
+	cr_assert(strstr(out, "xdp-ratelimit: check: comparing with the policy "
+			 "in force needs xdp-ratelimitd on ") &&
+		  strstr(out, " or root: permission denied"), "%s", out);
 }
