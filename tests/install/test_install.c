@@ -22,7 +22,7 @@
 #include "topo.h"
 
 static char root[256];		/* /tmp/xrl-install-<pid> */
-static char out[16384];
+static char out[65536];	/* a rendered man page fits */
 
 static void setup(void)
 {
@@ -267,7 +267,7 @@ Test(install, bash_completion_offers_what_the_tools_take)
 	cr_assert_str_eq(out, "lo");
 	snprintf(words, sizeof(words), "%s/usr/sbin/xdp-ratelimit rule _", dir);
 	complete(dir, words);
-	cr_assert_str_eq(out, "add del list");
+	cr_assert_str_eq(out, "add del list revert");
 	snprintf(words, sizeof(words), "%s/usr/sbin/xdp-ratelimit re", dir);
 	complete(dir, words);
 	cr_assert_str_eq(out, "reload reset");

@@ -78,7 +78,7 @@ _xdp_ratelimit()
 	fi
 	case $cmd in
 	attach|detach) ((COMP_CWORD == i + 1)) && _xrl_ifaces "$cur" ;;
-	rule) ((COMP_CWORD == i + 1)) && _xrl_words "add del list" "$cur" ;;
+	rule) ((COMP_CWORD == i + 1)) && _xrl_words "add del list revert" "$cur" ;;
 	reload|check) _xrl_files "$cur" ;;
 	help) _xrl_words "$("$prog" --help 2>/dev/null |
 		sed -n 's/^  \([a-z][a-z]*\)\( .*\)\{0,1\}$/\1/p')" "$cur" ;;
