@@ -408,3 +408,30 @@ Test(check, as_non_root_works_through_the_daemon_or_says_why_not)
 			 "in force needs xdp-ratelimitd on ") &&
 		  strstr(out, " or root: permission denied"), "%s", out);
 }
+
+/* What reload would refuse, check refuses with reload's line. */
+Test(check, a_file_reload_would_refuse_is_refused_the_same_way)
+{
+	char args[PATH_MAX + 16], expect[PATH_MAX + 256];
+
+	cli_ok("rule add 198.18.9.0/24 --name web2 --action deny");
+	env_write(&env, other, "default:\n  action: allow\nrules:\n"
+		  "  - name: web2\n    cidr: 198.18.2.0/24\n"
+		  "    pps: 10\n    burst: 5\n");
+	snprintf(args, sizeof(args), "check %s", other);
+	cr_assert_eq(env_cli(&env, out, sizeof(out), args, true), 1, "%s",
+		     out);
+	snprintf(expect, sizeof(expect), "xdp-ratelimit: check: the runtime "
+		 "rule web2 (198.18.9.0/24) has the name of the file's rule "
+		 "for 198.18.2.0/24 (line 4); rename one or delete the "
+		 "runtime rule\n");
+	cr_assert_str_eq(out, expect);
+	snprintf(args, sizeof(args), "reload %s", other);
+	cr_assert_eq(env_cli(&env, out, sizeof(out), args, true), 1, "%s",
+		     out);
+	snprintf(expect, sizeof(expect), "xdp-ratelimit: reload: the runtime "
+		 "rule web2 (198.18.9.0/24) has the name of the file's rule "
+		 "for 198.18.2.0/24 (line 4); rename one or delete the "
+		 "runtime rule\n");
+	cr_assert_str_eq(out, expect);
+}

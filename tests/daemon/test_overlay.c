@@ -298,6 +298,12 @@ Test(overlay, rule_revert_drops_runtime_changes_and_applies_the_file)
 	cr_assert(line && strstr(line, " runtime ") &&
 		  strstr(line, "(replaces the file's rule)"), "%s", out);
 
+	/* revert takes one of NAME|CIDR and --all, nothing else. */
+	cr_assert_eq(cli("rule revert lab --all"), 1, "%s", out);
+	cr_assert(strstr(out, "'revert NAME|CIDR|--all'"), "%s", out);
+	cr_assert_eq(cli("rule revert lab --pps 5"), 1, "%s", out);
+	cr_assert_eq(cli("rule revert"), 1, "%s", out);
+
 	/* One prefix, by its name. */
 	cr_assert_eq(cli("rule revert lab"), 0, "%s", out);
 	snprintf(expect, sizeof(expect), "reverted: delete 198.18.182.0/24; "

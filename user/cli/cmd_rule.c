@@ -146,6 +146,15 @@ static void print_reverted(json_t *response)
 	xrl_plan_print(response);
 }
 
+/* revert takes NAME|CIDR or --all, and nothing else. */
+static bool revert_args(const struct xrl_request_args *args)
+{
+	bool all = json_object_get(args->request, "all") != NULL;
+
+	return json_object_size(args->request) == (all ? 1 : 0) &&
+	       args->n_args == (all ? 1 : 2);
+}
+
 static int run_rule(const struct xrl_cmd *cmd, struct xrl_cli *cli, int argc,
 		    char **argv)
 {
@@ -173,10 +182,7 @@ static int run_rule(const struct xrl_cmd *cmd, struct xrl_cli *cli, int argc,
 		json_object_set_new(args.request, "cmd",
 				    json_string("rule.del"));
 		print_text = print_deleted;
-	} else if (!strcmp(verb, "revert") && args.n_args <= 2 &&
-		   (args.n_args == 2) !=
-			   !!json_object_get(args.request, "all") &&
-		   json_object_size(args.request) <= 1) {
+	} else if (!strcmp(verb, "revert") && revert_args(&args)) {
 		if (args.n_args == 2)
 			json_object_set_new(args.request, "rule",
 					    json_string(args.args[1]));
