@@ -336,3 +336,26 @@ Test(overlay, rule_revert_drops_runtime_changes_and_applies_the_file)
 	cr_assert_eq(cli("rule revert --all"), 1, "%s", out);
 	cr_assert(strstr(out, "no runtime change to revert"), "%s", out);
 }
+
+/* Many runtime changes: the count is whole, the list ends in "...". */
+Test(overlay, a_reload_with_many_runtime_changes_says_one_line)
+{
+	char args[128], expect[PATH_MAX + 160];
+	const char *nl;
+	int i;
+
+	daemon_start(&env, NULL);
+	for (i = 0; i < 12; i++) {
+		snprintf(args, sizeof(args), "rule add 198.18.%d.0/24 "
+			 "--action deny", 200 + i);
+		cr_assert_eq(cli(args), 0, "%s", out);
+	}
+	cr_assert_eq(cli("reload"), 0, "%s", out);
+	snprintf(expect, sizeof(expect), "reloaded %s: 15 rules (12 runtime "
+		 "changes kept: add 198.18.200.0/24, add 198.18.201.0/24, ",
+		 env.config);
+	cr_assert(!strncmp(out, expect, strlen(expect)), "%s", out);
+	nl = strchr(out, '\n');
+	cr_assert(nl && nl - out > 6 && !strncmp(nl - 6, ", ...)", 6), "%s",
+		  out);
+}

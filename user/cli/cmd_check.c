@@ -82,8 +82,9 @@ static json_t *daemon_plan(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 	if (*ret) {
 		/* The daemon's "check: " is this command's name already. */
 		if (*ret != -ENOENT)
-			xrl_cmd_error(cli, cmd, "%s", strncmp(err, "check: ", 7) ?
-				      err : err + 7);
+			xrl_cmd_error(cli, cmd, "%s",
+				      strncmp(err, "check: ", 7) ? err :
+								   err + 7);
 		json_decref(response);
 		return NULL;
 	}

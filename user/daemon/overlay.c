@@ -165,24 +165,33 @@ int xrl_overlay_stage(const char *path, const struct xrl_policy *policy,
 	return ret;
 }
 
-/* Appends "WHAT CIDR" to the list in @out->summary of @kept entries
- * (or the dropped ones). */
+/* The entries of one kind (kept, or dropped) as "add 198.18.9.0/24,
+ * delete 198.18.3.0/24", and how many: a long list ends in "...". */
 struct summary_list {
-	char text[200];	/* cut short past that */
+	char text[200];
 	size_t n;
+	bool cut;
 };
 
 static void list_add(struct summary_list *list, const char *what,
 		     const struct xrl_lpm_key *prefix)
 {
 	size_t at = strlen(list->text);
-	char cidr[64];
+	char cidr[64], item[96];
 
 	xrl_cidr_format(prefix, cidr, sizeof(cidr));
-	if (at < sizeof(list->text))
-		snprintf(list->text + at, sizeof(list->text) - at, "%s%s %s",
-			 list->n ? ", " : "", what, cidr);
+	snprintf(item, sizeof(item), "%s%s %s", list->n ? ", " : "", what,
+		 cidr);
 	list->n++;
+	if (list->cut)
+		return;
+	/* Room for ", ..." is always left. */
+	if (at + strlen(item) + 6 > sizeof(list->text)) {
+		snprintf(list->text + at, sizeof(list->text) - at, ", ...");
+		list->cut = true;
+		return;
+	}
+	memcpy(list->text + at, item, strlen(item) + 1);
 }
 
 static void summarize(struct xrl_overlay_outcome *out,
