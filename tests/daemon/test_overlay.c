@@ -359,3 +359,22 @@ Test(overlay, a_reload_with_many_runtime_changes_says_one_line)
 	cr_assert(nl && nl - out > 6 && !strncmp(nl - 6, ", ...)", 6), "%s",
 		  out);
 }
+
+/* revert applies the file: a file that is refused reverts nothing. */
+Test(overlay, a_revert_with_a_bad_file_changes_nothing)
+{
+	char expect[PATH_MAX + 128];
+
+	daemon_start(&env, NULL);
+	cr_assert_eq(cli("rule del lab"), 0, "%s", out);
+	env_write(&env, NULL, "default:\n  action: allow\nrules:\n"
+		  "  - name: lab\n    cidr: 198.18.182.0/24\n    pps: fast\n");
+	cr_assert_eq(cli("rule revert lab"), 1, "%s", out);
+	snprintf(expect, sizeof(expect), "xdp-ratelimit: rule: %s:6: "
+		 "rules[0].pps: ", env.config);
+	cr_assert(!strncmp(out, expect, strlen(expect)), "%s", out);
+	cr_assert(strstr(listed("lab"), "deleted at runtime"), "%s", out);
+	cr_assert(strstr(overlay_text(), "198.18.182.0/24"), "%s",
+		  overlay_text());
+	cr_assert_eq(judge("198.18.182.9"), XDP_PASS);
+}
