@@ -84,6 +84,19 @@ int xrl_cmd_global_opts(const struct xrl_cmd *const *table,
 int xrl_cmd_dispatch(const struct xrl_cmd *const *table, struct xrl_cli *cli,
 		     int argc, char **argv);
 
+#define XRL_CMDS_MAX		32	/* commands in a table */
+#define XRL_PREFIX_NONE		(-1)
+#define XRL_PREFIX_AMBIGUOUS	(-2)
+
+/*
+ * The index of the entry of @names (NULL-ended) that @word names: itself,
+ * or a prefix of that entry only ("det" is detach). XRL_PREFIX_NONE, or
+ * XRL_PREFIX_AMBIGUOUS with the entries it begins, ", "-separated, in
+ * @candidates (when not NULL). Commands and subcommands ("rule ad") both.
+ */
+int xrl_prefix_match(const char *const *names, const char *word,
+		     char *candidates, size_t len);
+
 /* The full usage of the tool: every command's synopsis and summary. */
 void xrl_cmd_usage(const struct xrl_cmd *const *table,
 		   const struct xrl_cli *cli, FILE *out);
