@@ -8,6 +8,7 @@
 #include "env.h"
 #include "loader.h"
 #include "log.h"
+#include "pin.h"
 
 /* Options every command takes, and the tool before any command. */
 static const struct xrl_opt common_opts[] = {
@@ -283,6 +284,18 @@ int xrl_cmd_dispatch(const struct xrl_cmd *const *table, struct xrl_cli *cli,
 	return cmd->run(cmd, cli, argc, argv);
 }
 
+bool xrl_cmd_pins_unseen(const struct xrl_cmd *cmd, const struct xrl_cli *cli)
+{
+	char err[512];
+	int ret;
+
+	ret = xrl_pin_dir_check(cli->pin_dir, err, sizeof(err));
+	if (!ret || ret == -ENODEV)
+		return false;
+	xrl_cmd_error(cli, cmd, "%s", err);
+	return true;
+}
+
 int xrl_cmd_open_pins(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		      struct xrl_datapath *dp)
 {
@@ -294,6 +307,8 @@ int xrl_cmd_open_pins(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		return -EPERM;
 	}
 	ret = xrl_datapath_open_pinned(dp, cli->pin_dir);
+	if (ret == -ENOENT && xrl_cmd_pins_unseen(cmd, cli))
+		return ret;
 	if (ret == -ENOENT)
 		xrl_cmd_error(cli, cmd, "xdp-ratelimit is not loaded (nothing "
 			      "pinned in %s)", cli->pin_dir);

@@ -63,6 +63,14 @@ struct xrl_datapath;
 int xrl_cmd_open_pins(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		      struct xrl_datapath *dp);
 
+/*
+ * When nothing is pinned in the CLI's pin directory: whether that is
+ * because pins there cannot be seen from here (a mount namespace of its
+ * own, as `ip netns exec` makes; a path on no bpffs), then with one line
+ * printed saying why and what to do, rather than "not loaded".
+ */
+bool xrl_cmd_pins_unseen(const struct xrl_cmd *cmd, const struct xrl_cli *cli);
+
 /* Prints "PROG: CMD: message" on stderr, one line. */
 void xrl_cmd_error(const struct xrl_cli *cli, const struct xrl_cmd *cmd,
 		   const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -119,6 +119,8 @@ static int compare(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		return -EPERM;
 	}
 	ret = xrl_datapath_open_pinned(&dp, cli->pin_dir);
+	if (ret == -ENOENT && xrl_cmd_pins_unseen(cmd, cli))
+		return ret;
 	if (ret == -ENOENT) {
 		printf("no policy in force (nothing pinned in %s): attach "
 		       "would apply all %zu rules\n", cli->pin_dir,

@@ -26,6 +26,17 @@ struct xrl_pin_dir {
 };
 
 /*
+ * Whether @path is (or would be) on a bpf filesystem that outlives this
+ * process: 0 when so; -ENODEV when none is mounted on /sys/fs/bpf and
+ * @path lies below it (one may be mounted there); -EXDEV when the one
+ * here is this mount namespace's only, or none is and this namespace is
+ * not PID 1's (`ip netns exec`): pins made here would vanish and the
+ * host's are out of sight; other -errno for a path that can hold none.
+ * @err says why.
+ */
+int xrl_pin_dir_check(const char *path, char *err, size_t len);
+
+/*
  * Makes sure @path is on a bpf filesystem (mounting bpffs on /sys/fs/bpf
  * when @path lies below it and nothing is mounted there), creates the
  * directory when @create, opens and flocks it (waiting for another holder).
