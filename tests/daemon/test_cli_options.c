@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <criterion/criterion.h>
 #include "daemon.h"
+#include "pin.h"
 #include "topo.h"
 #include "xrl.h"
 
@@ -293,4 +294,27 @@ Test(cli_options, attach_in_a_private_mount_namespace_without_bpffs_is_refused)
 	cr_assert_eq(sh("nsenter --net=/run/netns/%s ip link show dev %s",
 			topo.ns_rx, topo.if_rx), 0, "%s", out);
 	cr_assert(!strstr(out, "xdp"), "nothing attached: %s", out);
+}
+
+Test(cli_options, detach_finds_the_daemon_on_its_pins_whatever_its_socket)
+{
+	char text[PATH_MAX + 64];
+	pid_t pid;
+
+	topo_create(&topo);
+	have_topo = true;
+	env.netns = topo.ns_rx;
+	cr_assert_eq(cli_in_ns("attach %s", topo.if_rx), 0, "%s", out);
+	pid = daemon_start(&env, NULL);
+	/* Not told the daemon's socket: the default one is not its. */
+	cr_assert_eq(sh("nsenter --net=/run/netns/%s build/xdp-ratelimit -P %s "
+			"detach %s", topo.ns_rx, env.pin_dir, topo.if_rx),
+		     1, "%s", out);
+	snprintf(text, sizeof(text), "xdp-ratelimitd (pid %d, socket %s) runs "
+		 "on these pins", (int)pid, env.socket);
+	cr_assert(strstr(out, "is the last interface") && strstr(out, text) &&
+			  one_line(), "%s", out);
+	cr_assert(xrl_pin_has_iface(env.pin_dir, topo.if_rx), "still attached");
+	daemon_stop(&env, SIGTERM);
+	cr_assert_eq(cli_in_ns("detach %s", topo.if_rx), 0, "%s", out);
 }

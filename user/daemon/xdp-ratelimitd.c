@@ -29,6 +29,7 @@
 #include "metrics_http.h"
 #include "notify.h"
 #include "overlay.h"
+#include "owner.h"
 #include "manual_bans.h"
 #include "pin.h"
 #include "policy_read.h"
@@ -429,17 +430,27 @@ static int run(struct xrl_daemon_opts *opts)
 	struct xrl_source_counter counter = {};
 	struct xrl_manual_bans bans = { .path = opts->bans_path };
 	struct xrl_config config = {};
+	struct xrl_owner owner;
 	struct xrl_pin_dir dir;
 	struct xrl_datapath dp;
 	char err[1024];
 	int ret, listen_fd;
 	bool loaded;
 
-	/* First, so that a second daemon stops before touching anything. */
+	/* First, so that a second daemon stops before touching anything:
+	 * one on this socket, then one on these pins whatever its socket
+	 * (its socket is removed on the way out). */
+	owner.fd = -1;
 	listen_fd = xrl_server_listen(&opts->server, err, sizeof(err));
 	if (listen_fd < 0) {
 		pr_err("%s", err);
 		return listen_fd;
+	}
+	ret = xrl_owner_take(&owner, opts->pin_dir, opts->socket_path, err,
+			     sizeof(err));
+	if (ret) {
+		pr_err("%s", err);
+		goto close_socket;
 	}
 	ret = read_policy(opts, &state, &config);
 	if (ret)
@@ -556,6 +567,7 @@ close_socket:
 		close(listen_fd);
 		unlink(opts->socket_path);
 	}
+	xrl_owner_release(&owner);
 	return ret;
 }
 

@@ -229,9 +229,7 @@ static int mkdir_parents(const char *path)
 	return 0;
 }
 
-/* True when the directory locked through @fd is still the one at @path:
- * a last detach may have removed it while we waited for the lock. */
-static bool still_linked(int fd, const char *path)
+bool xrl_still_linked(int fd, const char *path)
 {
 	struct stat held, now;
 
@@ -274,7 +272,7 @@ int xrl_pin_dir_open(struct xrl_pin_dir *dir, const char *path, bool create,
 			snprintf(err, len, "locking %s: %s", path, strerror(-ret));
 			return ret;
 		}
-		if (still_linked(fd, path)) {
+		if (xrl_still_linked(fd, path)) {
 			dir->fd = fd;
 			return 0;
 		}

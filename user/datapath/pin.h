@@ -45,6 +45,11 @@ int xrl_pin_dir_check(const char *path, char *err, size_t len);
 int xrl_pin_dir_open(struct xrl_pin_dir *dir, const char *path, bool create,
 		     char *err, size_t len);
 
+/* True when what @fd has open (and locked) is still the one at @path:
+ * a last detach, or an owner that ended (owner.h), may have removed it
+ * while another waited for the lock. */
+bool xrl_still_linked(int fd, const char *path);
+
 /* Unlocks and closes (the directory stays). */
 void xrl_pin_dir_close(struct xrl_pin_dir *dir);
 
