@@ -101,6 +101,7 @@ static int socket_group(struct xrl_daemon_opts *opts, const char *name)
 	}
 	opts->server.has_group = true;
 	opts->server.group = group->gr_gid;
+	opts->server.group_name = name;
 	return 0;
 }
 
