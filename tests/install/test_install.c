@@ -31,9 +31,14 @@ static void setup(void)
 	cr_assert_eq(mkdir(root, 0755), 0);
 }
 
+static struct topo topo;	/* for the tests that attach */
+static bool have_topo;
+
 static void teardown(void)
 {
 	topo_sh("rm -rf %s", root);
+	if (have_topo)
+		topo_destroy(&topo);
 }
 
 TestSuite(install, .init = setup, .fini = teardown, .timeout = 120);
@@ -135,6 +140,47 @@ Test(install, puts_every_file_in_place_and_uninstall_removes_them)
 	cr_assert_str_eq(out, "", "left after uninstall:\n%s", out);
 	snprintf(path, sizeof(path), "%s/etc/xdp-ratelimit", dir);
 	cr_assert_neq(stat(path, &st), 0, "%s left behind", path);
+}
+
+Test(install, uninstall_refuses_while_attached_unless_forced)
+{
+	char dir[512], vars[PATH_MAX + 600], want[2048];
+
+	destdir(dir, sizeof(dir), "dest");
+	topo_create(&topo);
+	have_topo = true;
+	snprintf(vars, sizeof(vars), "DESTDIR=%s PREFIX=/usr PIN_DIR=%s", dir,
+		 topo.pin_dir);
+	make_install(vars);
+	cr_assert_eq(run("nsenter --net=/run/netns/%s build/xdp-ratelimit -P "
+			 "%s attach %s 2>&1", topo.ns_rx, topo.pin_dir,
+			 topo.if_rx), 0, "%s", out);
+
+	/* The tools are what detach it: kept, saying why and how. */
+	cr_assert_neq(run(MAKE "uninstall %s 2>&1", vars), 0, "%s", out);
+	cr_assert(strstr(out, "uninstall: refused: xdp-ratelimit: cleanup: ") &&
+		  strstr(out, "attached to ") && strstr(out, topo.if_rx) &&
+		  strstr(out, "detach it first (FORCE=1 uninstalls anyway)"),
+		  "%s", out);
+	list_files(dir);
+	expected_list(want, sizeof(want));
+	cr_assert_str_eq(out, want, "uninstall refused, yet removed:\n%s", out);
+
+	/* FORCE=1: removed, with a warning. */
+	cr_assert_eq(run(MAKE "uninstall %s FORCE=1 2>&1", vars), 0, "%s", out);
+	cr_assert(strstr(out, "uninstall: warning: ") &&
+		  strstr(out, "uninstalling anyway (FORCE=1)"), "%s", out);
+	list_files(dir);
+	cr_assert_str_eq(out, "", "left after uninstall:\n%s", out);
+
+	/* Detached and its pins gone, nothing holds an uninstall back. */
+	cr_assert_eq(run("nsenter --net=/run/netns/%s build/xdp-ratelimit -P "
+			 "%s detach %s 2>&1", topo.ns_rx, topo.pin_dir,
+			 topo.if_rx), 0, "%s", out);
+	make_install(vars);
+	cr_assert_eq(run(MAKE "uninstall %s 2>&1", vars), 0, "%s", out);
+	cr_assert(!strstr(out, "refused") && !strstr(out, "warning"), "%s",
+		  out);
 }
 
 Test(install, never_overwrites_an_operators_policy)

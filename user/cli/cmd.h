@@ -114,6 +114,7 @@ extern const struct xrl_cmd *const xrl_commands[];
 
 extern const struct xrl_cmd xrl_cmd_attach;
 extern const struct xrl_cmd xrl_cmd_detach;
+extern const struct xrl_cmd xrl_cmd_cleanup;
 extern const struct xrl_cmd xrl_cmd_status;
 extern const struct xrl_cmd xrl_cmd_stats;
 extern const struct xrl_cmd xrl_cmd_rule;

@@ -12,25 +12,6 @@
 #include "owner.h"
 #include "pin.h"
 
-static int remove_pins_if_unused(const char *pin_dir, char *err, size_t len)
-{
-	struct xrl_datapath dp;
-	int ret;
-
-	if (xrl_pin_count_links(pin_dir) != 0)
-		return 0;
-	ret = xrl_datapath_open_pinned(&dp, pin_dir);
-	if (ret == -ENOENT)
-		return 0;
-	if (!ret)
-		ret = xrl_datapath_unpin(&dp);
-	xrl_datapath_close(&dp);
-	if (ret)
-		snprintf(err, len, "removing the pins in %s: %s", pin_dir,
-			 strerror(-ret));
-	return ret;
-}
-
 /*
  * The last detach removes the pins; under a daemon that uses them it
  * would keep answering "ok" to changes nothing enforces. -EBUSY then.
@@ -85,7 +66,9 @@ static int run_detach(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 	if (!ret)
 		ret = xrl_detach(dir.path, ifname, err, sizeof(err));
 	if (!ret)
-		ret = remove_pins_if_unused(dir.path, err, sizeof(err));
+		ret = xrl_pin_remove_if_unused(dir.path, err, sizeof(err));
+	if (ret > 0)
+		ret = 0;
 	xrl_pin_dir_close(&dir);
 	if (ret)
 		goto fail;

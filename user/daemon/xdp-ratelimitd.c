@@ -117,6 +117,32 @@ static void detach_interfaces(const struct xrl_daemon_opts *opts,
 	}
 }
 
+/*
+ * --detach-on-exit: its interfaces detached and, when nothing else is
+ * attached from the pins (another's attach keeps them), the pins removed
+ * too, so that nothing of it is left; under the pin directory's lock, as
+ * the CLI's detach.
+ */
+static void detach_on_exit(const struct xrl_daemon_opts *opts,
+			   const struct xrl_pin_dir *dir)
+{
+	char err[PATH_MAX + 64];
+	int ret;
+
+	if (flock(dir->fd, LOCK_EX))
+		pr_warn("locking %s: %s", dir->path, strerror(errno));
+	detach_interfaces(opts, dir->path);
+	ret = xrl_pin_remove_if_unused(dir->path, err, sizeof(err));
+	if (ret < 0)
+		pr_warn("%s", err);
+	else if (ret > 0)
+		pr_info("removed the pins in %s", dir->path);
+	else
+		pr_info("pins kept in %s: attached from them elsewhere",
+			dir->path);
+	flock(dir->fd, LOCK_UN);
+}
+
 /* Whether the program looks bans up exactly when there are bans: not
  * when all ended while the daemon was away, nor off beside a file's. */
 static bool lookup_fits_bans(const struct xrl_daemon_state *state)
@@ -544,7 +570,7 @@ static int run(struct xrl_daemon_opts *opts)
 	if (ret)
 		pr_err("event loop: %s", strerror(-ret));
 	if (opts->detach_on_exit)
-		detach_interfaces(opts, opts->pin_dir);
+		detach_on_exit(opts, &dir);
 	else
 		pr_info("exiting; the data path keeps enforcing");
 

@@ -389,6 +389,29 @@ int xrl_pin_for_each_link(const char *dir,
 	return ret;
 }
 
+int xrl_pin_remove_if_unused(const char *pin_dir, char *err, size_t len)
+{
+	struct xrl_datapath dp;
+	int ret;
+
+	ret = xrl_pin_count_links(pin_dir);
+	if (ret != 0)
+		goto fail;
+	ret = xrl_datapath_open_pinned(&dp, pin_dir);
+	if (ret == -ENOENT)
+		return 0;
+	if (!ret)
+		ret = xrl_datapath_unpin(&dp);
+	xrl_datapath_close(&dp);
+	if (!ret)
+		return 1;
+fail:
+	if (ret < 0)
+		snprintf(err, len, "removing the pins in %s: %s", pin_dir,
+			 strerror(-ret));
+	return ret < 0 ? ret : 0;
+}
+
 static int count_one(const char *ifname, void *ctx)
 {
 	(*(int *)ctx)++;

@@ -71,6 +71,13 @@ int xrl_pin_for_each_link(const char *dir,
 /* How many interfaces are attached from @dir (0 when it does not exist). */
 int xrl_pin_count_links(const char *dir);
 
+/*
+ * Removes every pin of @pin_dir, and the directory, when no interface is
+ * attached from it (the caller holds its lock). 1 when removed, 0 when
+ * something is attached or nothing is pinned, -errno with @err said.
+ */
+int xrl_pin_remove_if_unused(const char *pin_dir, char *err, size_t len);
+
 /* Whether a link or an extension is pinned for @ifname in @dir. */
 bool xrl_pin_has_iface(const char *dir, const char *ifname);
 
