@@ -290,7 +290,7 @@ bool xrl_cmd_pins_unseen(const struct xrl_cmd *cmd, const struct xrl_cli *cli)
 	int ret;
 
 	ret = xrl_pin_dir_check(cli->pin_dir, err, sizeof(err));
-	if (!ret || ret == -ENODEV)
+	if (ret != -EXDEV)
 		return false;
 	xrl_cmd_error(cli, cmd, "%s", err);
 	return true;

@@ -65,9 +65,9 @@ int xrl_cmd_open_pins(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 
 /*
  * When nothing is pinned in the CLI's pin directory: whether that is
- * because pins there cannot be seen from here (a mount namespace of its
- * own, as `ip netns exec` makes; a path on no bpffs), then with one line
- * printed saying why and what to do, rather than "not loaded".
+ * because the host's pins cannot be seen from here (a mount namespace of
+ * its own, as `ip netns exec` makes), then with one line printed saying
+ * why and what to do, rather than "not loaded".
  */
 bool xrl_cmd_pins_unseen(const struct xrl_cmd *cmd, const struct xrl_cli *cli);
 
