@@ -284,7 +284,8 @@ int xrl_cmd_dispatch(const struct xrl_cmd *const *table, struct xrl_cli *cli,
 	return cmd->run(cmd, cli, argc, argv);
 }
 
-bool xrl_cmd_pins_unseen(const struct xrl_cmd *cmd, const struct xrl_cli *cli)
+bool xrl_cmd_pins_unseen(const struct xrl_cmd *cmd,
+			 const struct xrl_cli *cli)
 {
 	char err[512];
 	int ret;

@@ -69,7 +69,8 @@ int xrl_cmd_open_pins(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
  * its own, as `ip netns exec` makes), then with one line printed saying
  * why and what to do, rather than "not loaded".
  */
-bool xrl_cmd_pins_unseen(const struct xrl_cmd *cmd, const struct xrl_cli *cli);
+bool xrl_cmd_pins_unseen(const struct xrl_cmd *cmd,
+			 const struct xrl_cli *cli);
 
 /* Prints "PROG: CMD: message" on stderr, one line. */
 void xrl_cmd_error(const struct xrl_cli *cli, const struct xrl_cmd *cmd,

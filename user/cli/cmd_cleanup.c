@@ -50,13 +50,14 @@ static bool pins_in_use(const char *dir, char *why, size_t len)
 
 	xrl_pin_for_each_link(dir, add_iface, &list);
 	if (list.n) {
-		snprintf(why, len, "attached to %s: detach %s first", list.names,
-			 list.n > 1 ? "them" : "it");
+		snprintf(why, len, "attached to %s: detach %s first",
+			 list.names, list.n > 1 ? "them" : "it");
 		return true;
 	}
 	if (xrl_owner_find(dir, &pid, socket, sizeof(socket)) == 1) {
-		snprintf(why, len, "xdp-ratelimitd (pid %d, socket %.200s) runs "
-			 "on these pins: stop it first", (int)pid, socket);
+		snprintf(why, len, "xdp-ratelimitd (pid %d, socket %.200s) "
+			 "runs on these pins: stop it first", (int)pid,
+			 socket);
 		return true;
 	}
 	return false;
@@ -78,9 +79,9 @@ static int clean(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		return EXIT_FAILURE;
 	}
 	if (check) {
-		xrl_cmd_error(cli, cmd, "%s: pinned, attached nowhere, no daemon "
-			      "on it: 'xdp-ratelimit cleanup' removes them",
-			      dir);
+		xrl_cmd_error(cli, cmd, "%s: pinned, attached nowhere, no "
+			      "daemon on it: 'xdp-ratelimit cleanup' removes "
+			      "them", dir);
 		return EXIT_FAILURE;
 	}
 	ret = xrl_pin_remove_if_unused(dir, why, sizeof(why));
