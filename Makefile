@@ -222,7 +222,28 @@ install: all
 		install -m 0644 examples/policy.yaml $(INST_CONF); \
 	fi
 
+# uninstall refuses while the program is pinned (attached, or pins left):
+# the tools it removes are what detach it and remove them. It asks the
+# xdp-ratelimit it removes (cleanup --check) about PIN_DIR: by default the
+# tool's own pin directory, when DESTDIR is empty (a DESTDIR tree is asked
+# only when PIN_DIR is given). FORCE=1 uninstalls anyway, warning.
+UNINSTALL_TOOL = $(firstword $(wildcard $(DESTDIR)$(SBINDIR)/xdp-ratelimit \
+	$(BUILD)/xdp-ratelimit))
+
 uninstall:
+	@if [ -n "$(UNINSTALL_TOOL)" ] && \
+	    { [ -z "$(DESTDIR)" ] || [ -n "$(PIN_DIR)" ]; } && \
+	    ! why=$$($(UNINSTALL_TOOL) $(if $(PIN_DIR),-P $(PIN_DIR)) \
+		     cleanup --check 2>&1 >/dev/null); then \
+		if [ -n "$(FORCE)" ]; then \
+			echo "uninstall: warning: $$why; uninstalling anyway" \
+			     "(FORCE=1): no tool will be left to undo it" >&2; \
+		else \
+			echo "uninstall: refused: $$why (FORCE=1 uninstalls" \
+			     "anyway)" >&2; \
+			exit 1; \
+		fi; \
+	fi
 	rm -f $(addprefix $(DESTDIR),$(INST_FILES))
 	@if cmp -s examples/policy.yaml $(INST_CONF); then \
 		rm -f $(INST_CONF); \

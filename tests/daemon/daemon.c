@@ -19,6 +19,7 @@
 #include <criterion/criterion.h>
 #include "client.h"
 #include "daemon.h"
+#include "owner.h"
 #include "fixture.h"
 #include "loader.h"
 #include "pin.h"
@@ -71,8 +72,13 @@ static void remove_dir(const char *path)
 
 void env_teardown(struct daemon_env *env)
 {
+	char record[PATH_MAX];
+
 	if (env->pid > 0)
 		daemon_stop(env, SIGKILL);
+	/* A daemon killed leaves its owner record (held by nobody now). */
+	if (!xrl_owner_record_path(env->pin_dir, record, sizeof(record)))
+		unlink(record);
 	if (env->loaded) {
 		xrl_datapath_unpin(&env->dp);
 		xrl_datapath_close(&env->dp);

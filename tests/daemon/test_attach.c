@@ -33,6 +33,32 @@ static void teardown(void)
 
 TestSuite(attach, .init = setup, .fini = teardown, .timeout = 120);
 
+static char out[1 << 14];
+
+static bool one_line(void)
+{
+	char *nl = strchr(out, '\n');
+
+	return nl && !nl[1];
+}
+
+/* The CLI in the receiving namespace (nsenter: the host's bpffs). */
+static int cli_in_ns(const char *args)
+{
+	char command[PATH_MAX * 2];
+	size_t got;
+	FILE *pipe;
+
+	snprintf(command, sizeof(command), "nsenter --net=/run/netns/%s "
+		 "build/xdp-ratelimit -P %s %s 2>&1", topo.ns_rx, env.pin_dir,
+		 args);
+	pipe = popen(command, "r");
+	cr_assert_not_null(pipe);
+	got = fread(out, 1, sizeof(out) - 1, pipe);
+	out[got] = '\0';
+	return WEXITSTATUS(pclose(pipe));
+}
+
 static bool xdp_attached(void)
 {
 	return topo_sh("nsenter --net=/run/netns/%s ip -d link show dev %s | "
@@ -55,6 +81,7 @@ Test(attach, the_daemon_attaches_its_interfaces_and_exits_fail_static)
 {
 	char yaml[256];
 	json_t *status, *ifaces;
+	struct stat st;
 	int exit_status;
 
 	snprintf(yaml, sizeof(yaml), "interfaces: [%s]\n"
@@ -93,4 +120,56 @@ Test(attach, the_daemon_attaches_its_interfaces_and_exits_fail_static)
 	cr_assert(WIFEXITED(exit_status) && WEXITSTATUS(exit_status) == 0);
 	cr_assert_not(xdp_attached(), "detached on exit");
 	cr_assert_not(link_pinned());
+	/* Nothing left attached from them: the pins go too. */
+	cr_assert(log_contains(&env, "removed the pins in"), "%s",
+		  daemon_log(&env));
+	cr_assert_neq(stat(env.pin_dir, &st), 0, "pins left in %s",
+		      env.pin_dir);
+	cr_assert_eq(env_cli(&env, out, sizeof(out), "status", false), 1);
+	cr_assert(strstr(out, "is not loaded"), "%s", out);
+}
+
+Test(attach, cleanup_removes_leftover_pins_and_refuses_while_they_are_used)
+{
+	char args[PATH_MAX + 64], text[PATH_MAX + 64];
+	struct stat st;
+	pid_t pid;
+
+	/* Pinned and attached nowhere (env_setup): what a killed start
+	 * leaves. --check says so and changes nothing. */
+	cr_assert_eq(env_cli(&env, out, sizeof(out), "cleanup --check",
+			     false), 1, "%s", out);
+	cr_assert(strstr(out, "attached nowhere") &&
+		  strstr(out, "'xdp-ratelimit cleanup' removes them"), "%s",
+		  out);
+	cr_assert_eq(stat(env.pin_dir, &st), 0);
+
+	/* Attached: refused, naming the interface. */
+	snprintf(args, sizeof(args), "attach %s", topo.if_rx);
+	cr_assert_eq(cli_in_ns(args), 0, "%s", out);
+	cr_assert_eq(cli_in_ns("cleanup"), 1, "%s", out);
+	snprintf(text, sizeof(text), "attached to %s: detach", topo.if_rx);
+	cr_assert(strstr(out, text) && one_line(), "%s", out);
+	cr_assert_eq(cli_in_ns("cleanup --check"), 1, "%s", out);
+	cr_assert(strstr(out, text), "%s", out);
+	cr_assert(xdp_attached());
+
+	/* Under a daemon, even with nothing attached: refused, naming it. */
+	snprintf(args, sizeof(args), "detach %s", topo.if_rx);
+	cr_assert_eq(cli_in_ns(args), 0, "%s", out);
+	env_write(&env, NULL, "default:\n  action: allow\n");
+	pid = daemon_start(&env, NULL);
+	cr_assert_eq(cli_in_ns("cleanup"), 1, "%s", out);
+	snprintf(text, sizeof(text), "xdp-ratelimitd (pid %d, socket %s) runs "
+		 "on these pins", (int)pid, env.socket);
+	cr_assert(strstr(out, text) && one_line(), "%s", out);
+	daemon_stop(&env, SIGTERM);
+
+	cr_assert_eq(cli_in_ns("cleanup"), 0, "%s", out);
+	snprintf(text, sizeof(text), "removed the pins in %s", env.pin_dir);
+	cr_assert(strstr(out, text), "%s", out);
+	cr_assert_neq(stat(env.pin_dir, &st), 0, "pins left");
+	cr_assert_eq(cli_in_ns("cleanup"), 0, "%s", out);
+	cr_assert(strstr(out, "nothing pinned in"), "%s", out);
+	cr_assert_eq(cli_in_ns("cleanup --check"), 0, "%s", out);
 }

@@ -123,3 +123,30 @@ Test(cli, vlan_overflow_and_ipv4_mapped_settings_are_applied_and_listed)
 	cr_assert_eq(fixture_count(&env.dp, XRL_VERDICT_VLAN_OVERFLOW), 2);
 	cr_assert_eq(fixture_count(&env.dp, XRL_VERDICT_IPV4_MAPPED), 1);
 }
+
+static bool one_line(void)
+{
+	return strchr(out, '\n') == out + strlen(out) - 1;
+}
+
+Test(cli, rule_verbs_take_a_unique_prefix_and_ambiguous_ones_name_the_candidates)
+{
+	daemon_start(&env, NULL);
+	cr_assert_eq(cli("rule ad 198.18.4.0/24 --name pre --action deny"), 0,
+		     "%s", out);
+	cr_assert(strstr(out, "added:") && strstr(out, "pre"), "%s", out);
+	cr_assert_eq(cli("ru l"), 0, "%s", out);
+	cr_assert(strstr(out, "198.18.4.0/24") && strstr(out, "limited"),
+		  "%s", out);
+	cr_assert_eq(cli("rule de pre"), 0, "%s", out);
+	cr_assert(strstr(out, "deleted:") && strstr(out, "pre"), "%s", out);
+
+	cr_assert_eq(cli("rule ''"), 1, "%s", out);
+	cr_assert(strstr(out, "xdp-ratelimit: rule: ambiguous '' (add, del, "
+			      "list)") && one_line(), "%s", out);
+	cr_assert_eq(cli("rule adx 198.18.4.0/24"), 1, "%s", out);
+	cr_assert(strstr(out, "expected 'add CIDR") && one_line(), "%s", out);
+	cr_assert_eq(cli("st"), 1, "%s", out);
+	cr_assert(strstr(out, "ambiguous command 'st' (status, stats)") &&
+		  one_line(), "%s", out);
+}

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <criterion/criterion.h>
 #include "daemon.h"
+#include "pin.h"
 #include "topo.h"
 #include "xrl.h"
 
@@ -215,4 +216,105 @@ Test(cli_options, attach_under_ip_netns_exec_is_refused)
 	cr_assert(strstr(out, "mount namespace of its own (ip netns exec?)") &&
 			  strstr(out, "nsenter") && one_line(),
 		  "%s", out);
+}
+
+Test(cli_options, readers_under_ip_netns_exec_say_why_the_pins_are_unseen)
+{
+	static const char *const readers[] = {
+		"status", "stats", "explain 198.18.1.7",
+	};
+	char ns[32], *rc;
+	size_t i;
+
+	/* The program is loaded and pinned (env_setup): under `ip netns
+	 * exec`, whose fresh /sys hides the host's bpffs, "not loaded"
+	 * would be false. */
+	snprintf(ns, sizeof(ns), "xrlt-read-%d", getpid());
+	for (i = 0; i < sizeof(readers) / sizeof(readers[0]); i++) {
+		sh("ip netns add %s && ip netns exec %s build/xdp-ratelimit "
+		   "-P %s %s 2>&1; echo \"rc=$?\"; ip netns del %s", ns, ns,
+		   env.pin_dir, readers[i], ns);
+		rc = strstr(out, "rc=");
+		cr_assert(rc && !strcmp(rc, "rc=1\n"), "%s: %s", readers[i],
+			  out);
+		*rc = '\0';
+		cr_assert(!strstr(out, "not loaded") &&
+				  strstr(out, "mount namespace of its own (ip "
+					      "netns exec?)") &&
+				  strstr(out, "nsenter") && one_line(),
+			  "%s: %s", readers[i], out);
+	}
+}
+
+Test(cli_options, attach_in_a_private_mount_namespace_without_bpffs_is_refused)
+{
+	char pins[PATH_MAX], *rc;
+	struct stat st;
+
+	/* Without bpffs in a mount namespace of its own, a bpffs attach
+	 * mounted there would vanish with the namespace, and the program
+	 * with it: attach must refuse, not report success. */
+	topo_create(&topo);
+	have_topo = true;
+	snprintf(pins, sizeof(pins), "/sys/fs/bpf/xrl-private-%d", getpid());
+	cr_assert_eq(sh("unshare --mount --propagation private sh -c '"
+			"while mountpoint -q /sys/fs/bpf; do "
+			"umount -l /sys/fs/bpf || exit 9; done; "
+			"nsenter --net=/run/netns/%s build/xdp-ratelimit -P %s "
+			"attach %s; echo \"rc=$?\"'",
+			topo.ns_rx, pins, topo.if_rx),
+		     0, "%s", out);
+	rc = strstr(out, "rc=");
+	cr_assert(rc && !strcmp(rc, "rc=1\n"), "%s", out);
+	*rc = '\0';
+	cr_assert(strstr(out, "xdp-ratelimit: attach: /sys/fs/bpf: no bpf "
+			      "filesystem, and this is a mount namespace of its "
+			      "own") && strstr(out, "nsenter") && one_line(),
+		  "%s", out);
+	cr_assert_neq(stat(pins, &st), 0, "nothing pinned on the host");
+	cr_assert_eq(sh("nsenter --net=/run/netns/%s ip link show dev %s",
+			topo.ns_rx, topo.if_rx), 0, "%s", out);
+	cr_assert(!strstr(out, "xdp"), "nothing attached: %s", out);
+
+	/* Nor with a bpffs that namespace mounted for itself. */
+	cr_assert_eq(sh("unshare --mount --propagation private sh -c '"
+			"while mountpoint -q /sys/fs/bpf; do "
+			"umount -l /sys/fs/bpf || exit 9; done; "
+			"mount -t bpf bpf /sys/fs/bpf || exit 9; "
+			"nsenter --net=/run/netns/%s build/xdp-ratelimit -P %s "
+			"attach %s; echo \"rc=$?\"'",
+			topo.ns_rx, pins, topo.if_rx),
+		     0, "%s", out);
+	rc = strstr(out, "rc=");
+	cr_assert(rc && !strcmp(rc, "rc=1\n"), "%s", out);
+	*rc = '\0';
+	cr_assert(strstr(out, "xdp-ratelimit: attach: /sys/fs/bpf: a bpf "
+			      "filesystem of this mount namespace only") &&
+			  one_line(), "%s", out);
+	cr_assert_eq(sh("nsenter --net=/run/netns/%s ip link show dev %s",
+			topo.ns_rx, topo.if_rx), 0, "%s", out);
+	cr_assert(!strstr(out, "xdp"), "nothing attached: %s", out);
+}
+
+Test(cli_options, detach_finds_the_daemon_on_its_pins_whatever_its_socket)
+{
+	char text[PATH_MAX + 64];
+	pid_t pid;
+
+	topo_create(&topo);
+	have_topo = true;
+	env.netns = topo.ns_rx;
+	cr_assert_eq(cli_in_ns("attach %s", topo.if_rx), 0, "%s", out);
+	pid = daemon_start(&env, NULL);
+	/* Not told the daemon's socket: the default one is not its. */
+	cr_assert_eq(sh("nsenter --net=/run/netns/%s build/xdp-ratelimit -P %s "
+			"detach %s", topo.ns_rx, env.pin_dir, topo.if_rx),
+		     1, "%s", out);
+	snprintf(text, sizeof(text), "xdp-ratelimitd (pid %d, socket %s) runs "
+		 "on these pins", (int)pid, env.socket);
+	cr_assert(strstr(out, "is the last interface") && strstr(out, text) &&
+			  one_line(), "%s", out);
+	cr_assert(xrl_pin_has_iface(env.pin_dir, topo.if_rx), "still attached");
+	daemon_stop(&env, SIGTERM);
+	cr_assert_eq(cli_in_ns("detach %s", topo.if_rx), 0, "%s", out);
 }

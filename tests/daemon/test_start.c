@@ -155,3 +155,29 @@ Test(start, a_restart_applies_the_file_and_an_invalid_one_changes_nothing)
 	dump_free(&before);
 	dump_free(&after);
 }
+
+Test(start, a_second_daemon_on_the_same_pins_is_refused_naming_the_first)
+{
+	char second[PATH_MAX + 16], text[PATH_MAX + 64];
+	struct stat st;
+	const char *log;
+	int status;
+	pid_t first;
+
+	first = daemon_start(&env, NULL);
+	/* Another socket: nothing to collide on but the pins. */
+	snprintf(second, sizeof(second), "%s/second.sock", env.dir);
+	status = daemon_run_to_exit(&env, "--socket", second, NULL);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_FAILURE,
+		  "status %d: %s", status, daemon_log(&env));
+	snprintf(text, sizeof(text), "is managed by xdp-ratelimitd (pid %d, "
+		 "socket %s)", (int)first, env.socket);
+	log = daemon_log(&env);
+	cr_assert(strstr(log, text) && strstr(log, env.pin_dir), "no \"%s\" "
+		  "in: %s", text, log);
+	cr_assert_neq(stat(second, &st), 0, "the second made no socket");
+	/* The first goes on answering, and once it is gone, a second may. */
+	json_decref(request_ok(&env, "{\"cmd\":\"status\"}"));
+	daemon_stop(&env, SIGTERM);
+	daemon_start(&env, NULL);
+}

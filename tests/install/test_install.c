@@ -31,9 +31,14 @@ static void setup(void)
 	cr_assert_eq(mkdir(root, 0755), 0);
 }
 
+static struct topo topo;	/* for the tests that attach */
+static bool have_topo;
+
 static void teardown(void)
 {
 	topo_sh("rm -rf %s", root);
+	if (have_topo)
+		topo_destroy(&topo);
 }
 
 TestSuite(install, .init = setup, .fini = teardown, .timeout = 120);
@@ -135,6 +140,47 @@ Test(install, puts_every_file_in_place_and_uninstall_removes_them)
 	cr_assert_str_eq(out, "", "left after uninstall:\n%s", out);
 	snprintf(path, sizeof(path), "%s/etc/xdp-ratelimit", dir);
 	cr_assert_neq(stat(path, &st), 0, "%s left behind", path);
+}
+
+Test(install, uninstall_refuses_while_attached_unless_forced)
+{
+	char dir[512], vars[PATH_MAX + 600], want[2048];
+
+	destdir(dir, sizeof(dir), "dest");
+	topo_create(&topo);
+	have_topo = true;
+	snprintf(vars, sizeof(vars), "DESTDIR=%s PREFIX=/usr PIN_DIR=%s", dir,
+		 topo.pin_dir);
+	make_install(vars);
+	cr_assert_eq(run("nsenter --net=/run/netns/%s build/xdp-ratelimit -P "
+			 "%s attach %s 2>&1", topo.ns_rx, topo.pin_dir,
+			 topo.if_rx), 0, "%s", out);
+
+	/* The tools are what detach it: kept, saying why and how. */
+	cr_assert_neq(run(MAKE "uninstall %s 2>&1", vars), 0, "%s", out);
+	cr_assert(strstr(out, "uninstall: refused: xdp-ratelimit: cleanup: ") &&
+		  strstr(out, "attached to ") && strstr(out, topo.if_rx) &&
+		  strstr(out, "detach it first (FORCE=1 uninstalls anyway)"),
+		  "%s", out);
+	list_files(dir);
+	expected_list(want, sizeof(want));
+	cr_assert_str_eq(out, want, "uninstall refused, yet removed:\n%s", out);
+
+	/* FORCE=1: removed, with a warning. */
+	cr_assert_eq(run(MAKE "uninstall %s FORCE=1 2>&1", vars), 0, "%s", out);
+	cr_assert(strstr(out, "uninstall: warning: ") &&
+		  strstr(out, "uninstalling anyway (FORCE=1)"), "%s", out);
+	list_files(dir);
+	cr_assert_str_eq(out, "", "left after uninstall:\n%s", out);
+
+	/* Detached and its pins gone, nothing holds an uninstall back. */
+	cr_assert_eq(run("nsenter --net=/run/netns/%s build/xdp-ratelimit -P "
+			 "%s detach %s 2>&1", topo.ns_rx, topo.pin_dir,
+			 topo.if_rx), 0, "%s", out);
+	make_install(vars);
+	cr_assert_eq(run(MAKE "uninstall %s 2>&1", vars), 0, "%s", out);
+	cr_assert(!strstr(out, "refused") && !strstr(out, "warning"), "%s",
+		  out);
 }
 
 Test(install, never_overwrites_an_operators_policy)
@@ -315,11 +361,20 @@ static void setpriv_caps(const char *caps, const char *without, char *buf,
 				      tok + 4);
 }
 
+/* The options of the daemon that need a capability of their own
+ * (CAP_CHOWN, CAP_NET_BIND_SERVICE): the unit's set must cover them. */
+static const char *const needy_options[] = {
+	"--socket-group", "nogroup", "--metrics", "127.0.0.1:80", NULL,
+};
+
 static pid_t spawn_daemon(const struct topo *t, const char *bin,
 			  const char *caps, const char *conf,
-			  const char *sock, const char *log)
+			  const char *sock, const char *log,
+			  const char *const *extra)
 {
 	char inh[600], amb[600], bnd[600], netns[128];
+	const char *argv[32];
+	size_t argc = 0;
 	pid_t pid = fork();
 
 	cr_assert_neq(pid, -1);
@@ -334,9 +389,24 @@ static pid_t spawn_daemon(const struct topo *t, const char *bin,
 		 caps);
 	if (!freopen(log, "w", stderr))
 		_exit(127);
-	execlp("nsenter", "nsenter", netns, "setpriv", inh, amb, bnd, "--",
-	       bin, "--config", conf, "--socket", sock, "--pin-dir",
-	       t->pin_dir, (char *)NULL);
+	argv[argc++] = "nsenter";
+	argv[argc++] = netns;
+	argv[argc++] = "setpriv";
+	argv[argc++] = inh;
+	argv[argc++] = amb;
+	argv[argc++] = bnd;
+	argv[argc++] = "--";
+	argv[argc++] = bin;
+	argv[argc++] = "--config";
+	argv[argc++] = conf;
+	argv[argc++] = "--socket";
+	argv[argc++] = sock;
+	argv[argc++] = "--pin-dir";
+	argv[argc++] = t->pin_dir;
+	while (extra && *extra && argc < 31)
+		argv[argc++] = *extra++;
+	argv[argc] = NULL;
+	execvp(argv[0], (char *const *)argv);
 	_exit(127);
 }
 
@@ -365,6 +435,31 @@ static void read_log(const char *log)
 	cr_assert_eq(run("cat %s", log), 0);
 }
 
+/* Starts the daemon expecting it to exit 1 with one error line holding
+ * @text; its log in `out`. */
+static void refused_start(const struct topo *t, const char *bin,
+			  const char *caps, const char *conf, const char *sock,
+			  const char *log, const char *const *extra,
+			  const char *text)
+{
+	pid_t pid;
+	int status;
+
+	pid = spawn_daemon(t, bin, caps, conf, sock, log, extra);
+	if (wait_daemon(pid, log, &status)) {
+		kill(pid, SIGTERM);
+		waitpid(pid, NULL, 0);
+		status = -1;
+	}
+	read_log(log);
+	cr_expect(status != -1 && WIFEXITED(status) &&
+		  WEXITSTATUS(status) == 1, "started with %s:\n%s", caps, out);
+	cr_expect(strstr(out, text), "no \"%s\" in:\n%s", text, out);
+	cr_expect_eq(run("grep -c 'error:' %s", log), 0, "%s", out);
+	cr_expect_str_eq(out, "1\n", "one error line");
+	read_log(log);
+}
+
 /*
  * On Linux 6.x CAP_SYS_ADMIN implies CAP_BPF, CAP_PERFMON and
  * CAP_NET_ADMIN (bpf_capable(), perfmon_capable(), bpf_net_capable()),
@@ -377,8 +472,10 @@ Test(install, the_units_capabilities_are_enough_and_sys_admin_is_needed,
 	char dir[512], vars[600], unit[1024], bin[1024], conf[1024];
 	char sock[1024], log[1024], caps[512], list[600];
 	struct topo t;
+	struct stat st;
 	pid_t pid;
-	int status, attached;
+	int status, attached, metrics;
+	bool grouped;
 	FILE *f;
 
 	destdir(dir, sizeof(dir), "dest");
@@ -391,7 +488,8 @@ Test(install, the_units_capabilities_are_enough_and_sys_admin_is_needed,
 	snprintf(sock, sizeof(sock), "%s/control.sock", root);
 	snprintf(log, sizeof(log), "%s/daemon.log", root);
 	unit_caps(unit, caps, sizeof(caps));
-	cr_assert_str_eq(caps, "cap_bpf,cap_net_admin,cap_perfmon,cap_sys_admin");
+	cr_assert_str_eq(caps, "cap_bpf,cap_chown,cap_net_admin,"
+			 "cap_net_bind_service,cap_perfmon,cap_sys_admin");
 
 	topo_create(&t);
 	f = fopen(conf, "w");
@@ -400,9 +498,11 @@ Test(install, the_units_capabilities_are_enough_and_sys_admin_is_needed,
 		"burst: 10}\n", t.if_rx);
 	fclose(f);
 
-	/* With exactly the unit's set: loads, attaches, listens. */
+	/* With exactly the unit's set: loads, attaches, listens, also
+	 * with the options that need a capability of their own. */
+	cr_assert_eq(topo_sh("ip -n %s link set lo up", t.ns_rx), 0);
 	setpriv_caps(caps, NULL, list, sizeof(list));
-	pid = spawn_daemon(&t, bin, list, conf, sock, log);
+	pid = spawn_daemon(&t, bin, list, conf, sock, log, needy_options);
 	if (!wait_daemon(pid, log, &status)) {
 		read_log(log);
 		topo_destroy(&t);
@@ -411,17 +511,37 @@ Test(install, the_units_capabilities_are_enough_and_sys_admin_is_needed,
 	}
 	attached = topo_sh("nsenter --net=/run/netns/%s ip -d link show dev "
 			   "%s | grep -q 'prog/xdp'", t.ns_rx, t.if_rx);
+	grouped = !stat(sock, &st) && st.st_gid == 65534 &&
+		  (st.st_mode & 0777) == 0660;
+	metrics = topo_sh("nsenter --net=/run/netns/%s curl -sS --max-time 5 "
+			  "http://127.0.0.1:80/metrics | grep "
+			  "'^xdp_ratelimit_' >/dev/null", t.ns_rx);
 	kill(pid, SIGTERM);
 	waitpid(pid, &status, 0);
 	read_log(log);
 	cr_expect_eq(attached, 0, "not attached with %s:\n%s", list, out);
 	cr_expect(strstr(out, "attached (native mode)"), "%s", out);
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", out);
+	cr_expect(grouped, "the socket is not nogroup's, 0660");
+	cr_expect_eq(metrics, 0, "no metrics on 127.0.0.1:80");
+	topo_sh("rm -rf %s %s", t.pin_dir, sock);
+
+	/* Without either, each option says what it needs, in one line. */
+	setpriv_caps(caps, "cap_chown", list, sizeof(list));
+	refused_start(&t, bin, list, conf, sock, log, needy_options,
+		      "error: --socket-group nogroup: giving ");
+	cr_expect(strstr(out, "Operation not permitted (needs CAP_CHOWN)\n"),
+		  "%s", out);
+	setpriv_caps(caps, "cap_net_bind_service", list, sizeof(list));
+	refused_start(&t, bin, list, conf, sock, log, needy_options + 2,
+		      "error: --metrics 127.0.0.1:80: cannot listen");
+	cr_expect(strstr(out, "(a port below 1024 needs "
+			 "CAP_NET_BIND_SERVICE)\n"), "%s", out);
 	topo_sh("rm -rf %s %s", t.pin_dir, sock);
 
 	/* Without CAP_SYS_ADMIN: refuses to start, saying what failed. */
 	setpriv_caps(caps, "cap_sys_admin", list, sizeof(list));
-	pid = spawn_daemon(&t, bin, list, conf, sock, log);
+	pid = spawn_daemon(&t, bin, list, conf, sock, log, NULL);
 	if (wait_daemon(pid, log, &status)) {
 		kill(pid, SIGTERM);
 		waitpid(pid, NULL, 0);

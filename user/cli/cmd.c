@@ -8,6 +8,7 @@
 #include "env.h"
 #include "loader.h"
 #include "log.h"
+#include "pin.h"
 
 /* Options every command takes, and the tool before any command. */
 static const struct xrl_opt common_opts[] = {
@@ -159,8 +160,9 @@ void xrl_cmd_usage(const struct xrl_cmd *const *table,
 	fprintf(out, "  help [COMMAND]\n      this help, or a command's\n"
 		"\noptions (also after any command):\n");
 	xrl_opts_print(out, xrl_cli_global_opts);
-	fprintf(out, "\nA command may be shortened to a unique prefix ('det' is "
-		"detach, 'st' is\nambiguous). '%s COMMAND --help' details each "
+	fprintf(out, "\nA command (and rule's add, del, list, revert) may be shortened "
+		"to a unique prefix\n('det' is detach, 'rule ad' is rule add, "
+		"'st' is ambiguous).\n'%s COMMAND --help' details each "
 		"command.\n", cli->prog);
 }
 
@@ -197,44 +199,69 @@ int xrl_cmd_global_opts(const struct xrl_cmd *const *table,
 	return optind;
 }
 
-static const struct xrl_cmd *find_cmd(const struct xrl_cmd *const *table,
-				      const char *name, int *matches)
+int xrl_prefix_match(const char *const *names, const char *word,
+		     char *candidates, size_t len)
 {
-	const struct xrl_cmd *found = NULL;
-	size_t i, len = strlen(name);
+	size_t i, n = strlen(word), used = 0;
+	int found = -1, matches = 0;
 
-	*matches = 0;
-	for (i = 0; table[i]; i++) {
-		if (!strcmp(table[i]->name, name)) {
-			*matches = 1;
-			return table[i];
-		}
-		if (!strncmp(table[i]->name, name, len)) {
-			found = table[i];
-			(*matches)++;
-		}
+	if (candidates && len)
+		candidates[0] = '\0';
+	for (i = 0; names[i]; i++) {
+		if (!strcmp(names[i], word))
+			return i;
+		if (strncmp(names[i], word, n))
+			continue;
+		found = i;
+		matches++;
+		if (candidates && used < len)
+			used += snprintf(candidates + used, len - used, "%s%s",
+					 used ? ", " : "", names[i]);
 	}
-	return *matches == 1 ? found : NULL;
+	if (matches > 1)
+		return XRL_PREFIX_AMBIGUOUS;
+	return matches ? found : XRL_PREFIX_NONE;
+}
+
+/* The command @name names, or NULL with one line said why. */
+static const struct xrl_cmd *find_cmd(const struct xrl_cmd *const *table,
+				      const struct xrl_cli *cli,
+				      const char *name, const char *context)
+{
+	const char *names[XRL_CMDS_MAX + 1];
+	char candidates[256];
+	size_t i;
+	int found;
+
+	for (i = 0; table[i] && i < XRL_CMDS_MAX; i++)
+		names[i] = table[i]->name;
+	names[i] = NULL;
+	found = xrl_prefix_match(names, name, candidates, sizeof(candidates));
+	if (found >= 0)
+		return table[found];
+	if (found == XRL_PREFIX_AMBIGUOUS)
+		fprintf(stderr, "%s: %sambiguous command '%s' (%s); try '%s "
+			"help'\n", cli->prog, context, name, candidates,
+			cli->prog);
+	else
+		fprintf(stderr, "%s: %sno command '%s'; try '%s help'\n",
+			cli->prog, context, name, cli->prog);
+	return NULL;
 }
 
 static int run_help(const struct xrl_cmd *const *table, struct xrl_cli *cli,
 		    int argc, char **argv)
 {
 	const struct xrl_cmd *cmd;
-	int matches;
 
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
 	    !strcmp(argv[1], "help")) {
 		xrl_cmd_usage(table, cli, stdout);
 		return EXIT_SUCCESS;
 	}
-	cmd = find_cmd(table, argv[1], &matches);
-	if (!cmd) {
-		fprintf(stderr, "%s: help: %s command '%s'; try '%s help'\n",
-			cli->prog, matches ? "ambiguous" : "no", argv[1],
-			cli->prog);
+	cmd = find_cmd(table, cli, argv[1], "help: ");
+	if (!cmd)
 		return EXIT_FAILURE;
-	}
 	xrl_cmd_help(cmd, cli, stdout);
 	return EXIT_SUCCESS;
 }
@@ -243,7 +270,6 @@ int xrl_cmd_dispatch(const struct xrl_cmd *const *table, struct xrl_cli *cli,
 		     int argc, char **argv)
 {
 	const struct xrl_cmd *cmd;
-	int matches;
 
 	if (argc < 1) {
 		xrl_cmd_usage(table, cli, stderr);
@@ -251,15 +277,24 @@ int xrl_cmd_dispatch(const struct xrl_cmd *const *table, struct xrl_cli *cli,
 	}
 	if (!strcmp(argv[0], "help"))
 		return run_help(table, cli, argc, argv);
-	cmd = find_cmd(table, argv[0], &matches);
-	if (!cmd) {
-		fprintf(stderr, "%s: %s command '%s'; try '%s help'\n",
-			cli->prog, matches ? "ambiguous" : "no", argv[0],
-			cli->prog);
+	cmd = find_cmd(table, cli, argv[0], "");
+	if (!cmd)
 		return EXIT_FAILURE;
-	}
 	optind = 0;	/* GNU getopt: start over for the command's options */
 	return cmd->run(cmd, cli, argc, argv);
+}
+
+bool xrl_cmd_pins_unseen(const struct xrl_cmd *cmd,
+			 const struct xrl_cli *cli)
+{
+	char err[512];
+	int ret;
+
+	ret = xrl_pin_dir_check(cli->pin_dir, err, sizeof(err));
+	if (ret != -EXDEV)
+		return false;
+	xrl_cmd_error(cli, cmd, "%s", err);
+	return true;
 }
 
 int xrl_cmd_open_pins(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
@@ -273,6 +308,8 @@ int xrl_cmd_open_pins(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		return -EPERM;
 	}
 	ret = xrl_datapath_open_pinned(dp, cli->pin_dir);
+	if (ret == -ENOENT && xrl_cmd_pins_unseen(cmd, cli))
+		return ret;
 	if (ret == -ENOENT)
 		xrl_cmd_error(cli, cmd, "xdp-ratelimit is not loaded (nothing "
 			      "pinned in %s)", cli->pin_dir);

@@ -63,6 +63,15 @@ struct xrl_datapath;
 int xrl_cmd_open_pins(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		      struct xrl_datapath *dp);
 
+/*
+ * When nothing is pinned in the CLI's pin directory: whether that is
+ * because the host's pins cannot be seen from here (a mount namespace of
+ * its own, as `ip netns exec` makes), then with one line printed saying
+ * why and what to do, rather than "not loaded".
+ */
+bool xrl_cmd_pins_unseen(const struct xrl_cmd *cmd,
+			 const struct xrl_cli *cli);
+
 /* Prints "PROG: CMD: message" on stderr, one line. */
 void xrl_cmd_error(const struct xrl_cli *cli, const struct xrl_cmd *cmd,
 		   const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -84,6 +93,19 @@ int xrl_cmd_global_opts(const struct xrl_cmd *const *table,
 int xrl_cmd_dispatch(const struct xrl_cmd *const *table, struct xrl_cli *cli,
 		     int argc, char **argv);
 
+#define XRL_CMDS_MAX		32	/* commands in a table */
+#define XRL_PREFIX_NONE		(-1)
+#define XRL_PREFIX_AMBIGUOUS	(-2)
+
+/*
+ * The index of the entry of @names (NULL-ended) that @word names: itself,
+ * or a prefix of that entry only ("det" is detach). XRL_PREFIX_NONE, or
+ * XRL_PREFIX_AMBIGUOUS with the entries it begins, ", "-separated, in
+ * @candidates (when not NULL). Commands and subcommands ("rule ad") both.
+ */
+int xrl_prefix_match(const char *const *names, const char *word,
+		     char *candidates, size_t len);
+
 /* The full usage of the tool: every command's synopsis and summary. */
 void xrl_cmd_usage(const struct xrl_cmd *const *table,
 		   const struct xrl_cli *cli, FILE *out);
@@ -93,6 +115,7 @@ extern const struct xrl_cmd *const xrl_commands[];
 
 extern const struct xrl_cmd xrl_cmd_attach;
 extern const struct xrl_cmd xrl_cmd_detach;
+extern const struct xrl_cmd xrl_cmd_cleanup;
 extern const struct xrl_cmd xrl_cmd_status;
 extern const struct xrl_cmd xrl_cmd_stats;
 extern const struct xrl_cmd xrl_cmd_rule;

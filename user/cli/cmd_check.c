@@ -114,6 +114,10 @@ static json_t *local_plan(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		return NULL;
 	}
 	*ret = xrl_datapath_open_pinned(&dp, cli->pin_dir);
+	if (*ret == -ENOENT && xrl_cmd_pins_unseen(cmd, cli)) {
+		*ret = -EACCES;	/* said why: not "nothing pinned" */
+		return NULL;
+	}
 	if (*ret == -ENOENT)
 		return NULL;
 	if (*ret) {

@@ -6,64 +6,32 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "attach.h"
-#include "client.h"
 #include "cmd.h"
 #include "env.h"
 #include "loader.h"
+#include "owner.h"
 #include "pin.h"
-
-static int remove_pins_if_unused(const char *pin_dir, char *err, size_t len)
-{
-	struct xrl_datapath dp;
-	int ret;
-
-	if (xrl_pin_count_links(pin_dir) != 0)
-		return 0;
-	ret = xrl_datapath_open_pinned(&dp, pin_dir);
-	if (ret == -ENOENT)
-		return 0;
-	if (!ret)
-		ret = xrl_datapath_unpin(&dp);
-	xrl_datapath_close(&dp);
-	if (ret)
-		snprintf(err, len, "removing the pins in %s: %s", pin_dir,
-			 strerror(-ret));
-	return ret;
-}
 
 /*
  * The last detach removes the pins; under a daemon that uses them it
  * would keep answering "ok" to changes nothing enforces. -EBUSY then.
+ * The daemon is found by its owner record, whatever its socket.
  */
-static int check_daemon(const struct xrl_cli *cli,
-			const struct xrl_pin_dir *dir, const char *ifname,
+static int check_daemon(const struct xrl_pin_dir *dir, const char *ifname,
 			char *err, size_t len)
 {
-	const char *daemon_pins;
-	json_t *request, *response = NULL;
-	char why[256];
-	bool busy;
+	char socket[PATH_MAX];
+	pid_t pid;
 
 	if (xrl_pin_count_links(dir->path) != 1 ||
 	    !xrl_pin_has_iface(dir->path, ifname))
 		return 0;
-	request = json_pack("{s:s}", "cmd", "status");
-	if (!request || xrl_client_call(cli->socket, request, &response, why,
-					sizeof(why))) {
-		json_decref(request);
-		json_decref(response);
-		return 0;
-	}
-	daemon_pins = json_string_value(json_object_get(response, "pin_dir"));
-	busy = daemon_pins && !strcmp(daemon_pins, dir->path);
-	json_decref(request);
-	json_decref(response);
-	if (!busy)
+	if (xrl_owner_find(dir->path, &pid, socket, sizeof(socket)) != 1)
 		return 0;
 	snprintf(err, len, "%s is the last interface, and xdp-ratelimitd "
-		 "(%.200s) runs on these pins: the last detach would remove "
-		 "them from under it; stop the daemon first", ifname,
-		 cli->socket);
+		 "(pid %d, socket %.200s) runs on these pins: the last detach "
+		 "would remove them from under it; stop the daemon first",
+		 ifname, (int)pid, socket);
 	return -EBUSY;
 }
 
@@ -94,11 +62,13 @@ static int run_detach(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 			 "(nothing pinned in %s)", ifname, cli->pin_dir);
 	if (ret)
 		goto fail;
-	ret = check_daemon(cli, &dir, ifname, err, sizeof(err));
+	ret = check_daemon(&dir, ifname, err, sizeof(err));
 	if (!ret)
 		ret = xrl_detach(dir.path, ifname, err, sizeof(err));
 	if (!ret)
-		ret = remove_pins_if_unused(dir.path, err, sizeof(err));
+		ret = xrl_pin_remove_if_unused(dir.path, err, sizeof(err));
+	if (ret > 0)
+		ret = 0;
 	xrl_pin_dir_close(&dir);
 	if (ret)
 		goto fail;

@@ -155,41 +155,64 @@ static bool revert_args(const struct xrl_request_args *args)
 	       args->n_args == (all ? 1 : 2);
 }
 
+enum rule_verb { RULE_ADD, RULE_DEL, RULE_LIST, RULE_REVERT };
+
+static const char *const rule_verbs[] = { "add", "del", "list", "revert",
+					  NULL };
+
+/* The verb @word names (a unique prefix is enough), or -1 with one line
+ * said when it names none or several. */
+static int rule_verb(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
+		     const char *word)
+{
+	char candidates[64];
+	int verb;
+
+	verb = xrl_prefix_match(rule_verbs, word, candidates,
+				sizeof(candidates));
+	if (verb == XRL_PREFIX_AMBIGUOUS)
+		xrl_cmd_error(cli, cmd, "ambiguous '%s' (%s)", word,
+			      candidates);
+	return verb;
+}
+
 static int run_rule(const struct xrl_cmd *cmd, struct xrl_cli *cli, int argc,
 		    char **argv)
 {
 	struct xrl_request_args args = {};
 	void (*print_text)(json_t *response);
-	const char *verb;
 	json_t *response;
-	int ret;
+	int ret, verb;
 
 	ret = xrl_request_parse(cmd, cli, argc, argv, &args);
 	if (ret >= 0)
 		goto put_request;
 	ret = EXIT_FAILURE;
-	verb = args.n_args ? args.args[0] : "";
-	if (!strcmp(verb, "add") && args.n_args == 2) {
+	verb = args.n_args ? rule_verb(cmd, cli, args.args[0]) :
+			     XRL_PREFIX_NONE;
+	if (verb == XRL_PREFIX_AMBIGUOUS)
+		goto put_request;
+	if (verb == RULE_ADD && args.n_args == 2) {
 		json_object_set_new(args.request, "cidr",
 				    json_string(args.args[1]));
 		json_object_set_new(args.request, "cmd",
 				    json_string("rule.add"));
 		print_text = print_added;
-	} else if (!strcmp(verb, "del") && args.n_args == 2 &&
+	} else if (verb == RULE_DEL && args.n_args == 2 &&
 		   json_object_size(args.request) == 0) {
 		json_object_set_new(args.request, "rule",
 				    json_string(args.args[1]));
 		json_object_set_new(args.request, "cmd",
 				    json_string("rule.del"));
 		print_text = print_deleted;
-	} else if (!strcmp(verb, "revert") && revert_args(&args)) {
+	} else if (verb == RULE_REVERT && revert_args(&args)) {
 		if (args.n_args == 2)
 			json_object_set_new(args.request, "rule",
 					    json_string(args.args[1]));
 		json_object_set_new(args.request, "cmd",
 				    json_string("rule.revert"));
 		print_text = print_reverted;
-	} else if (!strcmp(verb, "list") && args.n_args == 1 &&
+	} else if (verb == RULE_LIST && args.n_args == 1 &&
 		   json_object_size(args.request) == 0) {
 		json_object_set_new(args.request, "cmd",
 				    json_string("rule.list"));

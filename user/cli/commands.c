@@ -9,6 +9,7 @@
 const struct xrl_cmd *const xrl_commands[] = {
 	&xrl_cmd_attach,
 	&xrl_cmd_detach,
+	&xrl_cmd_cleanup,
 	&xrl_cmd_status,
 	&xrl_cmd_stats,
 	&xrl_cmd_rule,

@@ -73,7 +73,8 @@ static const struct xrl_opt daemon_opts[] = {
 		"serve Prometheus metrics on /metrics there (127.0.0.1:9101, "
 		"[::1]:9101; default: off)"),
 	XRL_OPT("detach-on-exit", OPT_DETACH, NULL,
-		"detach the interfaces on SIGTERM/SIGINT (default: leave the "
+		"detach the interfaces on SIGTERM/SIGINT, and remove the pins "
+		"when nothing else is attached from them (default: leave the "
 		"program enforcing)"),
 	XRL_OPT("verbose", 'v', NULL, "debug log lines"),
 	XRL_OPT("help", 'h', NULL, "this text"),
@@ -101,6 +102,7 @@ static int socket_group(struct xrl_daemon_opts *opts, const char *name)
 	}
 	opts->server.has_group = true;
 	opts->server.group = group->gr_gid;
+	opts->server.group_name = name;
 	return 0;
 }
 

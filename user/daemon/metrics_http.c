@@ -337,8 +337,10 @@ struct xrl_metrics_server *xrl_metrics_server_start(const char *listen,
 				    MHD_OPTION_END);
 	if (!srv->mhd) {
 		ret = errno ? errno : EADDRINUSE;
-		snprintf(err, len, "--metrics %s: cannot listen (%s)", listen,
-			 strerror(ret));
+		/* A port below 1024 without CAP_NET_BIND_SERVICE. */
+		snprintf(err, len, "--metrics %s: cannot listen (%s)%s", listen,
+			 strerror(ret), ret == EACCES ? " (a port below 1024 "
+			 "needs CAP_NET_BIND_SERVICE)" : "");
 		pthread_mutex_destroy(&srv->lock);
 		free(srv);
 		srv = NULL;

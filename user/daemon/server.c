@@ -156,7 +156,15 @@ int xrl_server_listen(const struct xrl_server_opts *opts, char *err,
 	if (opts->has_group && (chown(addr.sun_path, -1, opts->group) ||
 				chmod(addr.sun_path, 0660))) {
 		ret = -errno;
-		goto unlink_socket;
+		unlink(addr.sun_path);
+		close(fd);
+		/* Root without CAP_CHOWN (a unit's bounding set) gets
+		 * EPERM for a group it is not in. */
+		snprintf(err, len, "--socket-group %s: giving %s to that "
+			 "group: %s%s", opts->group_name, opts->socket_path,
+			 strerror(-ret), ret == -EPERM ? " (needs CAP_CHOWN)" :
+			 "");
+		return ret;
 	}
 	if (listen(fd, 64)) {
 		ret = -errno;

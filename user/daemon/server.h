@@ -28,6 +28,7 @@ struct xrl_server_opts {
 	const char *socket_path;
 	bool has_group;		/* open the socket to group @group too */
 	gid_t group;
+	const char *group_name;	/* as given, for messages */
 	int idle_timeout_ms;	/* clients silent this long are dropped */
 	size_t max_clients;
 	struct xrl_server_watch watches[XRL_SERVER_WATCHES];

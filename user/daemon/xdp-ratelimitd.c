@@ -29,6 +29,7 @@
 #include "metrics_http.h"
 #include "notify.h"
 #include "overlay.h"
+#include "owner.h"
 #include "manual_bans.h"
 #include "pin.h"
 #include "policy_read.h"
@@ -114,6 +115,32 @@ static void detach_interfaces(const struct xrl_daemon_opts *opts,
 		else
 			pr_info("%s: detached", opts->ifaces[i]);
 	}
+}
+
+/*
+ * --detach-on-exit: its interfaces detached and, when nothing else is
+ * attached from the pins (another's attach keeps them), the pins removed
+ * too, so that nothing of it is left; under the pin directory's lock, as
+ * the CLI's detach.
+ */
+static void detach_on_exit(const struct xrl_daemon_opts *opts,
+			   const struct xrl_pin_dir *dir)
+{
+	char err[PATH_MAX + 64];
+	int ret;
+
+	if (flock(dir->fd, LOCK_EX))
+		pr_warn("locking %s: %s", dir->path, strerror(errno));
+	detach_interfaces(opts, dir->path);
+	ret = xrl_pin_remove_if_unused(dir->path, err, sizeof(err));
+	if (ret < 0)
+		pr_warn("%s", err);
+	else if (ret > 0)
+		pr_info("removed the pins in %s", dir->path);
+	else
+		pr_info("pins kept in %s: attached from them elsewhere",
+			dir->path);
+	flock(dir->fd, LOCK_UN);
 }
 
 /* Whether the program looks bans up exactly when there are bans: not
@@ -432,17 +459,27 @@ static int run(struct xrl_daemon_opts *opts)
 	struct xrl_source_counter counter = {};
 	struct xrl_manual_bans bans = { .path = opts->bans_path };
 	struct xrl_config config = {};
+	struct xrl_owner owner;
 	struct xrl_pin_dir dir;
 	struct xrl_datapath dp;
 	char err[1024];
 	int ret, listen_fd;
 	bool loaded;
 
-	/* First, so that a second daemon stops before touching anything. */
+	/* First, so that a second daemon stops before touching anything:
+	 * one on this socket, then one on these pins whatever its socket
+	 * (its socket is removed on the way out). */
+	owner.fd = -1;
 	listen_fd = xrl_server_listen(&opts->server, err, sizeof(err));
 	if (listen_fd < 0) {
 		pr_err("%s", err);
 		return listen_fd;
+	}
+	ret = xrl_owner_take(&owner, opts->pin_dir, opts->socket_path, err,
+			     sizeof(err));
+	if (ret) {
+		pr_err("%s", err);
+		goto close_socket;
 	}
 	ret = read_policy(opts, &state, &config);
 	if (ret)
@@ -536,7 +573,7 @@ static int run(struct xrl_daemon_opts *opts)
 	if (ret)
 		pr_err("event loop: %s", strerror(-ret));
 	if (opts->detach_on_exit)
-		detach_interfaces(opts, opts->pin_dir);
+		detach_on_exit(opts, &dir);
 	else
 		pr_info("exiting; the data path keeps enforcing");
 
@@ -559,6 +596,7 @@ close_socket:
 		close(listen_fd);
 		unlink(opts->socket_path);
 	}
+	xrl_owner_release(&owner);
 	return ret;
 }
 

@@ -75,15 +75,64 @@ static bool sys_of_ip_netns_exec(void)
 	return found;
 }
 
+/* The parent of process @pid, or -1 when it cannot be read. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], line[256];
+	pid_t ppid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "PPid: %d", &ppid) == 1)
+			break;
+	fclose(f);
+	return ppid;
+}
+
+static bool same_ns(const struct stat *a, const struct stat *b)
+{
+	return a->st_ino == b->st_ino && a->st_dev == b->st_dev;
+}
+
+/*
+ * A process of another mount namespace than this one, by which to look
+ * at what that namespace sees: PID 1 when it can be looked at, else
+ * (a sandbox may forbid that even to root) the nearest ancestor in
+ * another one (`unshare --mount` and `ip netns exec` make one for what
+ * they run). 0 when this is PID 1's, or none of either is seen. Bounded:
+ * a chain of processes is short.
+ */
+static pid_t outer_process(void)
+{
+	struct stat self, there;
+	char path[64];
+	pid_t pid;
+	int hops;
+
+	if (stat("/proc/self/ns/mnt", &self))
+		return 0;
+	if (!stat("/proc/1/ns/mnt", &there))
+		return same_ns(&self, &there) ? 0 : 1;
+	pid = getppid();
+	for (hops = 0; pid > 1 && hops < 64; hops++) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+		if (!stat(path, &there) && !same_ns(&self, &there))
+			return pid;
+		pid = parent_of(pid);
+	}
+	return 0;
+}
+
 /* Whether this process has a mount namespace of its own, not PID 1's
- * (when PID 1 cannot be looked at: whether `ip netns exec` made it). */
+ * (or, when neither PID 1 nor an ancestor tells, whether `ip netns
+ * exec` made it). */
 static bool own_mount_ns(void)
 {
-	struct stat self, init;
-
-	if (stat("/proc/self/ns/mnt", &self) || stat("/proc/1/ns/mnt", &init))
-		return sys_of_ip_netns_exec();
-	return self.st_ino != init.st_ino || self.st_dev != init.st_dev;
+	return outer_process() || sys_of_ip_netns_exec();
 }
 
 /*
@@ -93,12 +142,15 @@ static bool own_mount_ns(void)
  */
 static int check_bpffs_shared(const char *existing, char *err, size_t len)
 {
-	char init_path[PATH_MAX + 16];
+	char init_path[PATH_MAX + 32];
 	struct stat here, there;
+	pid_t outer;
 
-	if (!own_mount_ns())
+	outer = outer_process();
+	if (!outer)
 		return 0;
-	snprintf(init_path, sizeof(init_path), "/proc/1/root%s", existing);
+	snprintf(init_path, sizeof(init_path), "/proc/%d/root%s", (int)outer,
+		 existing);
 	if (stat(existing, &here) || stat(init_path, &there) ||
 	    here.st_dev == there.st_dev)
 		return 0;
@@ -108,8 +160,7 @@ static int check_bpffs_shared(const char *existing, char *err, size_t len)
 	return -EXDEV;
 }
 
-/* Finds bpffs under @path, or mounts it on /sys/fs/bpf (like xdp-tools). */
-static int ensure_bpffs(const char *path, char *err, size_t len)
+int xrl_pin_dir_check(const char *path, char *err, size_t len)
 {
 	char existing[PATH_MAX];
 	int ret;
@@ -133,10 +184,23 @@ static int ensure_bpffs(const char *path, char *err, size_t len)
 	if (own_mount_ns()) {
 		snprintf(err, len, "%s: no bpf filesystem, and this is a "
 			 "mount namespace of its own (ip netns exec?): pins "
-			 "made here would vanish with it; run under 'nsenter "
-			 "--net=/run/netns/NAME' instead", BPFFS_ROOT);
+			 "made here would vanish with it, and the host's are "
+			 "not seen; run under 'nsenter --net=/run/netns/NAME' "
+			 "instead", BPFFS_ROOT);
 		return -EXDEV;
 	}
+	snprintf(err, len, "no bpf filesystem on %s", BPFFS_ROOT);
+	return -ENODEV;
+}
+
+/* Finds bpffs under @path, or mounts it on /sys/fs/bpf (like xdp-tools). */
+static int ensure_bpffs(const char *path, char *err, size_t len)
+{
+	int ret;
+
+	ret = xrl_pin_dir_check(path, err, len);
+	if (ret != -ENODEV)
+		return ret;
 	if (mount("bpf", BPFFS_ROOT, "bpf", 0, "mode=0700")) {
 		ret = -errno;
 		snprintf(err, len, "cannot mount bpffs on %s: %s", BPFFS_ROOT,
@@ -165,9 +229,7 @@ static int mkdir_parents(const char *path)
 	return 0;
 }
 
-/* True when the directory locked through @fd is still the one at @path:
- * a last detach may have removed it while we waited for the lock. */
-static bool still_linked(int fd, const char *path)
+bool xrl_still_linked(int fd, const char *path)
 {
 	struct stat held, now;
 
@@ -210,7 +272,7 @@ int xrl_pin_dir_open(struct xrl_pin_dir *dir, const char *path, bool create,
 			snprintf(err, len, "locking %s: %s", path, strerror(-ret));
 			return ret;
 		}
-		if (still_linked(fd, path)) {
+		if (xrl_still_linked(fd, path)) {
 			dir->fd = fd;
 			return 0;
 		}
@@ -325,6 +387,29 @@ int xrl_pin_for_each_link(const char *dir,
 			ret = fn(ifname, ctx);
 	closedir(d);
 	return ret;
+}
+
+int xrl_pin_remove_if_unused(const char *pin_dir, char *err, size_t len)
+{
+	struct xrl_datapath dp;
+	int ret;
+
+	ret = xrl_pin_count_links(pin_dir);
+	if (ret != 0)
+		goto fail;
+	ret = xrl_datapath_open_pinned(&dp, pin_dir);
+	if (ret == -ENOENT)
+		return 0;
+	if (!ret)
+		ret = xrl_datapath_unpin(&dp);
+	xrl_datapath_close(&dp);
+	if (!ret)
+		return 1;
+fail:
+	if (ret < 0)
+		snprintf(err, len, "removing the pins in %s: %s", pin_dir,
+			 strerror(-ret));
+	return ret < 0 ? ret : 0;
 }
 
 static int count_one(const char *ifname, void *ctx)

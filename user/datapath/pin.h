@@ -26,6 +26,17 @@ struct xrl_pin_dir {
 };
 
 /*
+ * Whether @path is (or would be) on a bpf filesystem that outlives this
+ * process: 0 when so; -ENODEV when none is mounted on /sys/fs/bpf and
+ * @path lies below it (one may be mounted there); -EXDEV when the one
+ * here is this mount namespace's only, or none is and this namespace is
+ * not PID 1's (`ip netns exec`): pins made here would vanish and the
+ * host's are out of sight; other -errno for a path that can hold none.
+ * @err says why.
+ */
+int xrl_pin_dir_check(const char *path, char *err, size_t len);
+
+/*
  * Makes sure @path is on a bpf filesystem (mounting bpffs on /sys/fs/bpf
  * when @path lies below it and nothing is mounted there), creates the
  * directory when @create, opens and flocks it (waiting for another holder).
@@ -33,6 +44,11 @@ struct xrl_pin_dir {
  */
 int xrl_pin_dir_open(struct xrl_pin_dir *dir, const char *path, bool create,
 		     char *err, size_t len);
+
+/* True when what @fd has open (and locked) is still the one at @path:
+ * a last detach, or an owner that ended (owner.h), may have removed it
+ * while another waited for the lock. */
+bool xrl_still_linked(int fd, const char *path);
 
 /* Unlocks and closes (the directory stays). */
 void xrl_pin_dir_close(struct xrl_pin_dir *dir);
@@ -54,6 +70,13 @@ int xrl_pin_for_each_link(const char *dir,
 
 /* How many interfaces are attached from @dir (0 when it does not exist). */
 int xrl_pin_count_links(const char *dir);
+
+/*
+ * Removes every pin of @pin_dir, and the directory, when no interface is
+ * attached from it (the caller holds its lock). 1 when removed, 0 when
+ * something is attached or nothing is pinned, -errno with @err said.
+ */
+int xrl_pin_remove_if_unused(const char *pin_dir, char *err, size_t len);
 
 /* Whether a link or an extension is pinned for @ifname in @dir. */
 bool xrl_pin_has_iface(const char *dir, const char *ifname);
