@@ -144,6 +144,9 @@ static int install_policy(struct xrl_daemon_state *state, bool loaded,
 		pr_err("reading the policy in force: %s", strerror(-ret));
 		return ret;
 	}
+	/* The bans kept turn the lookup on, as every change does
+	 * (change.c): compared with it on, a policy in force matches. */
+	config->policy.manual_bans = state->bans && state->bans->n;
 	if (!loaded && lookup_fits_bans(state) &&
 	    !xrl_policy_carry_ids(&config->policy, &state->policy) &&
 	    !xrl_policy_matches_map(state->dp, &config->policy)) {
