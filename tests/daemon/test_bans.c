@@ -483,7 +483,7 @@ Test(bans_daemon, bans_that_ended_while_stopped_leave_the_map_at_start)
 	cr_assert_eq(pinned_ban_entries(), 1);
 
 	daemon_start(&env, NULL);
-	cr_assert(log_contains(&env, "1 bans from"), "%s", daemon_log(&env));
+	cr_assert(log_contains(&env, "1 ban from"), "%s", daemon_log(&env));
 	cr_assert_eq(listed_bans(), 1);
 	cr_assert_eq(pinned_ban_entries(), 1);
 	cr_assert_eq(send_from("198.18.63.1", 1), XDP_PASS);

@@ -454,7 +454,8 @@ static int run(struct xrl_daemon_opts *opts)
 		goto close_socket;
 	}
 	if (bans.n)
-		pr_info("%zu bans from %s", bans.n, bans.path);
+		pr_info("%zu ban%s from %s", bans.n, bans.n == 1 ? "" : "s",
+			bans.path);
 	opts->n_cli_ifaces = opts->n_ifaces;
 	gather_interfaces(opts, &config);
 	ret = check_setup(opts, &config);
