@@ -517,9 +517,12 @@ static int run(struct xrl_daemon_opts *opts)
 		ret = attach_interfaces(&dp, opts);
 	if (!ret)
 		ret = start_metrics(&state, opts, &metrics);
-	if (!ret && metrics)
+	if (!ret && metrics) {
 		xrl_metrics_server_extra(metrics, xrl_budgets_write_metrics,
 					 &budgets);
+		xrl_metrics_server_degraded(metrics, xrl_budgets_degraded_why,
+					    &budgets);
+	}
 	if (!ret)
 		ret = start_events(&state, opts, &feed);
 	if (ret) {
