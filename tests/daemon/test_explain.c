@@ -1,8 +1,15 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * explain says what the data path does: for IPv6 sources that name an
- * IPv4 address (IPv4-mapped ::ffff:0:0/96, IPv4-compatible ::/96), and
- * their neighbours that do not, its line is compared with the verdict
+ * explain says what the data path does. Its "next packet:" line is
+ * compared with the verdict BPF_PROG_TEST_RUN gives the same source's
+ * frame, and the counter it moves, over a table of cases in the
+ * program's order: bans by hand, IPv4-mapped sources, rules (allow,
+ * deny, limit, monitor), rule bans (in force and ended), levels, L4
+ * rules of another protocol, both families.
+ *
+ * For IPv6 sources that name an IPv4 address (IPv4-mapped ::ffff:0:0/96,
+ * IPv4-compatible ::/96), and their neighbours that do not, its line is
+ * compared with the verdict
  * BPF_PROG_TEST_RUN gives a frame from the same source, under both
  * ipv4_mapped settings. The IPv4 rule of the policy denies, the default
  * allows: an explain that read such a source as the IPv4 address would
@@ -12,8 +19,11 @@
 #include <string.h>
 #include <linux/bpf.h>
 #include <criterion/criterion.h>
+#include "clock.h"
+#include "counters.h"
 #include "daemon.h"
 #include "fixture.h"
+#include "loader.h"
 #include "packet.h"
 
 static struct daemon_env env;
@@ -143,4 +153,165 @@ Test(explain, reset_of_0_0_0_0_0_forgets_the_ipv4_sources_only)
 	cr_assert_eq(env_cli(&env, out, sizeof(out), "reset ::/0", false), 0,
 		     "%s", out);
 	cr_assert_str_eq(out, "::/0: forgot 2 buckets\n");
+}
+
+/* ---- explain against the program, case by case ------------------------ */
+
+/*
+ * One step of the table: what is done first (a command of the CLI, then
+ * @n_sent frames from @send), then the source explain and the program
+ * judge. Steps run in order on one daemon: a ban by hand made in one
+ * step holds for the later ones.
+ */
+struct judge_case {
+	const char *what;	/* what the case shows */
+	const char *cli;	/* run first, or NULL */
+	const char *send;	/* then @n_sent frames from it, or NULL */
+	int n_sent;
+	const char *addr;
+};
+
+static const char judge_policy[] =
+	"ipv4_mapped: drop\n"
+	"default:\n  action: allow\n"
+	"rules:\n"
+	"  - {name: deny, cidr: 198.18.1.0/24, action: deny}\n"
+	"  - {name: allowed, cidr: 198.18.1.128/25, action: allow}\n"
+	"  - {name: limit, cidr: 198.18.2.0/24, pps: 1, burst: 3}\n"
+	"  - {name: monitor, cidr: 198.18.3.0/24, action: monitor, pps: 1,"
+	" burst: 2}\n"
+	"  - {name: banning, cidr: 198.18.4.0/24, pps: 1, burst: 2, ban: 1h}\n"
+	"  - {name: brief, cidr: 198.18.5.0/24, pps: 1000, burst: 1,"
+	" ban: 1ms}\n"
+	"  - {name: lingering, cidr: 198.18.12.0/24, pps: 1, burst: 1,"
+	" ban: 1ms}\n"
+	"  - {name: l4-plain, cidr: 198.18.7.0/24, pps: 1, burst: 2}\n"
+	"  - {name: l4-ssh, cidr: 198.18.7.0/24, proto: tcp, dport: 22,"
+	" action: deny}\n"
+	"  - {name: l4-denied, cidr: 198.18.8.0/24, action: deny}\n"
+	"  - {name: l4-web, cidr: 198.18.8.0/24, proto: tcp, dport: 443,"
+	" action: allow}\n"
+	"  - name: levels\n    cidr: 198.18.10.0/23\n    pps: 100\n"
+	"    burst: 100\n    levels: [{prefix: 24, pps: 1, burst: 2}]\n"
+	"  - {name: v6-deny, cidr: 'fd00:1::/32', action: deny}\n"
+	"  - {name: v6-allowed, cidr: 'fd00:1:1::/48', action: allow}\n"
+	"  - {name: v6-limit, cidr: 'fd00:2::/32', pps: 1, burst: 2}\n"
+	"  - {name: v6-monitor, cidr: 'fd00:3::/32', action: monitor, pps: 1,"
+	" burst: 1}\n"
+	"  - {name: v6-banning, cidr: 'fd00:4::/32', pps: 1, burst: 1,"
+	" ban: 1h}\n";
+
+static const struct judge_case judge_cases[] = {
+	{ "no rule: the default allows", NULL, NULL, 0, "198.18.0.1" },
+	{ "no rule, IPv6", NULL, NULL, 0, "fd00:ff::1" },
+	{ "deny", NULL, NULL, 0, "198.18.1.5" },
+	{ "a longer allow inside a deny", NULL, NULL, 0, "198.18.1.200" },
+	{ "deny, IPv6", NULL, NULL, 0, "fd00:1::5" },
+	{ "a longer allow inside a deny, IPv6", NULL, NULL, 0,
+	  "fd00:1:1::5" },
+	{ "limit: a new source", NULL, NULL, 0, "198.18.2.1" },
+	{ "limit: tokens left", NULL, "198.18.2.2", 1, "198.18.2.2" },
+	{ "limit: its burst spent", NULL, "198.18.2.3", 3, "198.18.2.3" },
+	{ "limit: forgotten by reset", "reset 198.18.2.3", NULL, 0,
+	  "198.18.2.3" },
+	{ "limit, IPv6: its burst spent", NULL, "fd00:2::1", 2, "fd00:2::1" },
+	{ "limit, IPv6: another source of the same /64 key", NULL, NULL, 0,
+	  "fd00:2::2" },
+	{ "limit, IPv6: a new source", NULL, NULL, 0, "fd00:2:0:1::1" },
+	{ "monitor: within", NULL, NULL, 0, "198.18.3.1" },
+	{ "monitor: over, passed", NULL, "198.18.3.2", 2, "198.18.3.2" },
+	{ "monitor, IPv6: over", NULL, "fd00:3::1", 1, "fd00:3::1" },
+	{ "rule ban: banned", NULL, "198.18.4.1", 3, "198.18.4.1" },
+	{ "rule ban: a neighbour within", NULL, "198.18.4.2", 1,
+	  "198.18.4.2" },
+	{ "rule ban, IPv6: banned", NULL, "fd00:4::1", 2, "fd00:4::1" },
+	{ "rule ban ended, tokens back", NULL, "198.18.5.1", 2,
+	  "198.18.5.1" },
+	{ "rule ban ended, still over", NULL, "198.18.12.1", 2,
+	  "198.18.12.1" },
+	{ "levels: a source within", NULL, "198.18.10.1", 1, "198.18.10.1" },
+	{ "levels: the subnet's level spent", NULL, "198.18.10.2", 1,
+	  "198.18.10.3" },
+	{ "levels: another subnet", NULL, NULL, 0, "198.18.11.1" },
+	{ "L4 rules of another protocol: the plain rule", NULL, NULL, 0,
+	  "198.18.7.1" },
+	{ "L4 rules of another protocol: the plain rule over", NULL,
+	  "198.18.7.2", 2, "198.18.7.2" },
+	{ "L4 allow beside a deny: the deny", NULL, NULL, 0, "198.18.8.1" },
+	{ "IPv4-mapped", NULL, NULL, 0, "::ffff:198.18.2.9" },
+	{ "IPv4-compatible", NULL, NULL, 0, "::198.18.0.1" },
+	{ "loopback ::1 is IPv6", NULL, NULL, 0, "::1" },
+	{ "ban by hand", "ban 198.18.9.0/24", NULL, 0, "198.18.9.1" },
+	{ "a neighbour of a ban by hand", NULL, NULL, 0, "198.18.19.1" },
+	{ "ban by hand over an allow rule", "ban 198.18.1.200", NULL, 0,
+	  "198.18.1.200" },
+	{ "ban by hand over a limit rule's bucket", "ban 198.18.2.0/24",
+	  NULL, 0, "198.18.2.2" },
+	{ "ban by hand, IPv6, timed", "ban fd00:9::/48 --for 1h", NULL, 0,
+	  "fd00:9::1" },
+	{ "ban by hand ended", "ban 198.18.21.0/24 --for 1ms", NULL, 0,
+	  "198.18.21.1" },
+	{ "ban by hand lifted", "unban 198.18.9.0/24", NULL, 0,
+	  "198.18.9.1" },
+};
+
+/* The verdict whose counter the frame moved, or XRL_VERDICT_COUNT. */
+static enum xrl_verdict verdict_counted(const uint64_t before[])
+{
+	enum xrl_verdict v, moved = XRL_VERDICT_COUNT;
+
+	for (v = 0; v < XRL_VERDICT_COUNT; v++)
+		if (fixture_count(&env.dp, v) != before[v]) {
+			cr_assert_eq(moved, XRL_VERDICT_COUNT, "two counted");
+			moved = v;
+		}
+	return moved;
+}
+
+/* The program's clock where explain's is (CLOCK_MONOTONIC), @back_ns
+ * behind it. */
+static void program_clock(__u64 back_ns)
+{
+	xrl_datapath_set_time(&env.dp, xrl_clock_ns(CLOCK_MONOTONIC) -
+				       back_ns);
+}
+
+static void judge_one(const struct judge_case *c)
+{
+	uint64_t before[XRL_VERDICT_COUNT];
+	char expect[128];
+	enum xrl_verdict v;
+	int verdict;
+
+	if (c->cli)
+		cr_assert_eq(env_cli(&env, out, sizeof(out), c->cli, true), 0,
+			     "%s: %s: %s", c->what, c->cli, out);
+	/* Frames sent 10 ms ago: a 1 ms ban they start has ended now. */
+	program_clock(10 * XRL_NS_PER_MS);
+	if (c->send)
+		for (verdict = 0; verdict < c->n_sent; verdict++)
+			verdict_of(c->send);
+	explain(c->addr);
+	program_clock(0);
+	for (v = 0; v < XRL_VERDICT_COUNT; v++)
+		before[v] = fixture_count(&env.dp, v);
+	verdict = verdict_of(c->addr);
+	v = verdict_counted(before);
+	cr_assert_neq(v, XRL_VERDICT_COUNT, "%s: nothing counted", c->what);
+	snprintf(expect, sizeof(expect), "next packet: %s, counted as %s",
+		 verdict == XDP_PASS ? "passed" : "dropped",
+		 xrl_verdict_name(v));
+	cr_assert(strstr(out, expect), "%s (%s): the program: \"%s\"; "
+		  "explain:\n%s", c->what, c->addr, expect, out);
+}
+
+Test(explain, says_the_verdict_the_program_gives_the_same_frame)
+{
+	size_t i;
+
+	env_write(&env, NULL, judge_policy);
+	daemon_start(&env, NULL);
+	cr_assert_geq(sizeof(judge_cases) / sizeof(judge_cases[0]), 30);
+	for (i = 0; i < sizeof(judge_cases) / sizeof(judge_cases[0]); i++)
+		judge_one(&judge_cases[i]);
 }

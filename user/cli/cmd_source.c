@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * xdp-ratelimit explain ADDR | reset ADDR[/LEN]: one source as the
- * program sees it (its rule, its bucket key and how full its bucket is),
+ * program judges it (a ban by hand, its rule, its bucket key and how full
+ * its bucket is, its rule's ban, its levels, the next packet's verdict),
  * and forgetting the buckets of a source or a prefix. From the pins;
  * the keys and lookups are the data path's (user/datapath/bucket.c).
  */
@@ -11,9 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include "bans.h"
 #include "bucket.h"
 #include "cidr.h"
 #include "clock.h"
+#include "counters.h"
 #include "fields.h"
 #include "loader.h"
 #include "rulemaps.h"
@@ -67,15 +70,46 @@ static void print_rule(const char *addr, const struct xrl_rule *rule,
 	printf("\n");
 }
 
-/* The tokens a bucket holds of each limit of @rule. */
-static void print_tokens(const struct xrl_rule *rule,
-			 const struct xrl_bucket *bucket, __u64 now)
+/*
+ * What explain says of the source's next packet, as the program would
+ * judge it now: passed or dropped, and the verdict it is counted as.
+ * Unknown when it depends on what explain cannot see (another CPU's
+ * share of an aggregate, a sliding window's count, a bucket of an older
+ * policy's units): then no verdict line.
+ */
+struct next_packet {
+	bool known;
+	bool passes;
+	enum xrl_verdict counted;
+};
+
+static void judged(struct next_packet *next, bool passes,
+		   enum xrl_verdict counted)
+{
+	next->known = true;
+	next->passes = passes;
+	next->counted = counted;
+}
+
+/* The smallest frame a byte limit is charged (a 64-byte frame). */
+#define MIN_FRAME_BYTES	64
+
+/*
+ * The tokens a bucket holds of each limit of @rule. Returns 1 when the
+ * next (minimal) packet fits all of them, 0 when one refuses it, -1 when
+ * a limit's word is in units of an older policy.
+ */
+static int print_tokens(const struct xrl_rule *rule,
+			const struct xrl_bucket *bucket, __u64 now)
 {
 	static const char *const kinds[] = {
 		[XRL_LIMIT_PACKETS] = "packets", [XRL_LIMIT_BYTES] = "bytes",
 	};
+	static const double cost[] = {
+		[XRL_LIMIT_PACKETS] = 1, [XRL_LIMIT_BYTES] = MIN_FRAME_BYTES,
+	};
 	struct xrl_bucket_level level;
-	int kind;
+	int kind, fits = 1;
 
 	/* A window's count is in xrl_windows; its bucket holds no tokens. */
 	for (kind = 0; kind < XRL_LIMIT_KINDS && !rule->window.limit; kind++) {
@@ -83,32 +117,38 @@ static void print_tokens(const struct xrl_rule *rule,
 			continue;
 		xrl_bucket_level(&rule->limit[kind], bucket->tat[kind], now,
 				 &level);
-		if (!level.known)
+		if (!level.known) {
 			printf("  %s: kept from before the last policy "
 			       "change; judged anew at its next packet\n",
 			       kinds[kind]);
-		else
-			printf("  %s: %.1f of %.0f tokens left, full in "
-			       "%.3f s\n", kinds[kind], level.tokens,
-			       level.burst, level.full_in_ns / 1e9);
+			fits = -1;
+			continue;
+		}
+		printf("  %s: %.1f of %.0f tokens left, full in %.3f s\n",
+		       kinds[kind], level.tokens, level.burst,
+		       level.full_in_ns / 1e9);
+		if (fits == 1 && level.tokens < cost[kind])
+			fits = 0;
 	}
+	return fits;
 }
 
-static void print_bucket(const struct xrl_rule *rule,
-			 const struct xrl_bucket *bucket, __u64 now)
+static int print_bucket(const struct xrl_rule *rule,
+			const struct xrl_bucket *bucket, __u64 now)
 {
 	printf("bucket: %llu passed, %llu dropped, last seen %.3f s ago\n",
 	       (unsigned long long)bucket->passed,
 	       (unsigned long long)bucket->dropped,
 	       now > bucket->last_seen_ns ?
 	       (now - bucket->last_seen_ns) / 1e9 : 0.0);
-	print_tokens(rule, bucket, now);
+	return print_tokens(rule, bucket, now);
 }
 
 /* The buckets of the rule's levels for @addr's family (docs/POLICY.md
- * "Levels"): each one's subnet and tokens. */
-static void print_levels(const struct xrl_datapath *dp,
-			 const struct xrl_rule *rule, const __u8 addr[16])
+ * "Levels"): each one's subnet and tokens. Returns as print_tokens()
+ * does, for all of them. */
+static int print_levels(const struct xrl_datapath *dp,
+			const struct xrl_rule *rule, const __u8 addr[16])
 {
 	struct xrl_lpm_key subnet, host = { .prefixlen = 128 };
 	struct xrl_bucket_key key;
@@ -117,7 +157,7 @@ static void print_levels(const struct xrl_datapath *dp,
 	char cidr[64];
 	unsigned i;
 	bool ipv4;
-	int ret;
+	int ret, fits = 1, level_fits;
 
 	memcpy(host.addr, addr, sizeof(host.addr));
 	ipv4 = xrl_prefix_family(&host) == XRL_FAMILY_IPV4;
@@ -134,6 +174,7 @@ static void print_levels(const struct xrl_datapath *dp,
 		if (ret) {
 			printf("  its limits: not in force (%s)\n",
 			       strerror(-ret));
+			fits = -1;
 			continue;
 		}
 		if (bpf_map_lookup_elem(dp->buckets_fd, &key, &bucket) ||
@@ -143,8 +184,12 @@ static void print_levels(const struct xrl_datapath *dp,
 		}
 		printf("  bucket: %llu refused by this level\n",
 		       (unsigned long long)bucket.dropped);
-		print_tokens(&level, &bucket, xrl_clock_ns(CLOCK_MONOTONIC));
+		level_fits = print_tokens(&level, &bucket,
+					  xrl_clock_ns(CLOCK_MONOTONIC));
+		if (fits == 1 || level_fits == -1)
+			fits = level_fits;
 	}
+	return fits;
 }
 
 /*
@@ -198,18 +243,146 @@ static bool ipv6_text_names_ipv4(const char *text, const __u8 addr[16])
 	return !addr[10] && !addr[11] && last && last != htonl(1);
 }
 
+/* Whether a ban ending at @until holds at @now (bpf/bans.h ban_active()). */
+static bool ban_holds(__u64 until, __u64 now)
+{
+	return until && (__s64)(until - now) > 0;
+}
+
+/*
+ * A ban by hand covering @addr, looked at before any rule (bpf/bans.h
+ * manual_banned()): 1 when it drops the source (said), 0 when none holds,
+ * -errno.
+ */
+static int explain_manual_ban(const struct xrl_datapath *dp,
+			      const struct xrl_settings *settings,
+			      const char *text, const struct xrl_lpm_key *addr,
+			      __u64 now)
+{
+	struct xrl_manual_ban ban;
+	struct xrl_lpm_key prefix;
+	char cidr[64];
+	int ret;
+
+	if (!settings->manual_bans)
+		return 0;
+	ret = xrl_manual_ban_of(dp, addr, now, &prefix, &ban);
+	if (ret <= 0)
+		return ret;
+	xrl_cidr_format(&prefix, cidr, sizeof(cidr));
+	printf("%s: banned by hand (%s, ", text, cidr);
+	if (ban.until_ns)
+		printf("%.0f s left", (ban.until_ns - now) / 1e9);
+	else
+		printf("until unban");
+	printf(", %llu dropped): before any rule\n",
+	       (unsigned long long)ban.packets);
+	return 1;
+}
+
+/* The ban a rule put on the source (bpf/bans.h): in its bucket, or, when
+ * the bucket was evicted, in its record. True when one holds (said). */
+static bool explain_rule_ban(const struct xrl_datapath *dp,
+			     const struct xrl_rule *rule,
+			     const struct xrl_bucket_key *key,
+			     const struct xrl_bucket *bucket, __u64 now)
+{
+	struct xrl_ban record;
+	__u64 until = 0;
+
+	if (!rule->ban.duration_ns)
+		return false;
+	if (bucket)
+		until = bucket->ban_until_ns;
+	else if (!bpf_map_lookup_elem(dp->bans_fd, key, &record) &&
+		 record.rule_id == rule->id)
+		until = record.until_ns;
+	if (!ban_holds(until, now))
+		return false;
+	printf("banned by rule %u: %.3f s left\n", rule->id,
+	       (until - now) / 1e9);
+	return true;
+}
+
+/* A per-source limit or monitor rule: its bucket, its ban, its levels. */
+static int explain_bucket(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
+			  const struct xrl_datapath *dp,
+			  const struct xrl_settings *settings,
+			  const struct xrl_rule *rule, bool split,
+			  const struct xrl_lpm_key *addr,
+			  struct next_packet *next)
+{
+	__u64 now = xrl_clock_ns(CLOCK_MONOTONIC);
+	struct xrl_lpm_key masked = { 0 };
+	struct xrl_bucket_key key;
+	struct xrl_bucket bucket;
+	bool have, bound;
+	char cidr[64];
+	int fits = 1, levels;
+
+	xrl_bucket_key_make(settings, addr->addr, split ? rule->id + 1 : 0,
+			    &key);
+	memcpy(masked.addr, key.addr, sizeof(masked.addr));
+	masked.prefixlen = xrl_bucket_key_prefixlen(settings, &key);
+	xrl_cidr_format(&masked, cidr, sizeof(cidr));
+	/* A split subnet keys its buckets by rule (include/xrl.h). */
+	printf("bucket key: %s, rule %u%s\n", cidr, rule->id,
+	       split ? " (its subnet is split by a longer rule)" : "");
+	have = !bpf_map_lookup_elem(dp->buckets_fd, &key, &bucket);
+	if (!have && errno != ENOENT) {
+		xrl_cmd_error(cli, cmd, "reading its bucket: %s",
+			      strerror(errno));
+		return -errno;
+	}
+	/* A bucket of another rule is taken over anew (bpf rebind()). */
+	bound = have && bucket.rule_id == rule->id;
+	if (explain_rule_ban(dp, rule, &key, bound ? &bucket : NULL, now)) {
+		judged(next, false, XRL_VERDICT_BANNED);
+		return 0;
+	}
+	if (bound)
+		fits = print_bucket(rule, &bucket, now);
+	else
+		printf("bucket: none (not seen, forgotten or evicted): its "
+		       "next packet is a new source's\n");
+	levels = print_levels(dp, rule, addr->addr);
+	if (fits == 1 || levels == -1)
+		fits = levels;
+	if (rule->window.limit || fits < 0)
+		return 0;
+	if (rule->action == XRL_ACTION_MONITOR)
+		judged(next, true, fits ? XRL_VERDICT_PASS :
+					  XRL_VERDICT_MONITOR);
+	else
+		judged(next, fits, fits ? XRL_VERDICT_PASS : XRL_VERDICT_DROP);
+	return 0;
+}
+
+static void print_next(const struct next_packet *next, bool l4_rules)
+{
+	if (!next->known)
+		return;
+	printf("next packet: %s, counted as %s%s\n",
+	       next->passes ? "passed" : "dropped",
+	       xrl_verdict_name(next->counted),
+	       l4_rules ? " (unless an L4 rule above takes it)" : "");
+}
+
+/*
+ * The program's judgement of @addr, in its order (bpf/xdp_ratelimit.bpf.c
+ * xdp_ratelimit()): an IPv6 source naming an IPv4 address, a ban by
+ * hand, then the rule: allow, deny, an aggregate's budget, or the
+ * source's bucket (its rule's ban, its limits, its levels).
+ */
 static int explain(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		   const struct xrl_datapath *dp, const char *text,
 		   const struct xrl_lpm_key *addr)
 {
-	struct xrl_lpm_key prefix, masked = { 0 };
+	struct next_packet next = { 0 };
 	struct xrl_settings settings;
 	struct xrl_classified how;
-	struct xrl_bucket_key key;
-	struct xrl_bucket bucket;
+	struct xrl_lpm_key prefix;
 	struct xrl_rule rule;
-	char cidr[64];
-	bool split;
 	int ret;
 
 	ret = xrl_datapath_settings(dp, &settings);
@@ -225,9 +398,22 @@ static int explain(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 			       "follow it further\n", text);
 			return 0;
 		}
-		printf("%s: an IPv6 source naming an IPv4 address: dropped, "
-		       "counted as ipv4_mapped (ipv4_mapped: drop); no rule "
-		       "judges it\n", text);
+		printf("%s: an IPv6 source naming an IPv4 address (ipv4_mapped: "
+		       "drop); no rule judges it\n", text);
+		judged(&next, false, XRL_VERDICT_IPV4_MAPPED);
+		print_next(&next, false);
+		return 0;
+	}
+	ret = explain_manual_ban(dp, &settings, text, addr,
+				 xrl_clock_ns(CLOCK_MONOTONIC));
+	if (ret < 0) {
+		xrl_cmd_error(cli, cmd, "reading the bans by hand: %s",
+			      strerror(-ret));
+		return ret;
+	}
+	if (ret) {
+		judged(&next, false, XRL_VERDICT_BANNED);
+		print_next(&next, false);
 		return 0;
 	}
 	ret = xrl_rule_of(dp, &settings, addr->addr, &rule, &prefix, &how);
@@ -236,42 +422,25 @@ static int explain(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 			      text, strerror(-ret));
 		return ret;
 	}
-	split = how.split;
 	print_rule(text, &rule, &prefix);
 	print_unreadable(&settings, &how);
 	if (rule.action != XRL_ACTION_LIMIT &&
 	    rule.action != XRL_ACTION_MONITOR) {
 		printf("no bucket: %s rules judge without one\n",
 		       xrl_action_name(rule.action));
-		return 0;
-	}
-	if (rule.scope == XRL_SCOPE_AGGREGATE) {
+		judged(&next, rule.action == XRL_ACTION_ALLOW,
+		       rule.action == XRL_ACTION_ALLOW ? XRL_VERDICT_ALLOW :
+							 XRL_VERDICT_DENY);
+	} else if (rule.scope == XRL_SCOPE_AGGREGATE) {
 		printf("no bucket of its own: one budget for every source "
 		       "the rule holds\n");
-		return 0;
-	}
-	xrl_bucket_key_make(&settings, addr->addr, split ? rule.id + 1 : 0,
-			    &key);
-	memcpy(masked.addr, key.addr, sizeof(masked.addr));
-	masked.prefixlen = xrl_bucket_key_prefixlen(&settings, &key);
-	xrl_cidr_format(&masked, cidr, sizeof(cidr));
-	/* A split subnet keys its buckets by rule (include/xrl.h). */
-	printf("bucket key: %s, rule %u%s\n", cidr, rule.id,
-	       split ? " (its subnet is split by a longer rule)" : "");
-	if (bpf_map_lookup_elem(dp->buckets_fd, &key, &bucket)) {
-		if (errno != ENOENT) {
-			ret = -errno;
-			xrl_cmd_error(cli, cmd, "reading its bucket: %s",
-				      strerror(errno));
+	} else {
+		ret = explain_bucket(cmd, cli, dp, &settings, &rule, how.split,
+				     addr, &next);
+		if (ret)
 			return ret;
-		}
-		printf("bucket: none (not seen, forgotten or evicted): its "
-		       "next packet is a new source's\n");
-		print_levels(dp, &rule, addr->addr);
-		return 0;
 	}
-	print_bucket(&rule, &bucket, xrl_clock_ns(CLOCK_MONOTONIC));
-	print_levels(dp, &rule, addr->addr);
+	print_next(&next, how.n_l4_protos > 0);
 	return 0;
 }
 
@@ -336,8 +505,8 @@ static int run_reset(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 const struct xrl_cmd xrl_cmd_explain = {
 	.name = "explain",
 	.synopsis = "ADDR",
-	.summary = "The rule that judges ADDR, its bucket key, tokens left "
-		   "and time until full.",
+	.summary = "How the program judges ADDR: a ban by hand, its rule, "
+		   "bucket, ban and levels, and its next packet's verdict.",
 	.run = run_explain,
 };
 
