@@ -459,6 +459,23 @@ Test(bans_daemon, the_map_s_fill_and_capacity_are_in_metrics)
 		     XRL_MANUAL_BANS);
 }
 
+/* /metrics counts the bans by hand in force among the active bans, not
+ * one that ended (issue 24 item 5). */
+Test(bans_daemon, bans_by_hand_in_force_are_active_bans_in_metrics)
+{
+	daemon_start(&env, "--metrics", listen_at, NULL);
+	scrape();
+	cr_assert_eq(sample("xdp_ratelimit_active_bans{}"), 0);
+	cr_assert_eq(cli("ban 198.18.62.0/24 --for 1h"), 0, "%s", out);
+	cr_assert_eq(cli("ban fd00:62::/48"), 0, "%s", out);
+	cr_assert_eq(send_from("198.18.62.1", 1), XDP_DROP);
+	scrape();
+	cr_assert_eq(sample("xdp_ratelimit_active_bans{}"), 2);
+	cr_assert_eq(cli("unban fd00:62::/48"), 0, "%s", out);
+	scrape();
+	cr_assert_eq(sample("xdp_ratelimit_active_bans{}"), 1);
+}
+
 Test(bans_daemon, bans_that_ended_while_stopped_leave_the_map_at_start)
 {
 	struct xrl_manual_ban_entry gone = { .until_ms = 1 };
