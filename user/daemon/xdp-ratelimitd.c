@@ -383,7 +383,7 @@ static void stop_events(struct event_feed *feed)
 static int check_setup(const struct xrl_daemon_opts *opts,
 		       const struct xrl_config *config)
 {
-	char host[256];
+	char host[256], err[512];
 	uint16_t port;
 	size_t i;
 
@@ -399,6 +399,15 @@ static int check_setup(const struct xrl_daemon_opts *opts,
 	    xrl_hostport_parse(config->redis, host, sizeof(host), &port)) {
 		pr_err("%s: redis: \"%s\" is not HOST:PORT", opts->config_path,
 		       config->redis);
+		return -EINVAL;
+	}
+	if (!opts->metrics && config->metrics &&
+	    xrl_metrics_listen_check(config->metrics, err, sizeof(err))) {
+		/* "--metrics VALUE: why" (metrics_http.c), said of the
+		 * file's key. */
+		pr_err("%s:%d: metrics: \"%s\": %s", opts->config_path,
+		       config->metrics_line, config->metrics,
+		       err + strlen("--metrics : ") + strlen(config->metrics));
 		return -EINVAL;
 	}
 	return 0;
@@ -461,6 +470,9 @@ static int run(struct xrl_daemon_opts *opts)
 	ret = check_setup(opts, &config);
 	if (ret)
 		goto free_config;
+	/* --metrics wins over the file's metrics:. */
+	if (!opts->metrics)
+		opts->metrics = config.metrics;
 
 	ret = xrl_pin_dir_open(&dir, opts->pin_dir, true, err, sizeof(err));
 	if (ret) {
@@ -507,6 +519,7 @@ static int run(struct xrl_daemon_opts *opts)
 	state.started = time(NULL);
 	state.started_with.redis = config.redis;
 	state.started_with.sync_interval_ms = config.sync_interval_ms;
+	state.started_with.metrics = config.metrics;
 	state.started_with.interfaces = config.interfaces;
 	state.started_with.n_interfaces = config.n_interfaces;
 	ret = install_policy(&state, loaded, &config);
