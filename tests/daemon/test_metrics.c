@@ -262,3 +262,31 @@ Test(metrics, the_policy_file_s_metrics_key_serves_them)
 			       "ADDRESS:PORT (127.0.0.1:9101, [::1]:9101)"),
 		  "%s", daemon_log(&env));
 }
+
+/* The table's evictions are its LRU's, not the buckets reset forgot
+ * (issue 24 item 5): status from the pins and /metrics both. */
+Test(metrics, a_reset_is_no_eviction)
+{
+	static char out[1 << 16];
+	json_t *status;
+
+	daemon_start(&env, "--metrics", listen_at, NULL);
+	send_from("198.18.1.5", 1);
+	send_from("198.18.1.6", 1);
+	send_from("198.18.1.7", 1);
+	cr_assert_eq(env_cli(&env, out, sizeof(out), "reset 198.18.1.0/24",
+			     false), 0, "%s", out);
+	cr_assert_str_eq(out, "198.18.1.0/24: forgot 3 buckets\n");
+	send_from("198.18.1.5", 1);	/* a new bucket, no eviction */
+	cr_assert_eq(env_cli(&env, out, sizeof(out), "status --json", false),
+		     0, "%s", out);
+	status = json_loads(out, 0, NULL);
+	cr_assert_not_null(status, "%s", out);
+	cr_assert_eq(json_integer_value(json_object_get(json_object_get(
+			     status, "table"), "inserts")), 4, "%s", out);
+	cr_assert_eq(json_integer_value(json_object_get(json_object_get(
+			     status, "table"), "evictions")), 0, "%s", out);
+	json_decref(status);
+	scrape();
+	cr_assert_eq(sample("xdp_ratelimit_bucket_evictions_total{}"), 0);
+}

@@ -191,7 +191,8 @@ static void write_table(FILE *out, const struct xrl_metrics *m)
 			       m->table.events[XRL_TABLE_FALLBACK_DROP]);
 	xrl_metrics_family(out, "xdp_ratelimit_bucket_evictions_total",
 			   "counter", "Live buckets the full table evicted "
-			   "(inserts minus tracked sources).");
+			   "(inserts minus tracked sources and the buckets "
+			   "reset or a policy change deleted).");
 	xrl_metrics_sample_u64(out, "xdp_ratelimit_bucket_evictions_total",
 			       NULL, m->evictions);
 }

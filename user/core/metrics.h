@@ -35,6 +35,7 @@ struct xrl_metrics {
 	struct xrl_metrics_rule *rules;
 	size_t n_rules;
 	struct xrl_table_counters table;
+	__u64 forgotten;		/* buckets userspace deleted */
 	__u64 evictions;		/* inserts - tracked sources */
 	struct xrl_event_state events;	/* limit event counters */
 	struct xrl_ban_counters bans;	/* bans started (bpf/bans.h) */

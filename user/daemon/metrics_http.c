@@ -71,17 +71,18 @@ static void count_sources(struct xrl_metrics_server *srv)
 }
 
 /*
- * Evictions are inserts minus the count; a stale count makes them look
- * higher, then lower again, so the counter keeps its highest value.
+ * Evictions are inserts minus the count and the buckets userspace
+ * deleted; a stale count makes them look higher, then lower again, so
+ * the counter keeps its highest value.
  */
 static void add_table(struct xrl_metrics_server *srv, struct xrl_metrics *m)
 {
 	__u64 inserts = m->table.events[XRL_TABLE_INSERT];
+	__u64 gone = (__u64)srv->tracked_sources + m->forgotten;
 
-	if (srv->tracked_sources >= 0 &&
-	    inserts > (__u64)srv->tracked_sources &&
-	    inserts - srv->tracked_sources > srv->evictions)
-		srv->evictions = inserts - srv->tracked_sources;
+	if (srv->tracked_sources >= 0 && inserts > gone &&
+	    inserts - gone > srv->evictions)
+		srv->evictions = inserts - gone;
 	m->tracked_sources = srv->tracked_sources;
 	m->evictions = srv->evictions;
 }

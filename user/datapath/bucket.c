@@ -16,6 +16,7 @@
 #include "mapwalk.h"
 #include "policy.h"
 #include "rulemaps.h"
+#include "stats.h"
 
 static const __u8 v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
 
@@ -226,5 +227,8 @@ int xrl_buckets_forget(const struct xrl_datapath *dp,
 			ret = -errno;
 	}
 	free(walk.keys);
+	/* Forgotten on purpose: no evictions (include/xrl.h). */
+	if (!ret)
+		ret = xrl_table_forgotten_add(dp, *n_deleted);
 	return ret;
 }

@@ -123,6 +123,8 @@ int xrl_metrics_collect(const struct xrl_datapath *dp, struct xrl_metrics *m)
 	if (!ret)
 		ret = xrl_table_stats_read(dp, &m->table);
 	if (!ret)
+		ret = xrl_table_forgotten_read(dp, &m->forgotten);
+	if (!ret)
 		ret = xrl_event_stats_read(dp, &m->events);
 	if (!ret)
 		ret = xrl_ban_stats_read(dp, &m->bans);
