@@ -213,8 +213,9 @@ put_request:
 const struct xrl_cmd xrl_cmd_top = {
 	.name = "top",
 	.synopsis = "[-n N] [--json]",
-	.summary = "Sources with the most dropped packets (from the daemon); "
-		   "on a terminal, refreshed every second by drop rate.",
+	.summary = "Sources with the most dropped packets, bans by hand among "
+		   "them (from the daemon); on a terminal, refreshed every "
+		   "second by drop rate.",
 	.opts = top_opts,
 	.run = run_top,
 };
