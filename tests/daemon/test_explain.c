@@ -80,13 +80,19 @@ static int verdict_of(const char *src)
 	return fixture_run(&env.dp, &pkt);
 }
 
-static void explain(const char *addr)
+static void explain_with(const char *addr, const char *options)
 {
-	char args[128];
+	char args[256];
 
-	snprintf(args, sizeof(args), "explain %s", addr);
+	snprintf(args, sizeof(args), "explain %s%s%s", addr,
+		 options ? " " : "", options ? options : "");
 	cr_assert_eq(env_cli(&env, out, sizeof(out), args, false), 0, "%s: %s",
 		     addr, out);
+}
+
+static void explain(const char *addr)
+{
+	explain_with(addr, NULL);
 }
 
 Test(explain, a_source_naming_an_ipv4_address_is_dropped_as_the_data_path_drops_it)
@@ -171,6 +177,16 @@ struct judge_case {
 	const char *addr;
 };
 
+/* A source's L4 frame (packet_l4(), from port 40000), and explain's
+ * options for the same packet. */
+struct l4_case {
+	const char *what;
+	const char *addr;
+	const char *args;
+	enum packet_kind kind;
+	uint16_t dport;
+};
+
 static const char judge_policy[] =
 	"ipv4_mapped: drop\n"
 	"default:\n  action: allow\n"
@@ -199,7 +215,13 @@ static const char judge_policy[] =
 	"  - {name: v6-monitor, cidr: 'fd00:3::/32', action: monitor, pps: 1,"
 	" burst: 1}\n"
 	"  - {name: v6-banning, cidr: 'fd00:4::/32', pps: 1, burst: 1,"
-	" ban: 1h}\n";
+	" ban: 1h}\n"
+	"  - {name: syn-plain, cidr: 198.18.13.0/24, action: allow}\n"
+	"  - {name: syn-limit, cidr: 198.18.13.0/24, proto: tcp,"
+	" tcp_flags: syn, pps: 1, burst: 1}\n"
+	"  - {name: v6-plain, cidr: 'fd00:5::/32', action: allow}\n"
+	"  - {name: v6-dns, cidr: 'fd00:5::/32', proto: udp, dport: 53,"
+	" action: deny}\n";
 
 static const struct judge_case judge_cases[] = {
 	{ "no rule: the default allows", NULL, NULL, 0, "198.18.0.1" },
@@ -255,6 +277,27 @@ static const struct judge_case judge_cases[] = {
 	  "198.18.9.1" },
 };
 
+static const struct l4_case l4_cases[] = {
+	{ "an L4 deny takes its port", "198.18.7.3",
+	  "--proto tcp --dport 22 --syn", PACKET_TCP_SYN, 22 },
+	{ "an L4 deny, another port: the plain rule", "198.18.7.4",
+	  "--proto tcp --dport 23", PACKET_TCP_ACK, 23 },
+	{ "an L4 allow beside a deny takes its port", "198.18.8.2",
+	  "--proto tcp --dport 443", PACKET_TCP_ACK, 443 },
+	{ "an L4 allow, UDP to its port: the deny", "198.18.8.3",
+	  "--proto udp --dport 443", PACKET_UDP, 443 },
+	{ "an L4 limit of SYNs, a new source", "198.18.13.1",
+	  "--proto tcp --dport 80 --syn", PACKET_TCP_SYN, 80 },
+	{ "an L4 limit of SYNs, its burst spent", "198.18.13.1",
+	  "--proto tcp --dport 80 --syn", PACKET_TCP_SYN, 80 },
+	{ "an L4 limit of SYNs: an ACK is the plain allow", "198.18.13.1",
+	  "--proto tcp --dport 80", PACKET_TCP_ACK, 80 },
+	{ "an L4 rule of UDP on IPv6", "fd00:5::1",
+	  "--proto udp --dport 53", PACKET_UDP, 53 },
+	{ "IPv6, UDP to another port: the plain rule", "fd00:5::2",
+	  "--proto udp --dport 54", PACKET_UDP, 54 },
+};
+
 /* The verdict whose counter the frame moved, or XRL_VERDICT_COUNT. */
 static enum xrl_verdict verdict_counted(const uint64_t before[])
 {
@@ -276,33 +319,52 @@ static void program_clock(__u64 back_ns)
 				       back_ns);
 }
 
-static void judge_one(const struct judge_case *c)
+/* explain @addr (with @args), then the program judges @pkt from it: the
+ * "next packet:" line names the verdict and the counter it moved. */
+static void judge(const char *what, const char *addr, const char *args,
+		  const struct packet *pkt)
 {
 	uint64_t before[XRL_VERDICT_COUNT];
 	char expect[128];
 	enum xrl_verdict v;
 	int verdict;
 
+	explain_with(addr, args);
+	program_clock(0);
+	for (v = 0; v < XRL_VERDICT_COUNT; v++)
+		before[v] = fixture_count(&env.dp, v);
+	verdict = fixture_run(&env.dp, pkt);
+	v = verdict_counted(before);
+	cr_assert_neq(v, XRL_VERDICT_COUNT, "%s: nothing counted", what);
+	snprintf(expect, sizeof(expect), "next packet: %s, counted as %s",
+		 verdict == XDP_PASS ? "passed" : "dropped",
+		 xrl_verdict_name(v));
+	cr_assert(strstr(out, expect), "%s (%s): the program: \"%s\"; "
+		  "explain:\n%s", what, addr, expect, out);
+}
+
+static void judge_one(const struct judge_case *c)
+{
+	struct packet pkt;
+	int i;
+
 	if (c->cli)
 		cr_assert_eq(env_cli(&env, out, sizeof(out), c->cli, true), 0,
 			     "%s: %s: %s", c->what, c->cli, out);
 	/* Frames sent 10 ms ago: a 1 ms ban they start has ended now. */
 	program_clock(10 * XRL_NS_PER_MS);
-	if (c->send)
-		for (verdict = 0; verdict < c->n_sent; verdict++)
-			verdict_of(c->send);
-	explain(c->addr);
-	program_clock(0);
-	for (v = 0; v < XRL_VERDICT_COUNT; v++)
-		before[v] = fixture_count(&env.dp, v);
-	verdict = verdict_of(c->addr);
-	v = verdict_counted(before);
-	cr_assert_neq(v, XRL_VERDICT_COUNT, "%s: nothing counted", c->what);
-	snprintf(expect, sizeof(expect), "next packet: %s, counted as %s",
-		 verdict == XDP_PASS ? "passed" : "dropped",
-		 xrl_verdict_name(v));
-	cr_assert(strstr(out, expect), "%s (%s): the program: \"%s\"; "
-		  "explain:\n%s", c->what, c->addr, expect, out);
+	for (i = 0; c->send && i < c->n_sent; i++)
+		verdict_of(c->send);
+	cr_assert_eq(packet_from(&pkt, c->addr), 0, "%s", c->addr);
+	judge(c->what, c->addr, NULL, &pkt);
+}
+
+static void judge_l4(const struct l4_case *c)
+{
+	struct packet pkt = packet_l4(c->addr, c->kind, 40000, c->dport);
+
+	cr_assert_gt(pkt.len, 0, "%s", c->addr);
+	judge(c->what, c->addr, c->args, &pkt);
 }
 
 Test(explain, says_the_verdict_the_program_gives_the_same_frame)
@@ -311,7 +373,40 @@ Test(explain, says_the_verdict_the_program_gives_the_same_frame)
 
 	env_write(&env, NULL, judge_policy);
 	daemon_start(&env, NULL);
-	cr_assert_geq(sizeof(judge_cases) / sizeof(judge_cases[0]), 30);
+	cr_assert_geq(sizeof(judge_cases) / sizeof(judge_cases[0]) +
+		      sizeof(l4_cases) / sizeof(l4_cases[0]), 30);
+	for (i = 0; i < sizeof(l4_cases) / sizeof(l4_cases[0]); i++)
+		judge_l4(&l4_cases[i]);
 	for (i = 0; i < sizeof(judge_cases) / sizeof(judge_cases[0]); i++)
 		judge_one(&judge_cases[i]);
+}
+
+/* A packet explain cannot build is refused in one line, naming it. */
+Test(explain, a_bad_packet_is_one_line)
+{
+	static const struct {
+		const char *args, *error;
+	} bad[] = {
+		{ "explain 198.18.1.1 --dport 22",
+		  "xdp-ratelimit: explain: --sport, --dport and --syn need "
+		  "--proto\n" },
+		{ "explain 198.18.1.1 --proto sctp",
+		  "xdp-ratelimit: explain: --proto sctp: not one of tcp, udp, "
+		  "icmp, icmpv6\n" },
+		{ "explain 198.18.1.1 --proto tcp --dport 1-9",
+		  "xdp-ratelimit: explain: --dport 1-9: not a port (0 to "
+		  "65535)\n" },
+		{ "explain 198.18.1.1 --proto icmp --dport 9",
+		  "xdp-ratelimit: explain: --proto icmp has no ports\n" },
+		{ "explain 198.18.1.1 --proto udp --syn",
+		  "xdp-ratelimit: explain: --proto udp has no --syn\n" },
+	};
+	size_t i;
+
+	start_with("drop");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_eq(env_cli(&env, out, sizeof(out), bad[i].args,
+				     false), 1, "%s: %s", bad[i].args, out);
+		cr_assert_str_eq(out, bad[i].error);
+	}
 }

@@ -7,6 +7,7 @@
  * the keys and lookups are the data path's (user/datapath/bucket.c).
  */
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,14 +44,15 @@ static void describe_limit(const struct xrl_limit *limit, bool bytes,
 static void print_rule(const char *addr, const struct xrl_rule *rule,
 		       const struct xrl_lpm_key *prefix)
 {
-	char cidr[64], limit[96];
+	char cidr[64], limit[96], match[96];
 	int kind;
 
 	xrl_cidr_format(prefix, cidr, sizeof(cidr));
-	printf("%s: rule %u (%s%s), %s", addr, rule->id,
+	xrl_match_format(&rule->match, match, sizeof(match));
+	printf("%s: rule %u (%s%s%s%s), %s", addr, rule->id,
 	       prefix->prefixlen ? cidr : "default",
 	       prefix->prefixlen ? "" : ": no other rule holds it",
-	       xrl_action_name(rule->action));
+	       match[0] ? " " : "", match, xrl_action_name(rule->action));
 	if (rule->window.limit) {
 		/* Its packet limit is only the fallback's pace. */
 		xrl_duration_ns_format(rule->window.window_ns, limit,
@@ -358,6 +360,8 @@ static int explain_bucket(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 	return 0;
 }
 
+/* @l4_rules: L4 rules met that the packet explain judged may not be
+ * (no --proto given). */
 static void print_next(const struct next_packet *next, bool l4_rules)
 {
 	if (!next->known)
@@ -376,7 +380,8 @@ static void print_next(const struct next_packet *next, bool l4_rules)
  */
 static int explain(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		   const struct xrl_datapath *dp, const char *text,
-		   const struct xrl_lpm_key *addr)
+		   const struct xrl_lpm_key *addr,
+		   const struct xrl_l4_packet *packet)
 {
 	struct next_packet next = { 0 };
 	struct xrl_settings settings;
@@ -416,7 +421,8 @@ static int explain(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		print_next(&next, false);
 		return 0;
 	}
-	ret = xrl_rule_of(dp, &settings, addr->addr, &rule, &prefix, &how);
+	ret = xrl_rule_of(dp, &settings, addr->addr, packet, &rule, &prefix,
+			  &how);
 	if (ret) {
 		xrl_cmd_error(cli, cmd, "%s: no rule in force judges it: %s",
 			      text, strerror(-ret));
@@ -440,21 +446,107 @@ static int explain(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		if (ret)
 			return ret;
 	}
-	print_next(&next, how.n_l4_protos > 0);
+	print_next(&next, !packet && how.n_l4_protos > 0);
 	return 0;
+}
+
+enum {
+	OPT_PROTO = XRL_OPT_LONG,
+	OPT_SPORT,
+	OPT_DPORT,
+	OPT_SYN,
+};
+
+static const struct xrl_opt explain_opts[] = {
+	XRL_OPT("proto", OPT_PROTO, "PROTO",
+		"judge a packet of this protocol (tcp, udp, icmp, icmpv6), "
+		"as the L4 rules take it (default: a packet no L4 rule "
+		"takes)"),
+	XRL_OPT("sport", OPT_SPORT, "PORT", "its source port (tcp, udp)"),
+	XRL_OPT("dport", OPT_DPORT, "PORT",
+		"its destination port (tcp, udp)"),
+	XRL_OPT("syn", OPT_SYN, NULL, "a SYN without ACK (tcp)"),
+	{}
+};
+
+/* One port, not a range, into *@port. */
+static int one_port(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
+		    const char *option, const char *text, __u16 *port)
+{
+	__u16 hi;
+
+	if (!xrl_match_ports_parse(text, port, &hi) && *port == hi)
+		return 0;
+	xrl_cmd_error(cli, cmd, "--%s %s: not a port (0 to 65535)", option,
+		      text);
+	return -EINVAL;
+}
+
+/* The packet of --proto, --sport, --dport and --syn, or none (*@given
+ * false); EXIT_SUCCESS, or the exit code to stop with. */
+static int parse_packet(const struct xrl_cmd *cmd, struct xrl_cli *cli,
+			int argc, char **argv, struct xrl_l4_packet *packet,
+			bool *given)
+{
+	bool ports = false;
+	int opt, exit_code = -1;
+
+	memset(packet, 0, sizeof(*packet));
+	*given = false;
+	while ((opt = xrl_cmd_next_opt(cmd, cli, argc, argv,
+				       &exit_code)) != -1) {
+		if (opt == OPT_PROTO &&
+		    xrl_match_proto_parse(optarg, &packet->proto)) {
+			xrl_cmd_error(cli, cmd, "--proto %s: not one of tcp, "
+				      "udp, icmp, icmpv6", optarg);
+			return EXIT_FAILURE;
+		}
+		if ((opt == OPT_SPORT && one_port(cmd, cli, "sport", optarg,
+						  &packet->sport)) ||
+		    (opt == OPT_DPORT && one_port(cmd, cli, "dport", optarg,
+						  &packet->dport)))
+			return EXIT_FAILURE;
+		ports |= opt == OPT_SPORT || opt == OPT_DPORT;
+		packet->syn |= opt == OPT_SYN;
+	}
+	if (exit_code >= 0)
+		return exit_code;
+	*given = packet->proto != 0;
+	if ((ports || packet->syn) && !*given) {
+		xrl_cmd_error(cli, cmd, "--sport, --dport and --syn need "
+			      "--proto");
+		return EXIT_FAILURE;
+	}
+	if ((ports && packet->proto != IPPROTO_TCP &&
+	     packet->proto != IPPROTO_UDP) ||
+	    (packet->syn && packet->proto != IPPROTO_TCP)) {
+		xrl_cmd_error(cli, cmd, "--proto %s has no %s",
+			      xrl_match_proto_name(packet->proto),
+			      packet->syn ? "--syn" : "ports");
+		return EXIT_FAILURE;
+	}
+	return EXIT_SUCCESS;
 }
 
 static int run_explain(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 		       int argc, char **argv)
 {
+	struct xrl_l4_packet packet;
 	struct xrl_lpm_key addr;
 	struct xrl_datapath dp;
 	const char *text;
-	int ret, exit_code;
+	bool given;
+	int ret;
 
-	text = xrl_cmd_one_arg(cmd, cli, argc, argv, &exit_code);
-	if (!text)
-		return exit_code;
+	ret = parse_packet(cmd, cli, argc, argv, &packet, &given);
+	if (ret != EXIT_SUCCESS)
+		return ret;
+	if (optind != argc - 1) {
+		xrl_cmd_error(cli, cmd, "expects one %s; try '%s %s --help'",
+			      cmd->synopsis, cli->prog, cmd->name);
+		return EXIT_FAILURE;
+	}
+	text = argv[optind];
 	if (xrl_cidr_parse(text, &addr) || addr.prefixlen != 128) {
 		xrl_cmd_error(cli, cmd, "%s: not an IPv4 or IPv6 address",
 			      text);
@@ -462,7 +554,7 @@ static int run_explain(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 	}
 	if (xrl_cmd_open_pins(cmd, cli, &dp))
 		return EXIT_FAILURE;
-	ret = explain(cmd, cli, &dp, text, &addr);
+	ret = explain(cmd, cli, &dp, text, &addr, given ? &packet : NULL);
 	xrl_datapath_close(&dp);
 	return ret ? EXIT_FAILURE : EXIT_SUCCESS;
 }
@@ -505,6 +597,7 @@ static int run_reset(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 const struct xrl_cmd xrl_cmd_explain = {
 	.name = "explain",
 	.synopsis = "ADDR",
+	.opts = explain_opts,
 	.summary = "How the program judges ADDR: a ban by hand, its rule, "
 		   "bucket, ban and levels, and its next packet's verdict.",
 	.run = run_explain,

@@ -86,13 +86,14 @@ unsigned xrl_bucket_key_prefixlen(const struct xrl_settings *settings,
 
 int xrl_rule_of(const struct xrl_datapath *dp,
 		const struct xrl_settings *settings, const __u8 addr[16],
-		struct xrl_rule *rule, struct xrl_lpm_key *prefix,
-		struct xrl_classified *how)
+		const struct xrl_l4_packet *packet, struct xrl_rule *rule,
+		struct xrl_lpm_key *prefix, struct xrl_classified *how)
 {
 	unsigned key_len = is_v4(addr) ? settings->v4_prefix :
 					 settings->v6_prefix;
 
-	return xrl_rules_classify(dp, addr, key_len, rule, prefix, how);
+	return xrl_rules_classify(dp, addr, key_len, packet, rule, prefix,
+				  how);
 }
 
 void xrl_bucket_level(const struct xrl_limit *limit, __u64 tat_word,
