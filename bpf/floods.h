@@ -31,7 +31,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, XRL_TABLE_STATS_SLOTS);	/* include/xrl.h */
 	__type(key, __u32);
 	__type(value, struct xrl_table_counters);
 } xrl_table_stats SEC(".maps");

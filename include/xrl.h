@@ -129,8 +129,14 @@ enum xrl_unknown_verdict {
  * counted as allow) or refused by the budget (REFUSED), and then judged
  * by the fallback: FALLBACK_PASS + FALLBACK_DROP = REFUSED. The kernel
  * counts no LRU evictions; userspace derives them as inserts minus the
- * entries in the table (nothing else deletes buckets).
+ * entries in the table minus the buckets userspace deleted (reset, a
+ * policy change's scrub): those it counts in slot
+ * XRL_TABLE_STATS_FORGOTTEN of the same map, events[XRL_TABLE_INSERT] of
+ * its first CPU, a slot the program never writes (so userspace's
+ * read-modify-write races no packet).
  */
+#define XRL_TABLE_STATS_FORGOTTEN	1
+#define XRL_TABLE_STATS_SLOTS		2
 enum xrl_table_event {
 	XRL_TABLE_INSERT = 0,
 	XRL_TABLE_INSERT_FAILED,

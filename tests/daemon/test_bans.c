@@ -459,6 +459,23 @@ Test(bans_daemon, the_map_s_fill_and_capacity_are_in_metrics)
 		     XRL_MANUAL_BANS);
 }
 
+/* /metrics counts the bans by hand in force among the active bans, not
+ * one that ended (issue 24 item 5). */
+Test(bans_daemon, bans_by_hand_in_force_are_active_bans_in_metrics)
+{
+	daemon_start(&env, "--metrics", listen_at, NULL);
+	scrape();
+	cr_assert_eq(sample("xdp_ratelimit_active_bans{}"), 0);
+	cr_assert_eq(cli("ban 198.18.62.0/24 --for 1h"), 0, "%s", out);
+	cr_assert_eq(cli("ban fd00:62::/48"), 0, "%s", out);
+	cr_assert_eq(send_from("198.18.62.1", 1), XDP_DROP);
+	scrape();
+	cr_assert_eq(sample("xdp_ratelimit_active_bans{}"), 2);
+	cr_assert_eq(cli("unban fd00:62::/48"), 0, "%s", out);
+	scrape();
+	cr_assert_eq(sample("xdp_ratelimit_active_bans{}"), 1);
+}
+
 Test(bans_daemon, bans_that_ended_while_stopped_leave_the_map_at_start)
 {
 	struct xrl_manual_ban_entry gone = { .until_ms = 1 };
@@ -483,9 +500,60 @@ Test(bans_daemon, bans_that_ended_while_stopped_leave_the_map_at_start)
 	cr_assert_eq(pinned_ban_entries(), 1);
 
 	daemon_start(&env, NULL);
-	cr_assert(log_contains(&env, "1 bans from"), "%s", daemon_log(&env));
+	cr_assert(log_contains(&env, "1 ban from"), "%s", daemon_log(&env));
 	cr_assert_eq(listed_bans(), 1);
 	cr_assert_eq(pinned_ban_entries(), 1);
 	cr_assert_eq(send_from("198.18.63.1", 1), XDP_PASS);
 	cr_assert_eq(send_from("198.18.64.1", 1), XDP_DROP);
+}
+
+/* The program's id and the ids of every map in force, inner maps too
+ * (status's memory list), as one line to compare. */
+static void ids_in_force(char *ids, size_t len)
+{
+	struct bpf_prog_info info = {};
+	__u32 info_len = sizeof(info);
+	char pin[PATH_MAX + 32];
+	json_t *status, *maps, *m;
+	size_t i, at;
+	int fd;
+
+	snprintf(pin, sizeof(pin), "%s/xdp_ratelimit", env.pin_dir);
+	fd = bpf_obj_get(pin);
+	cr_assert_geq(fd, 0, "%s", pin);
+	cr_assert_eq(bpf_obj_get_info_by_fd(fd, &info, &info_len), 0);
+	close(fd);
+	at = (size_t)snprintf(ids, len, "prog %u maps", info.id);
+	cr_assert_eq(cli("status --json"), 0, "%s", out);
+	status = json_loads(out, 0, NULL);
+	cr_assert_not_null(status, "%s", out);
+	maps = json_object_get(json_object_get(status, "memory"), "maps");
+	cr_assert_gt(json_array_size(maps), 0, "%s", out);
+	json_array_foreach(maps, i, m)
+		at += (size_t)snprintf(ids + at, len - at, " %lld",
+				       (long long)json_integer_value(
+					       json_object_get(m, "id")));
+	json_decref(status);
+}
+
+/* README and docs/PROTOCOL.md: a restart carries on with what is in
+ * force; a manual ban's lookup is part of it (issue 24 item 8). */
+Test(bans_daemon, a_restart_with_a_manual_ban_carries_on_with_the_same_maps)
+{
+	char before[4096], after[4096];
+
+	env_write(&env, NULL, manual_policy);
+	daemon_start(&env, NULL);
+	cr_assert_eq(cli("ban 198.18.60.0/24"), 0, "%s", out);
+	cr_assert_eq(send_from("198.18.60.5", 1), XDP_DROP);
+	ids_in_force(before, sizeof(before));
+	daemon_stop(&env, SIGTERM);
+	daemon_start(&env, NULL);
+	ids_in_force(after, sizeof(after));
+	cr_assert_str_eq(after, before);
+	cr_assert(log_contains(&env, "carrying on with the policy in force"),
+		  "%s", daemon_log(&env));
+	cr_assert_eq(send_from("198.18.60.5", 1), XDP_DROP);
+	cr_assert_eq(send_from("198.18.61.5", 1), XDP_PASS);
+	cr_assert_eq(fixture_count(&env.dp, XRL_VERDICT_BANNED), 2);
 }

@@ -3,10 +3,13 @@
  * /healthz as a load balancer or a liveness probe asks it: curl in the
  * daemon's namespace, the daemon attached to a veth of the test's
  * topology. 200 while the interface runs the program and the daemon's
- * policy is in force; 503 with the reason once the program is detached,
- * the policy map emptied, or with nothing attached at all.
+ * policy is in force (interfaces a CLI attached to its pins too); 503
+ * with the reason once the program is detached, the policy map emptied,
+ * or with nothing attached at all; 200 "degraded: ..." while a global
+ * budget's redis-server (started by the test) is stopped.
  */
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,12 +17,14 @@
 #include <unistd.h>
 #include <criterion/criterion.h>
 #include "daemon.h"
+#include "redis_server.h"
 #include "topo.h"
 
 static struct daemon_env env;
 static struct topo topo;
 static char listen_at[64];
 static char body[4096];
+static struct redis_server redis;
 
 static void setup(void)
 {
@@ -34,6 +39,7 @@ static void setup(void)
 static void teardown(void)
 {
 	env_teardown(&env);
+	redis_stop(&redis);
 	topo_destroy(&topo);
 }
 
@@ -147,4 +153,69 @@ Test(health, 503_when_a_policy_is_swapped_in_behind_the_daemon_then_ok_on_reload
 	/* The daemon takes it over by reloading its own file. */
 	json_decref(request_ok(&env, "{\"cmd\":\"reload\"}"));
 	cr_assert_eq(healthz(), 200, "%s", body);
+}
+
+/* A daemon started with no interface, and the operator's CLI attaches
+ * one to the daemon's pins: the daemon's program runs there, with the
+ * daemon's policy (issue 24 item 7). */
+Test(health, ok_after_a_cli_attach_to_the_daemon_s_pins)
+{
+	env_write(&env, NULL, "default:\n  action: allow\nrules:\n"
+		  "  - cidr: 198.18.2.0/24\n    action: deny\n");
+	daemon_start(&env, "--metrics", listen_at, NULL);
+	cr_assert_eq(healthz(), 503, "%s", body);
+	cr_assert_str_eq(body, "unhealthy: attached to no interface\n");
+	cr_assert_eq(topo_sh("nsenter --net=/run/netns/%s build/xdp-ratelimit "
+			     "--pin-dir %s attach %s >/dev/null", topo.ns_rx,
+			     env.pin_dir, topo.if_rx), 0);
+	cr_assert_eq(healthz(), 200, "%s", body);
+	cr_assert_str_eq(body, "ok\n");
+}
+
+/* GET /healthz until its body starts with @prefix, at most 15 s (the
+ * breaker's cool-off is 5 s); returns the last status. */
+static int healthz_until(const char *prefix)
+{
+	int code = -1, i;
+
+	for (i = 0; i < 150; i++) {
+		code = healthz();
+		if (!strncmp(body, prefix, strlen(prefix)))
+			return code;
+		poll(NULL, 0, 100);
+	}
+	cr_assert_fail("no \"%s\" in 15 s: %d %s", prefix, code, body);
+	return code;
+}
+
+/* A global budget whose Redis is gone still enforces its fallback
+ * share: 200, and the body says "degraded" and why, until Redis is back
+ * (issue 24 item 7). */
+Test(health, degraded_while_redis_is_down_then_ok_again)
+{
+	char yaml[512];
+	uint16_t port;
+
+	redis.netns = topo.ns_rx;
+	cr_assert_eq(redis_start(&redis, 0), 0, "redis-server did not start");
+	port = redis.port;
+	snprintf(yaml, sizeof(yaml), "interfaces: [%s]\nredis: 127.0.0.1:%u\n"
+		 "default:\n  action: allow\nrules:\n  - name: fleet\n"
+		 "    cidr: 198.18.0.0/16\n    pps: 1000\n    burst: 100\n"
+		 "    scope: aggregate\n    global: true\n", topo.if_rx,
+		 port);
+	env_write(&env, NULL, yaml);
+	daemon_start(&env, "--metrics", listen_at, "--sync-interval", "20ms",
+		     "--node", "edge-1", NULL);
+	cr_assert_eq(healthz_until("ok"), 200, "%s", body);
+	cr_assert_str_eq(body, "ok\n");
+
+	redis_stop(&redis);
+	cr_assert_eq(healthz_until("degraded: "), 200, "%s", body);
+	cr_assert(strstr(body, "degraded: global budget fleet: "), "%s", body);
+
+	cr_assert_eq(redis_start(&redis, port), 0, "redis-server did not "
+		     "start again");
+	cr_assert_eq(healthz_until("ok"), 200, "%s", body);
+	cr_assert_str_eq(body, "ok\n");
 }

@@ -216,3 +216,77 @@ Test(metrics, a_monitor_rules_would_drops_have_their_own_verdict)
 		  "a monitor rule drops nothing: %s", samples);
 	cr_assert_eq(sample("xdp_ratelimit_packets_total{verdict=\"drop\"}"), 0);
 }
+
+/* metrics: in the policy file serves it without --metrics (the unit
+ * need not be edited); --metrics wins; a bad one refuses the start in one
+ * line naming the file and line; a reload that changes it needs a
+ * restart (issue 24, smaller). */
+Test(metrics, the_policy_file_s_metrics_key_serves_them)
+{
+	char yaml[256], other[64];
+	int status;
+
+	snprintf(yaml, sizeof(yaml), "default:\n  action: allow\nmetrics: "
+		 "%s\n", listen_at);
+	env_write(&env, NULL, yaml);
+	daemon_start(&env, NULL);
+	scrape();
+	cr_assert(has_sample("xdp_ratelimit_packets_total"), "%s", samples);
+	cr_assert(log_contains(&env, "serving metrics on http://"),
+		  "%s", daemon_log(&env));
+
+	snprintf(other, sizeof(other), "127.0.0.1:%d",
+		 20000 + (getpid() + 11) % 30000);
+	snprintf(yaml, sizeof(yaml), "default:\n  action: allow\nmetrics: "
+		 "%s\n", other);
+	env_write(&env, NULL, yaml);
+	cr_assert(strstr(request_fail(&env, "{\"cmd\":\"reload\"}"),
+			 "metrics: changed since the daemon started; restart "
+			 "xdp-ratelimitd to apply it"), "%s", daemon_log(&env));
+	scrape();	/* still there */
+	daemon_stop(&env, SIGTERM);
+
+	/* --metrics wins: the file's address is not served. */
+	daemon_start(&env, "--metrics", listen_at, NULL);
+	scrape();
+	snprintf(yaml, sizeof(yaml), "curl -s --max-time 5 -o /dev/null "
+		 "http://%s/metrics", other);
+	cr_assert_neq(system(yaml), 0, "%s answers", other);
+	daemon_stop(&env, SIGTERM);
+
+	env_write(&env, NULL, "default:\n  action: allow\n\nmetrics: "
+		  "localhost\n");
+	status = daemon_run_to_exit(&env, NULL);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_FAILURE);
+	cr_assert(log_contains(&env, ":4: metrics: \"localhost\": expected "
+			       "ADDRESS:PORT (127.0.0.1:9101, [::1]:9101)"),
+		  "%s", daemon_log(&env));
+}
+
+/* The table's evictions are its LRU's, not the buckets reset forgot
+ * (issue 24 item 5): status from the pins and /metrics both. */
+Test(metrics, a_reset_is_no_eviction)
+{
+	static char out[1 << 16];
+	json_t *status;
+
+	daemon_start(&env, "--metrics", listen_at, NULL);
+	send_from("198.18.1.5", 1);
+	send_from("198.18.1.6", 1);
+	send_from("198.18.1.7", 1);
+	cr_assert_eq(env_cli(&env, out, sizeof(out), "reset 198.18.1.0/24",
+			     false), 0, "%s", out);
+	cr_assert_str_eq(out, "198.18.1.0/24: forgot 3 buckets\n");
+	send_from("198.18.1.5", 1);	/* a new bucket, no eviction */
+	cr_assert_eq(env_cli(&env, out, sizeof(out), "status --json", false),
+		     0, "%s", out);
+	status = json_loads(out, 0, NULL);
+	cr_assert_not_null(status, "%s", out);
+	cr_assert_eq(json_integer_value(json_object_get(json_object_get(
+			     status, "table"), "inserts")), 4, "%s", out);
+	cr_assert_eq(json_integer_value(json_object_get(json_object_get(
+			     status, "table"), "evictions")), 0, "%s", out);
+	json_decref(status);
+	scrape();
+	cr_assert_eq(sample("xdp_ratelimit_bucket_evictions_total{}"), 0);
+}

@@ -169,3 +169,32 @@ Test(observe, stats_watch_prints_rates_not_totals)
 	cr_assert_neq(cli_run("stats --count 2", false), 0);
 	cr_assert(strstr(out, "--count goes with --watch"), "%s", out);
 }
+
+/* The lines of the verdict table in out[] (from its "verdict" header to
+ * the blank line) all end at one column: each right-aligned number under
+ * its heading, vlan_overflow and unjudged_fragment included. */
+static void verdict_table_lines_up(const char *what)
+{
+	const char *at = strstr(out, "verdict "), *end;
+	size_t width = 0, lines = 0;
+
+	cr_assert_not_null(at, "%s: %s", what, out);
+	for (; *at && *at != '\n'; at = end + 1, lines++) {
+		end = strchr(at, '\n');
+		cr_assert_not_null(end, "%s: %s", what, out);
+		if (!width)
+			width = end - at;
+		cr_assert_eq((size_t)(end - at), width, "%s: \"%.*s\"", what,
+			     (int)(end - at), at);
+	}
+	cr_assert_eq(lines, 1 + XRL_VERDICT_COUNT, "%s: %s", what, out);
+}
+
+Test(observe, stats_and_status_tables_line_up_from_the_longest_name)
+{
+	send_from("198.18.9.9", 3);
+	cr_assert_eq(cli_run("stats", false), 0, "%s", out);
+	verdict_table_lines_up("stats");
+	cr_assert_eq(cli_run("status", false), 0, "%s", out);
+	verdict_table_lines_up("status");
+}

@@ -124,3 +124,34 @@ Test(top, lists_sources_not_the_buckets_of_a_rules_levels)
 			 "198.18.210.5/32 tiers 5;", "%s", list);
 	cr_assert_eq(stale, 0);
 }
+
+/* A ban by hand drops before any bucket: top lists it, marked, with what
+ * it dropped, among the sources by drops (issue 24 item 3). */
+Test(top, lists_a_ban_by_hand_marked_with_what_it_dropped)
+{
+	static char out[8192];
+	char list[2048];
+	long stale;
+
+	env_write(&env, NULL, "default:\n  action: allow\nrules:\n"
+		  "  - cidr: 198.18.40.0/24\n    pps: 1\n    burst: 1\n");
+	daemon_start(&env, NULL);
+	offer("198.18.40.1", 4);	/* 3 dropped by its limit */
+	cr_assert_eq(env_cli(&env, out, sizeof(out), "ban 198.18.41.0/24",
+			     true), 0, "%s", out);
+	cr_assert_eq(env_cli(&env, out, sizeof(out), "ban fd00:41::/48 "
+			     "--for 1h", true), 0, "%s", out);
+	offer("198.18.41.7", 5);
+	offer("fd00:41::1", 1);
+	top(list, sizeof(list), &stale);
+	cr_assert_str_eq(list, "198.18.41.0/24 (null) 5;198.18.40.1/32 "
+			 "198.18.40.0/24 3;fd00:41::/48 (null) 1;");
+	cr_assert_eq(env_cli(&env, out, sizeof(out), "top", true), 0, "%s",
+		     out);
+	cr_assert(strstr(out, "198.18.41.0/24               (ban by hand)"
+			 "                   5            0  banned until "
+			 "unban\n"), "%s", out);
+	cr_assert(strstr(out, "fd00:41::/48                 (ban by hand)"
+			 "                   1            0  banned 3"),
+		  "%s", out);
+}

@@ -128,7 +128,8 @@ Test(ops, explain_without_a_bucket_and_outside_every_limit)
 	cli_ok("explain 198.18.9.1");
 	cr_assert_str_eq(out, "198.18.9.1: rule 0 (default: no other rule "
 			 "holds it), allow\nno bucket: allow rules judge "
-			 "without one\n");
+			 "without one\nnext packet: passed, counted as "
+			 "allow\n");
 	cli_ok("explain fd00:8::1:2");
 	cr_assert(strstr(out, "rule 0 (default"), "%s", out);
 	cr_assert_neq(topo_cli(&topo, out, sizeof(out), err, sizeof(err),

@@ -264,7 +264,7 @@ static int64_t rule_of(struct fleet *f, int k, const char *src)
 	struct xrl_rule rule;
 
 	cr_assert_eq(xrl_cidr_parse(src, &key), 0, "%s", src);
-	if (xrl_rules_classify(&f->node[k].dp, key.addr, 0, &rule,
+	if (xrl_rules_classify(&f->node[k].dp, key.addr, 0, NULL, &rule,
 			       &prefix, &how))
 		return -1;
 	return rule.id;

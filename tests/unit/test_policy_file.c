@@ -29,7 +29,7 @@ Test(policy_file_keys, unknown_top_level_key)
 		"p.yaml:2: rule: unknown key, expected one of: keys, malformed, "
 		"vlan_overflow, ipv4_mapped, unjudged_fragments, "
 		"header_overflow, new_sources, unknown_sources, events, "
-		"interfaces, default, rules, redis, sync_interval");
+		"interfaces, default, rules, redis, sync_interval, metrics");
 }
 
 Test(policy_file_keys, unknown_key_in_keys)
@@ -62,7 +62,7 @@ Test(policy_file_keys, unknown_key_with_control_bytes_stays_one_line)
 		"p.yaml:1: a\\x0ab: unknown key, expected one of: keys, "
 		"malformed, vlan_overflow, ipv4_mapped, unjudged_fragments, "
 		"header_overflow, new_sources, unknown_sources, events, "
-		"interfaces, default, rules, redis, sync_interval");
+		"interfaces, default, rules, redis, sync_interval, metrics");
 }
 
 Test(policy_file_keys, duplicate_key_in_one_map)

@@ -20,20 +20,31 @@ static const struct xrl_opt top_opts[] = {
 	{}
 };
 
+/* The rule column: a ban by hand is looked at before any rule. */
+static const char *rule_column(json_t *entry)
+{
+	if (json_is_true(json_object_get(entry, "by_hand")))
+		return "(ban by hand)";
+	return json_string_value(json_object_get(entry, "rule")) ?: "?";
+}
+
 static void print_top(json_t *response)
 {
 	json_t *entry;
+	bool by_hand;
 	size_t i;
 
 	printf("%-28s %-20s %12s %12s\n", "source", "rule", "dropped",
 	       "passed");
 	json_array_foreach(json_object_get(response, "top"), i, entry) {
+		by_hand = json_is_true(json_object_get(entry, "by_hand"));
 		printf("%-28s %-20s %12lld %12lld",
-		       xrl_json_str(entry, "source"),
-		       xrl_json_str(entry, "rule") ?: "?",
+		       xrl_json_str(entry, "source"), rule_column(entry),
 		       xrl_json_int(entry, "dropped"),
 		       xrl_json_int(entry, "passed"));
-		if (json_is_true(json_object_get(entry, "banned")))
+		if (by_hand && !json_object_get(entry, "ban_left_s"))
+			printf("  banned until unban");
+		else if (json_is_true(json_object_get(entry, "banned")))
 			printf("  banned %.0fs more", json_real_value(
 				json_object_get(entry, "ban_left_s")));
 		printf("\n");
@@ -135,8 +146,7 @@ static void print_top_screen(json_t *response, json_t *previous,
 			snprintf(fill, sizeof(fill), "-");
 		printf("%-24s %-16.16s %10.0f %10.0f %12lld %12lld %5s\n",
 		       json_string_value(json_object_get(entry, "source")),
-		       json_string_value(json_object_get(entry, "rule")) ?: "?",
-		       rows[i].drop_rate, rows[i].pass_rate,
+		       rule_column(entry), rows[i].drop_rate, rows[i].pass_rate,
 		       (long long)entry_int(entry, "dropped"),
 		       (long long)entry_int(entry, "passed"), fill);
 	}
@@ -203,8 +213,9 @@ put_request:
 const struct xrl_cmd xrl_cmd_top = {
 	.name = "top",
 	.synopsis = "[-n N] [--json]",
-	.summary = "Sources with the most dropped packets (from the daemon); "
-		   "on a terminal, refreshed every second by drop rate.",
+	.summary = "Sources with the most dropped packets, bans by hand among "
+		   "them (from the daemon); on a terminal, refreshed every "
+		   "second by drop rate.",
 	.opts = top_opts,
 	.run = run_top,
 };

@@ -310,6 +310,9 @@ const struct xrl_field xrl_policy_fields[] = {
 	  .flags = XRL_FIELD_DAEMON,
 	  .help = "how often the daemon re-splits aggregate budgets (default "
 		  "100ms; a number alone is ms)" },
+	{ .key = "metrics", .type = XRL_FIELD_TEXT, .flags = XRL_FIELD_DAEMON,
+	  .help = "ADDR:PORT the daemon serves /metrics and /healthz on "
+		  "(127.0.0.1:9101, [::1]:9101)" },
 	{}
 };
 const size_t xrl_n_policy_fields = ARRAY_SIZE(xrl_policy_fields) - 1;

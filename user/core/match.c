@@ -197,3 +197,17 @@ int xrl_match_check(const struct xrl_rule_spec *rule, bool is_default,
 	}
 	return 0;
 }
+
+bool xrl_match_takes(const struct xrl_rule_match *m,
+		     const struct xrl_l4_packet *packet)
+{
+	if (m->proto != packet->proto)
+		return false;
+	if ((m->flags & XRL_MATCH_SYN) && !packet->syn)
+		return false;
+	if ((m->flags & XRL_MATCH_SPORT) &&
+	    (packet->sport < m->sport_lo || packet->sport > m->sport_hi))
+		return false;
+	return !(m->flags & XRL_MATCH_DPORT) ||
+	       (packet->dport >= m->dport_lo && packet->dport <= m->dport_hi);
+}

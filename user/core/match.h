@@ -28,6 +28,17 @@ int xrl_match_ports_parse(const char *text, __u16 *lo, __u16 *hi);
 /* "tcp_flags" values: "syn" (SYN without ACK); -EINVAL for others. */
 int xrl_match_flags_parse(const char *text, __u8 *flags);
 
+/* The L4 header of a packet, as the program reads it (bpf/l4.h). */
+struct xrl_l4_packet {
+	__u8 proto;	/* IPPROTO_TCP, _UDP, _ICMP, _ICMPV6 */
+	bool syn;	/* TCP SYN without ACK */
+	__u16 sport, dport;
+};
+
+/* Whether an L4 rule's match takes @packet: the program's l4_matches(). */
+bool xrl_match_takes(const struct xrl_rule_match *m,
+		     const struct xrl_l4_packet *packet);
+
 /* Whether the match is empty: the rule takes every packet of its prefix. */
 static inline bool xrl_match_is_plain(const struct xrl_rule_match *m)
 {

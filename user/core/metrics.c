@@ -191,7 +191,8 @@ static void write_table(FILE *out, const struct xrl_metrics *m)
 			       m->table.events[XRL_TABLE_FALLBACK_DROP]);
 	xrl_metrics_family(out, "xdp_ratelimit_bucket_evictions_total",
 			   "counter", "Live buckets the full table evicted "
-			   "(inserts minus tracked sources).");
+			   "(inserts minus tracked sources and the buckets "
+			   "reset or a policy change deleted).");
 	xrl_metrics_sample_u64(out, "xdp_ratelimit_bucket_evictions_total",
 			       NULL, m->evictions);
 }
@@ -223,7 +224,8 @@ static void write_bans(FILE *out, const struct xrl_metrics *m)
 	xrl_metrics_sample_u64(out, "xdp_ratelimit_ban_repeats_total", NULL,
 			       m->bans.repeats);
 	xrl_metrics_family(out, "xdp_ratelimit_active_bans", "gauge",
-			   "Sources banned now.");
+			   "Bans in force now: sources a rule banned, and "
+			   "bans by hand (a prefix each).");
 	xrl_metrics_sample_u64(out, "xdp_ratelimit_active_bans", NULL,
 			       m->active_bans);
 	xrl_metrics_family(out, "xdp_ratelimit_manual_bans", "gauge",

@@ -35,10 +35,12 @@ struct xrl_metrics {
 	struct xrl_metrics_rule *rules;
 	size_t n_rules;
 	struct xrl_table_counters table;
+	__u64 forgotten;		/* buckets userspace deleted */
 	__u64 evictions;		/* inserts - tracked sources */
 	struct xrl_event_state events;	/* limit event counters */
 	struct xrl_ban_counters bans;	/* bans started (bpf/bans.h) */
-	__u64 active_bans;		/* ban records in force */
+	__u64 active_bans;		/* ban records and bans by hand in
+					 * force */
 	__u64 manual_bans;		/* entries of xrl_manual_bans */
 	__u32 manual_bans_capacity;	/* its max_entries */
 	long tracked_sources;		/* < 0: not known, not written */

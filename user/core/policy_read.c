@@ -569,6 +569,24 @@ static int read_redis(struct xrl_yaml *y, const char *field,
 	return 0;
 }
 
+/* Checked by the daemon, which serves it (metrics_http.h), at start. */
+static int read_metrics(struct xrl_yaml *y, const char *field,
+			yaml_node_t *value, const struct xrl_field *f,
+			void *target)
+{
+	struct xrl_config *config = target;
+	const char *text;
+	int ret = xrl_yaml_scalar(y, field, value, &text);
+
+	if (ret)
+		return ret;
+	config->metrics = strdup(text);
+	if (!config->metrics)
+		return -ENOMEM;
+	config->metrics_line = xrl_yaml_line(value);
+	return 0;
+}
+
 static int read_sync_interval(struct xrl_yaml *y, const char *field,
 			      yaml_node_t *value, const struct xrl_field *f,
 			      void *target)
@@ -609,6 +627,7 @@ static const struct {
 	{ "rules", read_rules },
 	{ "redis", read_redis },
 	{ "sync_interval", read_sync_interval },
+	{ "metrics", read_metrics },
 };
 
 static int read_top(struct xrl_yaml *y, const char *field, yaml_node_t *value,
@@ -772,6 +791,7 @@ void xrl_config_free(struct xrl_config *config)
 	size_t i;
 
 	free(config->redis);
+	free(config->metrics);
 	for (i = 0; i < config->n_interfaces; i++)
 		free(config->interfaces[i]);
 	xrl_policy_free(&config->policy);

@@ -374,6 +374,28 @@ bool xrl_budgets_degraded(const struct xrl_budgets *b)
 	return status.degraded;
 }
 
+void xrl_budgets_degraded_why(void *ctx, char *why, size_t len)
+{
+	struct xrl_budgets *b = ctx;
+	const struct xrl_budget_rule *first = NULL;
+	size_t i, n = 0;
+
+	pthread_mutex_lock(&b->lock);
+	for (i = 0; i < b->n_rules; i++) {
+		if (!b->rules[i].spec.global || !b->rules[i].degraded)
+			continue;
+		if (!n++)
+			first = &b->rules[i];
+	}
+	if (first && n > 1)
+		snprintf(why, len, "global budget %s: %s (and %zu more)",
+			 first->spec.name, first->reason, n - 1);
+	else if (first)
+		snprintf(why, len, "global budget %s: %s", first->spec.name,
+			 first->reason);
+	pthread_mutex_unlock(&b->lock);
+}
+
 static json_t *rule_json(const struct xrl_budgets *b,
 			 const struct xrl_budget_rule *rule)
 {

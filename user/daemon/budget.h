@@ -89,6 +89,11 @@ bool xrl_budgets_degraded(const struct xrl_budgets *b);
 /* The same for the rule of that id. */
 bool xrl_budgets_rule_degraded(const struct xrl_budgets *b, uint32_t id);
 
+/* The same as one line for /healthz (an xrl_health_degraded_fn; @ctx is
+ * the struct xrl_budgets): "global budget NAME: why[ (and N more)]", or
+ * nothing in @why. Takes the lock. */
+void xrl_budgets_degraded_why(void *ctx, char *why, size_t len);
+
 /* For status and stats: the split of every aggregate rule, and the state
  * of Redis ("degraded", since when, why). A jansson object, or NULL. */
 struct json_t;

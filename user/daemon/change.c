@@ -309,8 +309,9 @@ static bool same_interfaces(const struct xrl_config *config,
 }
 
 /*
- * redis:, sync_interval: and interfaces: are read at start only: a file
- * that changes one is refused whole (nothing half-applied), naming it.
+ * redis:, sync_interval:, metrics: and interfaces: are read at start
+ * only: a file that changes one is refused whole (nothing half-applied),
+ * naming it.
  */
 static int check_restart_needed(const struct xrl_daemon_state *state,
 				const char *path,
@@ -324,6 +325,8 @@ static int check_restart_needed(const struct xrl_daemon_state *state,
 	else if (config->sync_interval_ms !=
 		 state->started_with.sync_interval_ms)
 		field = "sync_interval";
+	else if (!same_text(config->metrics, state->started_with.metrics))
+		field = "metrics";
 	else if (!same_interfaces(config, state))
 		field = "interfaces";
 	if (!field)

@@ -75,6 +75,7 @@ struct xrl_daemon_state {
 	struct {
 		const char *redis;		/* "redis:", or NULL */
 		uint64_t sync_interval_ms;	/* 0: not set */
+		const char *metrics;		/* "metrics:", or NULL */
 		char **interfaces;		/* "interfaces:" */
 		size_t n_interfaces;
 	} started_with;

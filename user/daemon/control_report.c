@@ -16,6 +16,7 @@
 #include "control_cmds.h"
 #include "datapath.h"
 #include "events.h"
+#include "manual_bans.h"
 #include "mapwalk.h"
 #include "report.h"
 #include "rule.h"
@@ -364,13 +365,77 @@ static json_t *top_entry_json(const struct xrl_policy *policy,
 	return obj;
 }
 
+/* A ban by hand as a line of top: its prefix, what it dropped, marked
+ * banned with no rule (it is looked at before any). */
+static json_t *manual_ban_top_json(const struct xrl_manual_ban_entry *e,
+				   int map_fd, uint64_t now_ms)
+{
+	json_t *ban = xrl_manual_ban_json(e, map_fd), *obj;
+
+	if (!ban)
+		return NULL;
+	obj = json_pack("{s:O, s:n, s:O?, s:i, s:n, s:b, s:b}",
+			"source", json_object_get(ban, "cidr"),
+			"rule",
+			"dropped", json_object_get(ban, "packets") ?:
+				   json_integer(0),
+			"passed", 0, "fill", "banned", 1, "by_hand", 1);
+	if (obj && e->until_ms)
+		json_object_set_new(obj, "ban_left_s", json_real(
+			e->until_ms > now_ms ? (e->until_ms - now_ms) / 1e3 :
+					       0));
+	json_decref(ban);
+	return obj;
+}
+
+static json_int_t dropped_of(json_t *entry)
+{
+	return json_integer_value(json_object_get(entry, "dropped"));
+}
+
+static int by_dropped_json(const void *a, const void *b)
+{
+	json_int_t da = dropped_of(*(json_t *const *)a),
+		   db = dropped_of(*(json_t *const *)b);
+
+	return (da < db) - (da > db);
+}
+
+/* The bans by hand in force, most dropping first (free each, then the
+ * array). NULL with *@n 0 when there are none. */
+static json_t **manual_bans_top(const struct xrl_request *req, size_t *n)
+{
+	const struct xrl_manual_bans *bans = req->state->bans;
+	uint64_t now_ms = xrl_manual_bans_now_ms();
+	json_t **v;
+	size_t i;
+
+	*n = 0;
+	if (!bans || !bans->n)
+		return NULL;
+	v = calloc(bans->n, sizeof(*v));
+	if (!v)
+		return NULL;
+	for (i = 0; i < bans->n; i++) {
+		if (xrl_manual_ban_ended(&bans->v[i], now_ms))
+			continue;
+		v[*n] = manual_ban_top_json(&bans->v[i],
+					    req->state->dp->manual_bans_fd,
+					    now_ms);
+		if (v[*n])
+			(*n)++;
+	}
+	qsort(v, *n, sizeof(*v), by_dropped_json);
+	return v;
+}
+
 int xrl_control_top(struct xrl_request *req)
 {
 	json_t *n_item = json_object_get(req->json, "n");
 	struct top_walk walk = {};
 	json_int_t n = XRL_TOP_DEFAULT;
-	size_t stale = 0;
-	json_t *top;
+	size_t stale = 0, n_bans, b = 0;
+	json_t *top, **bans;
 	size_t i;
 	int ret;
 
@@ -396,15 +461,27 @@ int xrl_control_top(struct xrl_request *req)
 		goto free_walk;
 	}
 	qsort(walk.entries, walk.n, sizeof(*walk.entries), by_dropped);
+	bans = manual_bans_top(req, &n_bans);
 	top = json_array();
-	for (i = 0; i < walk.n && json_array_size(top) < (size_t)n; i++) {
+	/* The two lists merged, most dropping first. */
+	for (i = 0; (i < walk.n || b < n_bans) &&
+		    json_array_size(top) < (size_t)n;) {
+		if (b < n_bans && (i == walk.n || (__u64)dropped_of(bans[b]) >=
+						  walk.entries[i].dropped)) {
+			json_array_append(top, bans[b++]);
+			continue;
+		}
 		if (!judged_now(&req->state->policy, &walk.entries[i])) {
 			stale++;
+			i++;
 			continue;
 		}
 		json_array_append_new(top, top_entry_json(&req->state->policy,
-							  &walk.entries[i]));
+							  &walk.entries[i++]));
 	}
+	for (b = 0; b < n_bans; b++)
+		json_decref(bans[b]);
+	free(bans);
 	json_object_set_new(req->response, "top", top);
 	/* Buckets of an older policy passed over on the way. */
 	json_object_set_new(req->response, "stale_hidden",

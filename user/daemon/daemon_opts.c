@@ -71,7 +71,7 @@ static const struct xrl_opt daemon_opts[] = {
 	XRL_OPT("foreground", 'f', NULL, "stay in the foreground (the default)"),
 	XRL_OPT("metrics", OPT_METRICS, "ADDR:PORT",
 		"serve Prometheus metrics on /metrics there (127.0.0.1:9101, "
-		"[::1]:9101; default: off)"),
+		"[::1]:9101; default: metrics: of the config, or off)"),
 	XRL_OPT("detach-on-exit", OPT_DETACH, NULL,
 		"detach the interfaces on SIGTERM/SIGINT, and remove the pins "
 		"when nothing else is attached from them (default: leave the "

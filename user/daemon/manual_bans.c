@@ -42,22 +42,6 @@ uint64_t xrl_manual_bans_now_ms(void)
 	return xrl_clock_ns(CLOCK_REALTIME) / XRL_NS_PER_MS;
 }
 
-/* The program's key of a prefix (include/xrl.h, xrl_manual_ban_key). */
-void xrl_manual_ban_key(const struct xrl_lpm_key *p,
-			struct xrl_manual_ban_key *k)
-{
-	memset(k, 0, sizeof(*k));
-	if (xrl_prefix_family(p) == XRL_FAMILY_IPV4) {
-		k->family = XRL_FAMILY_IPV4;
-		k->prefixlen = XRL_MANUAL_BAN_HDR_BITS + p->prefixlen - 96;
-		memcpy(k->addr, &p->addr[12], 4);
-	} else {
-		k->family = XRL_FAMILY_IPV6;
-		k->prefixlen = XRL_MANUAL_BAN_HDR_BITS + p->prefixlen;
-		memcpy(k->addr, p->addr, 16);
-	}
-}
-
 /* The program's entry: its end on the program's clock. */
 void xrl_manual_ban_value(const struct xrl_manual_ban_entry *e,
 			  uint64_t now_ms, struct xrl_manual_ban *v)

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
+#include "bans.h"
 #include "xrl.h"
 
 #define XRL_BANS_NAME	"policy.bans.json"	/* beside the state file */
@@ -45,10 +46,8 @@ uint64_t xrl_manual_bans_now_ms(void);
 /* Whether @e ended by @now_ms. */
 bool xrl_manual_ban_ended(const struct xrl_manual_ban_entry *e,
 			  uint64_t now_ms);
-/* The program's key and entry of a ban (its end on the program's
- * clock). */
-void xrl_manual_ban_key(const struct xrl_lpm_key *prefix,
-			struct xrl_manual_ban_key *key);
+/* The program's entry of a ban (its end on the program's clock); its key:
+ * xrl_manual_ban_key() (bans.h). */
 void xrl_manual_ban_value(const struct xrl_manual_ban_entry *e,
 			  uint64_t now_ms, struct xrl_manual_ban *value);
 /* A ban as bans shows it, with what it dropped when @map_fd >= 0. */

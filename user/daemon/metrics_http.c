@@ -16,6 +16,7 @@
 #include "mapwalk.h"
 #include "metrics_collect.h"
 #include "metrics_http.h"
+#include "pin.h"
 #include "policy.h"
 
 struct rule_name {
@@ -35,6 +36,8 @@ struct xrl_metrics_server {
 	time_t applied;
 	xrl_metrics_extra_fn extra;
 	void *extra_ctx;
+	xrl_health_degraded_fn degraded;
+	void *degraded_ctx;
 	char (*ifaces)[IF_NAMESIZE];	/* /healthz: the daemon's interfaces */
 	size_t n_ifaces;
 	__u32 head_map_id;		/* and the policy head it applied */
@@ -68,17 +71,18 @@ static void count_sources(struct xrl_metrics_server *srv)
 }
 
 /*
- * Evictions are inserts minus the count; a stale count makes them look
- * higher, then lower again, so the counter keeps its highest value.
+ * Evictions are inserts minus the count and the buckets userspace
+ * deleted; a stale count makes them look higher, then lower again, so
+ * the counter keeps its highest value.
  */
 static void add_table(struct xrl_metrics_server *srv, struct xrl_metrics *m)
 {
 	__u64 inserts = m->table.events[XRL_TABLE_INSERT];
+	__u64 gone = (__u64)srv->tracked_sources + m->forgotten;
 
-	if (srv->tracked_sources >= 0 &&
-	    inserts > (__u64)srv->tracked_sources &&
-	    inserts - srv->tracked_sources > srv->evictions)
-		srv->evictions = inserts - srv->tracked_sources;
+	if (srv->tracked_sources >= 0 && inserts > gone &&
+	    inserts - gone > srv->evictions)
+		srv->evictions = inserts - gone;
 	m->tracked_sources = srv->tracked_sources;
 	m->evictions = srv->evictions;
 }
@@ -168,33 +172,83 @@ static bool iface_healthy(const struct xrl_metrics_server *srv,
 	return true;
 }
 
+/* The interfaces attached from the pins besides the daemon's own: a CLI
+ * attach to the daemon's pins (xdp-ratelimit attach). */
+struct pinned_walk {
+	const struct xrl_metrics_server *srv;
+	char *why;
+	size_t len;
+	size_t n_pinned;
+};
+
+static bool daemon_iface(const struct xrl_metrics_server *srv,
+			 const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < srv->n_ifaces; i++)
+		if (!strcmp(srv->ifaces[i], name))
+			return true;
+	return false;
+}
+
+static int pinned_healthy(const char *ifname, void *ctx)
+{
+	struct pinned_walk *walk = ctx;
+
+	if (daemon_iface(walk->srv, ifname))
+		return 0;
+	walk->n_pinned++;
+	return iface_healthy(walk->srv, ifname, walk->why, walk->len) ? 0 : 1;
+}
+
+/* Why the data path is not enforcing the daemon's policy, in @why (empty
+ * when it is). Under the lock. */
+static void enforcing(struct xrl_metrics_server *srv, char *why, size_t len)
+{
+	struct pinned_walk walk = { .srv = srv, .why = why, .len = len };
+	__u32 zero = 0, in_force;
+	size_t i;
+
+	for (i = 0; !why[0] && i < srv->n_ifaces; i++)
+		iface_healthy(srv, srv->ifaces[i], why, len);
+	if (!why[0] && srv->dp->pin_dir[0])
+		xrl_pin_for_each_link(srv->dp->pin_dir, pinned_healthy, &walk);
+	if (!why[0] && !srv->n_ifaces && !walk.n_pinned)
+		snprintf(why, len, "attached to no interface");
+	if (!why[0] && bpf_map_lookup_elem(srv->dp->settings_fd, &zero,
+					   &in_force))
+		snprintf(why, len, "no policy in force (%s[0]: %s)",
+			 XRL_MAP_SETTINGS, strerror(errno));
+	else if (!why[0] && in_force != srv->head_map_id)
+		snprintf(why, len, "the policy in force (head map %u) "
+			 "is not the daemon's (%u): replaced outside it; "
+			 "reload", in_force, srv->head_map_id);
+}
+
 /*
- * 200 when every interface of the daemon runs the program and the policy
- * the daemon applied is in force; 503 with the first reason otherwise.
+ * 200 "ok" when every interface of the daemon, and every other one
+ * attached from its pins, runs the program and the policy the daemon
+ * applied is in force; 503 with the first reason otherwise. A global
+ * budget without Redis still enforces (its fallback share): 200, with
+ * "degraded: why" for the probes that read the body.
  */
 static unsigned health(struct xrl_metrics_server *srv, char *text, size_t len)
 {
-	__u32 zero = 0, in_force;
-	char why[256] = "";
-	size_t i;
+	char why[256] = "", degraded[256] = "";
 
 	pthread_mutex_lock(&srv->lock);
-	if (!srv->n_ifaces)
-		snprintf(why, sizeof(why), "attached to no interface");
-	for (i = 0; !why[0] && i < srv->n_ifaces; i++)
-		iface_healthy(srv, srv->ifaces[i], why, sizeof(why));
-	if (!why[0] && bpf_map_lookup_elem(srv->dp->settings_fd, &zero,
-					   &in_force))
-		snprintf(why, sizeof(why), "no policy in force (%s[0]: %s)",
-			 XRL_MAP_SETTINGS, strerror(errno));
-	else if (!why[0] && in_force != srv->head_map_id)
-		snprintf(why, sizeof(why), "the policy in force (head map %u) "
-			 "is not the daemon's (%u): replaced outside it; "
-			 "reload", in_force, srv->head_map_id);
+	enforcing(srv, why, sizeof(why));
+	if (!why[0] && srv->degraded)
+		srv->degraded(srv->degraded_ctx, degraded, sizeof(degraded));
 	pthread_mutex_unlock(&srv->lock);
 	if (why[0]) {
 		snprintf(text, len, "unhealthy: %s\n", why);
 		return MHD_HTTP_SERVICE_UNAVAILABLE;
+	}
+	if (degraded[0]) {
+		snprintf(text, len, "degraded: %s\n", degraded);
+		return MHD_HTTP_OK;
 	}
 	snprintf(text, len, "ok\n");
 	return MHD_HTTP_OK;
@@ -414,6 +468,15 @@ void xrl_metrics_server_extra(struct xrl_metrics_server *srv,
 	pthread_mutex_lock(&srv->lock);
 	srv->extra = fn;
 	srv->extra_ctx = ctx;
+	pthread_mutex_unlock(&srv->lock);
+}
+
+void xrl_metrics_server_degraded(struct xrl_metrics_server *srv,
+				 xrl_health_degraded_fn fn, void *ctx)
+{
+	pthread_mutex_lock(&srv->lock);
+	srv->degraded = fn;
+	srv->degraded_ctx = ctx;
 	pthread_mutex_unlock(&srv->lock);
 }
 

@@ -47,9 +47,10 @@ int xrl_metrics_server_policy(struct xrl_metrics_server *srv,
 			      uint64_t generation, time_t applied);
 
 /*
- * What /healthz checks: that each of @ifaces (the daemon's interfaces)
- * runs the data path's program, and that the rules map in force is
- * @head_map_id, the one the daemon applied. 0 or -ENOMEM.
+ * What /healthz checks: that each of @ifaces (the daemon's interfaces),
+ * and each interface attached from the pins, runs the data path's
+ * program, and that the rules map in force is @head_map_id, the one the
+ * daemon applied. 0 or -ENOMEM.
  */
 int xrl_metrics_server_health(struct xrl_metrics_server *srv,
 			      char *const *ifaces, size_t n_ifaces,
@@ -64,6 +65,15 @@ void xrl_metrics_server_reload(struct xrl_metrics_server *srv, time_t at,
  * from the scrape thread (the callback takes its own locks). */
 void xrl_metrics_server_extra(struct xrl_metrics_server *srv,
 			      xrl_metrics_extra_fn fn, void *ctx);
+
+/* Writes why the budgets are degraded into @why (left empty when they
+ * are not); called from the scrape thread (it takes its own locks). */
+typedef void (*xrl_health_degraded_fn)(void *ctx, char *why, size_t len);
+
+/* What makes /healthz answer "degraded: why" (still 200: the data path
+ * enforces). */
+void xrl_metrics_server_degraded(struct xrl_metrics_server *srv,
+				 xrl_health_degraded_fn fn, void *ctx);
 
 /* Stops serving (waits for a scrape in progress) and frees @srv. */
 void xrl_metrics_server_stop(struct xrl_metrics_server *srv);

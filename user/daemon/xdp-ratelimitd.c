@@ -171,6 +171,9 @@ static int install_policy(struct xrl_daemon_state *state, bool loaded,
 		pr_err("reading the policy in force: %s", strerror(-ret));
 		return ret;
 	}
+	/* The bans kept turn the lookup on, as every change does
+	 * (change.c): compared with it on, a policy in force matches. */
+	config->policy.manual_bans = state->bans && state->bans->n;
 	if (!loaded && lookup_fits_bans(state) &&
 	    !xrl_policy_carry_ids(&config->policy, &state->policy) &&
 	    !xrl_policy_matches_map(state->dp, &config->policy)) {
@@ -410,7 +413,7 @@ static void stop_events(struct event_feed *feed)
 static int check_setup(const struct xrl_daemon_opts *opts,
 		       const struct xrl_config *config)
 {
-	char host[256];
+	char host[256], err[512];
 	uint16_t port;
 	size_t i;
 
@@ -426,6 +429,15 @@ static int check_setup(const struct xrl_daemon_opts *opts,
 	    xrl_hostport_parse(config->redis, host, sizeof(host), &port)) {
 		pr_err("%s: redis: \"%s\" is not HOST:PORT", opts->config_path,
 		       config->redis);
+		return -EINVAL;
+	}
+	if (!opts->metrics && config->metrics &&
+	    xrl_metrics_listen_check(config->metrics, err, sizeof(err))) {
+		/* "--metrics VALUE: why" (metrics_http.c), said of the
+		 * file's key. */
+		pr_err("%s:%d: metrics: \"%s\": %s", opts->config_path,
+		       config->metrics_line, config->metrics,
+		       err + strlen("--metrics : ") + strlen(config->metrics));
 		return -EINVAL;
 	}
 	return 0;
@@ -491,12 +503,16 @@ static int run(struct xrl_daemon_opts *opts)
 		goto close_socket;
 	}
 	if (bans.n)
-		pr_info("%zu bans from %s", bans.n, bans.path);
+		pr_info("%zu ban%s from %s", bans.n, bans.n == 1 ? "" : "s",
+			bans.path);
 	opts->n_cli_ifaces = opts->n_ifaces;
 	gather_interfaces(opts, &config);
 	ret = check_setup(opts, &config);
 	if (ret)
 		goto free_config;
+	/* --metrics wins over the file's metrics:. */
+	if (!opts->metrics)
+		opts->metrics = config.metrics;
 
 	ret = xrl_pin_dir_open(&dir, opts->pin_dir, true, err, sizeof(err));
 	if (ret) {
@@ -543,6 +559,7 @@ static int run(struct xrl_daemon_opts *opts)
 	state.started = time(NULL);
 	state.started_with.redis = config.redis;
 	state.started_with.sync_interval_ms = config.sync_interval_ms;
+	state.started_with.metrics = config.metrics;
 	state.started_with.interfaces = config.interfaces;
 	state.started_with.n_interfaces = config.n_interfaces;
 	ret = install_policy(&state, loaded, &config);
@@ -553,9 +570,12 @@ static int run(struct xrl_daemon_opts *opts)
 		ret = attach_interfaces(&dp, opts);
 	if (!ret)
 		ret = start_metrics(&state, opts, &metrics);
-	if (!ret && metrics)
+	if (!ret && metrics) {
 		xrl_metrics_server_extra(metrics, xrl_budgets_write_metrics,
 					 &budgets);
+		xrl_metrics_server_degraded(metrics, xrl_budgets_degraded_why,
+					    &budgets);
+	}
 	if (!ret)
 		ret = start_events(&state, opts, &feed);
 	if (ret) {

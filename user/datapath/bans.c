@@ -2,11 +2,14 @@
 /*
  * bans.c - the program's ban records (bpf/bans.h) as userspace counts
  * them: the bans in force, for /metrics; how full the map of bans by
- * hand is, for status and /metrics.
+ * hand is, for status and /metrics; the ban by hand that covers a
+ * source, for explain.
  */
 #include <errno.h>
+#include <string.h>
 #include <bpf/bpf.h>
 #include "bans.h"
+#include "cidr.h"
 #include "datapath.h"
 #include "mapwalk.h"
 
@@ -58,4 +61,123 @@ int xrl_manual_bans_fill(const struct xrl_datapath *dp,
 	fill->entries = n;
 	fill->max_entries = info.max_entries;
 	return 0;
+}
+
+/* The program's key of a prefix (include/xrl.h, xrl_manual_ban_key). */
+void xrl_manual_ban_key(const struct xrl_lpm_key *p,
+			struct xrl_manual_ban_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (xrl_prefix_family(p) == XRL_FAMILY_IPV4) {
+		k->family = XRL_FAMILY_IPV4;
+		k->prefixlen = XRL_MANUAL_BAN_HDR_BITS + p->prefixlen - 96;
+		memcpy(k->addr, &p->addr[12], 4);
+	} else {
+		k->family = XRL_FAMILY_IPV6;
+		k->prefixlen = XRL_MANUAL_BAN_HDR_BITS + p->prefixlen;
+		memcpy(k->addr, p->addr, 16);
+	}
+}
+
+/* Whether @ban holds at @now_ns, as the program's manual_banned() says. */
+static bool manual_ban_holds(const struct xrl_manual_ban *ban, __u64 now_ns)
+{
+	return !ban->until_ns || (__s64)(ban->until_ns - now_ns) > 0;
+}
+
+struct manual_walk {
+	__u64 now_ns;
+	struct xrl_manual_ban_key source;	/* for covering_walk */
+	struct xrl_manual_ban_key best;
+	struct xrl_manual_ban ban;
+	bool found;
+	__u64 n;				/* for count_manual */
+};
+
+/* Whether @key's prefix holds @source (both the program's keys). */
+static bool key_covers(const struct xrl_manual_ban_key *key,
+		       const struct xrl_manual_ban_key *source)
+{
+	unsigned bits = key->prefixlen - XRL_MANUAL_BAN_HDR_BITS, whole;
+
+	if (key->family != source->family || key->prefixlen >
+	    source->prefixlen)
+		return false;
+	whole = bits / 8;
+	if (memcmp(key->addr, source->addr, whole))
+		return false;
+	return bits % 8 == 0 || !((key->addr[whole] ^ source->addr[whole]) &
+				  (0xff00 >> (bits % 8)));
+}
+
+static int covering_walk(const void *key, const void *value, void *ctx)
+{
+	const struct xrl_manual_ban_key *k = key;
+	struct manual_walk *walk = ctx;
+
+	if (!key_covers(k, &walk->source) ||
+	    (walk->found && k->prefixlen <= walk->best.prefixlen))
+		return 0;
+	walk->best = *k;
+	memcpy(&walk->ban, value, sizeof(walk->ban));
+	walk->found = true;
+	return 0;
+}
+
+int xrl_manual_ban_of(const struct xrl_datapath *dp,
+		      const struct xrl_lpm_key *source, __u64 now_ns,
+		      struct xrl_lpm_key *prefix, struct xrl_manual_ban *ban)
+{
+	struct manual_walk walk = { .now_ns = now_ns };
+	unsigned bits;
+	int ret;
+
+	if (dp->manual_bans_fd < 0)
+		return -ENOENT;
+	xrl_manual_ban_key(source, &walk.source);
+	ret = xrl_map_walk(dp->manual_bans_fd, sizeof(walk.source),
+			   sizeof(walk.ban), covering_walk, &walk);
+	if (ret)
+		return ret;
+	if (!walk.found)
+		return 0;
+	/* Back to the address layout of struct xrl_lpm_key. */
+	memset(prefix, 0, sizeof(*prefix));
+	bits = walk.best.prefixlen - XRL_MANUAL_BAN_HDR_BITS;
+	if (walk.best.family == XRL_FAMILY_IPV4) {
+		prefix->addr[10] = prefix->addr[11] = 0xff;
+		memcpy(&prefix->addr[12], walk.best.addr, 4);
+		prefix->prefixlen = 96 + bits;
+	} else {
+		memcpy(prefix->addr, walk.best.addr, 16);
+		prefix->prefixlen = bits;
+	}
+	*ban = walk.ban;
+	return manual_ban_holds(&walk.ban, now_ns) ? 1 : 0;
+}
+
+static int count_manual(const void *key, const void *value, void *ctx)
+{
+	struct manual_walk *walk = ctx;
+
+	(void)key;
+	if (manual_ban_holds(value, walk->now_ns))
+		walk->n++;
+	return 0;
+}
+
+int xrl_manual_bans_active(const struct xrl_datapath *dp, __u64 now_ns,
+			   __u64 *n)
+{
+	struct manual_walk walk = { .now_ns = now_ns };
+	int ret;
+
+	if (dp->manual_bans_fd < 0)
+		return -ENOENT;
+	ret = xrl_map_walk(dp->manual_bans_fd,
+			   sizeof(struct xrl_manual_ban_key),
+			   sizeof(struct xrl_manual_ban), count_manual, &walk);
+	if (!ret)
+		*n = walk.n;
+	return ret;
 }

@@ -6,10 +6,12 @@
 #ifndef XRL_DATAPATH_BANS_H
 #define XRL_DATAPATH_BANS_H
 
+#include <stdbool.h>
 #include <linux/types.h>
 #include "xrl.h"
 
 struct xrl_datapath;
+struct xrl_lpm_key;
 
 /*
  * Sources whose ban record says they are banned at @now_ns (the
@@ -28,5 +30,25 @@ struct xrl_manual_bans_fill {
 };
 int xrl_manual_bans_fill(const struct xrl_datapath *dp,
 			 struct xrl_manual_bans_fill *fill);
+
+/* The program's key of a ban by hand on @prefix (as xrl_cidr_parse()
+ * gives it). */
+void xrl_manual_ban_key(const struct xrl_lpm_key *prefix,
+			struct xrl_manual_ban_key *key);
+
+/*
+ * The ban by hand the program finds for @source (a host, as
+ * xrl_cidr_parse() gives it): the longest prefix of the map that holds
+ * it, in *@prefix and *@ban. 1 when it holds at @now_ns (the program's
+ * clock) and drops the source; 0 when it ended or there is none (*@prefix
+ * then untouched); -errno.
+ */
+int xrl_manual_ban_of(const struct xrl_datapath *dp,
+		      const struct xrl_lpm_key *source, __u64 now_ns,
+		      struct xrl_lpm_key *prefix, struct xrl_manual_ban *ban);
+
+/* Bans by hand that hold at @now_ns into *@n. 0 or -errno. */
+int xrl_manual_bans_active(const struct xrl_datapath *dp, __u64 now_ns,
+			   __u64 *n);
 
 #endif

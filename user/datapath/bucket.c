@@ -16,6 +16,7 @@
 #include "mapwalk.h"
 #include "policy.h"
 #include "rulemaps.h"
+#include "stats.h"
 
 static const __u8 v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
 
@@ -85,13 +86,14 @@ unsigned xrl_bucket_key_prefixlen(const struct xrl_settings *settings,
 
 int xrl_rule_of(const struct xrl_datapath *dp,
 		const struct xrl_settings *settings, const __u8 addr[16],
-		struct xrl_rule *rule, struct xrl_lpm_key *prefix,
-		struct xrl_classified *how)
+		const struct xrl_l4_packet *packet, struct xrl_rule *rule,
+		struct xrl_lpm_key *prefix, struct xrl_classified *how)
 {
 	unsigned key_len = is_v4(addr) ? settings->v4_prefix :
 					 settings->v6_prefix;
 
-	return xrl_rules_classify(dp, addr, key_len, rule, prefix, how);
+	return xrl_rules_classify(dp, addr, key_len, packet, rule, prefix,
+				  how);
 }
 
 void xrl_bucket_level(const struct xrl_limit *limit, __u64 tat_word,
@@ -226,5 +228,8 @@ int xrl_buckets_forget(const struct xrl_datapath *dp,
 			ret = -errno;
 	}
 	free(walk.keys);
+	/* Forgotten on purpose: no evictions (include/xrl.h). */
+	if (!ret)
+		ret = xrl_table_forgotten_add(dp, *n_deleted);
 	return ret;
 }

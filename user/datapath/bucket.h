@@ -33,15 +33,15 @@ unsigned xrl_bucket_key_prefixlen(const struct xrl_settings *settings,
 				  const struct xrl_bucket_key *key);
 
 /*
- * The rule in force that judges @addr, its prefix (*@prefix), and what
- * the classification met (*@how: whether the bucket key names the rule,
- * the L4 rules on the way). 0, -ENOENT when no rule does (no policy),
- * -errno.
+ * The rule in force that judges @addr's packets with @packet's L4 header
+ * (NULL: one no L4 rule takes), its prefix (*@prefix), and what the
+ * classification met (*@how: whether the bucket key names the rule, the
+ * L4 rules on the way). 0, -ENOENT when no rule does (no policy), -errno.
  */
 int xrl_rule_of(const struct xrl_datapath *dp,
 		const struct xrl_settings *settings, const __u8 addr[16],
-		struct xrl_rule *rule, struct xrl_lpm_key *prefix,
-		struct xrl_classified *how);
+		const struct xrl_l4_packet *packet, struct xrl_rule *rule,
+		struct xrl_lpm_key *prefix, struct xrl_classified *how);
 
 /* A limit's level in a bucket's word at @now_ns. */
 struct xrl_bucket_level {

@@ -116,17 +116,25 @@ free_buffers:
 int xrl_metrics_collect(const struct xrl_datapath *dp, struct xrl_metrics *m)
 {
 	struct xrl_manual_bans_fill fill;
+	__u64 now = xrl_clock_ns(CLOCK_MONOTONIC), by_hand = 0;
 	int ret;
 
 	ret = xrl_stats_read(dp, m->totals);
 	if (!ret)
 		ret = xrl_table_stats_read(dp, &m->table);
 	if (!ret)
+		ret = xrl_table_forgotten_read(dp, &m->forgotten);
+	if (!ret)
 		ret = xrl_event_stats_read(dp, &m->events);
 	if (!ret)
 		ret = xrl_ban_stats_read(dp, &m->bans);
 	if (!ret)
-		ret = xrl_bans_active(dp, xrl_clock_ns(CLOCK_MONOTONIC), &m->active_bans);
+		ret = xrl_bans_active(dp, now, &m->active_bans);
+	/* A ban by hand in force is a ban too (the program drops its
+	 * prefix as banned). */
+	if (!ret)
+		ret = xrl_manual_bans_active(dp, now, &by_hand);
+	m->active_bans += by_hand;
 	if (!ret)
 		ret = xrl_manual_bans_fill(dp, &fill);
 	if (!ret) {

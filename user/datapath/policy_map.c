@@ -21,6 +21,7 @@
 #include "policy_running.h"
 #include "rule.h"
 #include "rulemaps.h"
+#include "stats.h"
 #include "typed_map.h"
 
 /*
@@ -568,6 +569,7 @@ static int scrub_reused(const struct xrl_datapath *dp,
 {
 	struct scrub_ctx scrub = {};
 	unsigned n_cpus = xrl_datapath_cpus();
+	__u64 deleted = 0;
 	bool *reused;
 	void *zeros;
 	size_t i;
@@ -596,10 +598,15 @@ static int scrub_reused(const struct xrl_datapath *dp,
 				   sizeof(struct xrl_bucket_key),
 				   sizeof(struct xrl_bucket), collect_bucket,
 				   &scrub);
-	for (i = 0; !ret && i < scrub.n; i++)
-		if (bpf_map_delete_elem(dp->buckets_fd, &scrub.keys[i]) &&
-		    errno != ENOENT)
+	for (i = 0; !ret && i < scrub.n; i++) {
+		if (!bpf_map_delete_elem(dp->buckets_fd, &scrub.keys[i]))
+			deleted++;
+		else if (errno != ENOENT)
 			ret = -errno;
+	}
+	/* Deleted on purpose: no evictions (include/xrl.h). */
+	if (!ret)
+		ret = xrl_table_forgotten_add(dp, deleted);
 free_all:
 	free(scrub.keys);
 	free(zeros);

@@ -47,17 +47,19 @@ static int by_rule_id(const void *a, const void *b)
 
 /*
  * The kernel counts no LRU evictions. Every bucket ever inserted is
- * either still in the table or was evicted (no one else deletes them), so
- * evictions = inserts - occupancy, up to what changed between the two
- * reads.
+ * still in the table, was deleted by userspace (counted), or was
+ * evicted, so evictions = inserts - occupancy - deleted, up to what
+ * changed between the reads.
  */
 static int collect_table(const struct xrl_datapath *dp,
 			 struct xrl_table_report *table)
 {
-	__u64 inserts;
+	__u64 inserts, forgotten;
 	int ret;
 
 	ret = xrl_table_stats_read(dp, &table->counters);
+	if (!ret)
+		ret = xrl_table_forgotten_read(dp, &forgotten);
 	if (ret)
 		return ret;
 	ret = xrl_datapath_settings(dp, &table->settings);
@@ -73,8 +75,8 @@ static int collect_table(const struct xrl_datapath *dp,
 	if (table->occupancy < 0)
 		return table->occupancy;
 	inserts = table->counters.events[XRL_TABLE_INSERT];
-	table->evictions = inserts > (__u64)table->occupancy ?
-			   inserts - table->occupancy : 0;
+	table->evictions = inserts > (__u64)table->occupancy + forgotten ?
+			   inserts - table->occupancy - forgotten : 0;
 	return 0;
 }
 

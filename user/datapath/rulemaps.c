@@ -394,11 +394,6 @@ static int lookup_rule(int fd, enum xrl_family family, unsigned len,
 	return bpf_map_lookup_elem(fd, &key, rule) ? -errno : 0;
 }
 
-/*
- * The plain rule of @rule's chain (itself when plain): what a packet no
- * L4 rule matches gets at that key. -ENOENT when the chain has none;
- * the protocols of its L4 rules are added to @how.
- */
 static void add_l4_proto(struct xrl_classified *how, __u8 proto)
 {
 	unsigned i;
@@ -410,8 +405,15 @@ static void add_l4_proto(struct xrl_classified *how, __u8 proto)
 		how->l4_protos[how->n_l4_protos++] = proto;
 }
 
-static int plain_of_chain(int table_fd, struct xrl_rule *rule,
-			  struct xrl_classified *how)
+/*
+ * The rule of @rule's chain that takes @packet, as the program's
+ * l4_chain() walks it (policy order, the plain rule last): with @packet
+ * NULL, the plain rule (itself when plain), what a packet no L4 rule
+ * matches gets at that key. -ENOENT when none does; the protocols of the
+ * L4 rules met are added to @how.
+ */
+static int chain_rule(int table_fd, const struct xrl_l4_packet *packet,
+		      struct xrl_rule *rule, struct xrl_classified *how)
 {
 	__u32 hops, id;
 
@@ -419,6 +421,8 @@ static int plain_of_chain(int table_fd, struct xrl_rule *rule,
 		if (xrl_match_is_plain(&rule->match))
 			return 0;
 		add_l4_proto(how, rule->match.proto);
+		if (packet && xrl_match_takes(&rule->match, packet))
+			return 0;
 		if (!rule->match.next)
 			return -ENOENT;
 		id = rule->match.next - 1;
@@ -430,13 +434,14 @@ static int plain_of_chain(int table_fd, struct xrl_rule *rule,
 
 /*
  * The program's classify() (bpf/classify.h) on the classifier in force,
- * for a packet no L4 rule matches: the longest length of the family
+ * for @packet (NULL: a packet no L4 rule matches): the longest length of the family
  * first, then the default rule, then the split marker of the key subnet.
  * A source whose walk met an L4 rule is split, as in the program.
  */
 int xrl_rules_classify(const struct xrl_datapath *dp, const __u8 addr[16],
-		       unsigned key_len, struct xrl_rule *rule,
-		       struct xrl_lpm_key *prefix, struct xrl_classified *how)
+		       unsigned key_len, const struct xrl_l4_packet *packet,
+		       struct xrl_rule *rule, struct xrl_lpm_key *prefix,
+		       struct xrl_classified *how)
 {
 	struct xrl_lpm_key host = { .prefixlen = 128 };
 	struct xrl_rule_key meta_key = { .family = XRL_KEY_META };
@@ -471,7 +476,7 @@ int xrl_rules_classify(const struct xrl_datapath *dp, const __u8 addr[16],
 			continue;
 		ret = lookup_rule(fd, family, len, src, false, rule);
 		if (!ret)
-			ret = plain_of_chain(table_fd, rule, how);
+			ret = chain_rule(table_fd, packet, rule, how);
 		if (ret && ret != -ENOENT)
 			goto out;
 		if (!ret)
@@ -484,7 +489,7 @@ int xrl_rules_classify(const struct xrl_datapath *dp, const __u8 addr[16],
 			ret = -errno;
 			goto out;
 		}
-		ret = plain_of_chain(table_fd, rule, how);
+		ret = chain_rule(table_fd, packet, rule, how);
 		if (ret)
 			goto out;
 	} else {

@@ -57,9 +57,12 @@ struct xrl_classified {
 	unsigned n_l4_protos;
 };
 
+struct xrl_l4_packet;
+
 /*
  * The rule in force that judges the source @addr (IPv4-mapped for IPv4),
- * as the program's classify() finds it for a packet no L4 rule matches,
+ * as the program's classify() finds it for @packet's L4 header (NULL: a
+ * packet no L4 rule matches),
  * its prefix, whether the source's key subnet (@addr masked to @key_len
  * bits of its family) is split by a longer rule or an L4 rule (the
  * program then keys its bucket by the rule: include/xrl.h, struct
@@ -67,8 +70,9 @@ struct xrl_classified {
  * policy or without a default rule, -errno.
  */
 int xrl_rules_classify(const struct xrl_datapath *dp, const __u8 addr[16],
-		       unsigned key_len, struct xrl_rule *rule,
-		       struct xrl_lpm_key *prefix, struct xrl_classified *how);
+		       unsigned key_len, const struct xrl_l4_packet *packet,
+		       struct xrl_rule *rule, struct xrl_lpm_key *prefix,
+		       struct xrl_classified *how);
 
 /* What this process knows of the rules it installed (see rulemaps.c). */
 void xrl_rules_forget(struct xrl_datapath *dp);

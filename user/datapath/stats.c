@@ -79,3 +79,46 @@ int xrl_ban_stats_read(const struct xrl_datapath *dp,
 	return sum_percpu(dp->ban_stats_fd, 0, (__u64 *)totals,
 			  sizeof(*totals) / sizeof(__u64));
 }
+
+int xrl_table_forgotten_read(const struct xrl_datapath *dp, __u64 *n)
+{
+	struct xrl_table_counters sum;
+	int ret = sum_percpu(dp->table_stats_fd, XRL_TABLE_STATS_FORGOTTEN,
+			     sum.events, XRL_TABLE_EVENTS);
+
+	/* Pins of a build before the slot: none counted. */
+	*n = ret ? 0 : sum.events[XRL_TABLE_INSERT];
+	return ret == -ENOENT ? 0 : ret;
+}
+
+/*
+ * Two userspace writers at the same instant (a reset beside a policy
+ * change's scrub) may lose one's count: a read-modify-write, as the map
+ * has no atomic add from userspace; the program never writes the slot.
+ */
+int xrl_table_forgotten_add(const struct xrl_datapath *dp, __u64 n)
+{
+	__u32 key = XRL_TABLE_STATS_FORGOTTEN;
+	int n_cpus = libbpf_num_possible_cpus();
+	struct xrl_table_counters *values;
+	int ret = 0;
+
+	if (!n)
+		return 0;
+	if (n_cpus < 0)
+		return n_cpus;
+	values = calloc((size_t)n_cpus, sizeof(*values));
+	if (!values)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(dp->table_stats_fd, &key, values)) {
+		/* Pins of a build before the slot: nothing to count in. */
+		ret = errno == ENOENT ? 0 : -errno;
+		goto free_values;
+	}
+	values[0].events[XRL_TABLE_INSERT] += n;
+	if (bpf_map_update_elem(dp->table_stats_fd, &key, values, 0))
+		ret = -errno;
+free_values:
+	free(values);
+	return ret;
+}

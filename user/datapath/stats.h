@@ -23,6 +23,12 @@ int xrl_rule_stats_read(const struct xrl_datapath *dp, __u32 rule_id,
 int xrl_table_stats_read(const struct xrl_datapath *dp,
 			 struct xrl_table_counters *totals);
 
+/* The buckets userspace deleted (reset, a policy change's scrub), which
+ * are no evictions (include/xrl.h, XRL_TABLE_STATS_FORGOTTEN): read, and
+ * counted after deleting @n. 0 or -errno. */
+int xrl_table_forgotten_read(const struct xrl_datapath *dp, __u64 *n);
+int xrl_table_forgotten_add(const struct xrl_datapath *dp, __u64 n);
+
 /* Sums the limit event counters (and cap state) of every CPU. */
 int xrl_event_stats_read(const struct xrl_datapath *dp,
 			 struct xrl_event_state *totals);
