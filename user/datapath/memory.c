@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include "datapath.h"
+#include "mapwalk.h"
 #include "memory.h"
 #include "units.h"
 
@@ -84,6 +85,19 @@ static int add_inner_maps(struct xrl_memory_report *report, int outer_fd,
 	return 0;
 }
 
+/* The entries the map is charged for: all of them when preallocated,
+ * else (BPF_F_NO_PREALLOC: the rule counters, the aggregates' maps, LPM
+ * tries) the ones it holds. */
+static __u32 entries_held(int fd, const struct bpf_map_info *info)
+{
+	long n;
+
+	if (!(info->map_flags & BPF_F_NO_PREALLOC))
+		return info->max_entries;
+	n = xrl_map_count(fd, info->key_size);
+	return n < 0 ? info->max_entries : (__u32)n;
+}
+
 static int add_map_fd(struct xrl_memory_report *report, int fd)
 {
 	struct bpf_map_info info = {};
@@ -102,9 +116,10 @@ static int add_map_fd(struct xrl_memory_report *report, int fd)
 	m->type = info.type;
 	m->value_size = info.value_size;
 	m->max_entries = info.max_entries;
+	m->entries = entries_held(fd, &info);
 	m->memlock = fd_memlock(fd);
 	m->per_cpu = xrl_map_per_cpu_bytes(info.type, info.value_size,
-					   info.max_entries, report->cpus);
+					   m->entries, report->cpus);
 	if (m->per_cpu > m->memlock)	/* an older kernel's figure */
 		m->per_cpu = m->memlock;
 	report->total += m->memlock;
@@ -191,8 +206,6 @@ static const char *sized_by(const char *map)
 	static const struct { const char *map, *option; } sizes[] = {
 		{ "xrl_buckets", "--max-sources" },
 		{ "xrl_windows", "--max-sources" },
-		{ "xrl_table", "--max-rules" },
-		{ "xrl_rule_stats", "--max-rules" },
 	};
 	size_t i;
 
@@ -274,7 +287,7 @@ void xrl_memory_print(FILE *out, const struct xrl_memory_report *report)
 			continue;
 		}
 		xrl_format_bytes(m->memlock, size, sizeof(size));
-		snprintf(shape, sizeof(shape), "%u x %u B", m->max_entries,
+		snprintf(shape, sizeof(shape), "%u x %u B", m->entries,
 			 m->value_size);
 		fprintf(out, "  %-16s %-14s %-18s %10s%s\n", m->name,
 			type_name(m->type), shape, size,
@@ -296,9 +309,10 @@ json_t *xrl_memory_json(const struct xrl_memory_report *report)
 		const struct xrl_map_memory *m = &report->maps[i];
 
 		json_array_append_new(maps, json_pack(
-			"{s:s, s:I, s:s, s:I, s:I, s:I, s:I}", "name", m->name,
+			"{s:s, s:I, s:s, s:I, s:I, s:I, s:I, s:I}", "name", m->name,
 			"id", (json_int_t)m->id, "type", type_name(m->type),
 			"max_entries", (json_int_t)m->max_entries,
+			"entries", (json_int_t)m->entries,
 			"value_size", (json_int_t)m->value_size,
 			"bytes", (json_int_t)m->memlock,
 			"per_cpu_bytes", (json_int_t)m->per_cpu));
