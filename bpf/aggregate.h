@@ -15,9 +15,16 @@
 #include "xrl.h"
 #include "gcra.h"
 
+/*
+ * Not preallocated, both: an entry per aggregate rule in force, made by
+ * userspace with its shares (user/datapath/aggregate.c), so per-CPU
+ * memory follows the aggregate rules there are, not XRL_AGG_MAP_ENTRIES
+ * times the CPUs.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, XRL_AGG_MAP_ENTRIES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, struct xrl_agg_share);
 } xrl_agg_shares SEC(".maps");
@@ -25,6 +32,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, XRL_AGG_MAP_ENTRIES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, struct xrl_agg_state);
 } xrl_agg_state SEC(".maps");
@@ -55,8 +63,9 @@ struct {
 } xrl_agg_scratch SEC(".maps");
 
 /*
- * This CPU's state of the rule, made on its first packet (an insert from
- * the program sets this CPU's value and zeroes the others').
+ * This CPU's state of the rule: made by userspace with the rule's shares;
+ * else on its first packet (an insert from the program sets this CPU's
+ * value and zeroes the others').
  */
 static __always_inline struct xrl_agg_state *agg_state(__u32 rule_id)
 {

@@ -8,7 +8,7 @@
  * hash map of exact prefixes, one lookup per prefix length the policy
  * holds, longest first) and the rule table (an array by rule id, for the
  * hot path: a source whose bucket names a rule of the policy in force is
- * judged by one array lookup). Every rule carries its policy generation:
+ * judged by one lookup by id). Every rule carries its policy generation:
  * a table rule is used only when its generation is the one the bucket
  * was classified under. Layout: include/xrl.h.
  */
@@ -44,14 +44,14 @@ struct {
 } xrl_policy SEC(".maps");
 
 /*
- * Every table is as long as the rule capacity (set at load time, as the
- * per-rule counters): an inner array of the template's size lets the
- * verifier inline the hot path's lookup, which BPF_F_INNER_MAP (tables
- * of any size) would turn into a helper call.
+ * A hash by rule id, sized by userspace to the policy it holds (a hash
+ * inner map may differ from its template in size, an array may not
+ * without BPF_F_INNER_MAP): a table costs what its rules do, whatever
+ * the rule capacity and however the ids are spread over their space.
  */
 struct xrl_table_map {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, XRL_DEFAULT_RULES);	/* set at load time */
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, sizeof(struct xrl_rule));
 };

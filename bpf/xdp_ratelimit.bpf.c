@@ -33,9 +33,17 @@ struct {
 	__type(value, struct xrl_counter);
 } xrl_stats SEC(".maps");
 
+/*
+ * Per-rule counters by rule id: an entry for each rule in force (and the
+ * rules going out, during a swap), made and removed by userspace with
+ * the ids (user/datapath/policy_map.c), so memory and a bpftool dump
+ * follow the policy, not the id space. Not preallocated: max_entries
+ * (twice the rule capacity, set at load time) is a bound, not a cost.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XRL_DEFAULT_RULES);	/* set at load time */
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 2 * XRL_DEFAULT_RULES);	/* set at load time */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, struct xrl_rule_counters);
 } xrl_rule_stats SEC(".maps");

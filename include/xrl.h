@@ -48,14 +48,21 @@
 #define XRL_VERSION		"0.1.0"
 
 /*
- * Rule ids are below XRL_MAX_RULES (a policy holds at most that many
- * rules, the default one included). The per-rule counters are sized at
- * load time (struct xrl_load_opts, max_rules): per CPU, 48 bytes a rule,
- * so the default capacity keeps 6 MiB per CPU and a million rules take
- * 48 MiB per CPU only where asked for.
+ * A policy holds fewer than XRL_MAX_RULES rules, the default one
+ * included; the capacity a data path is loaded for (struct
+ * xrl_load_opts, max_rules) bounds each policy.
+ *
+ * Rule ids are below twice the capacity (at most XRL_RULE_IDS): while a
+ * policy is put in force, the one going out still holds its ids, so a
+ * policy of any size can replace any other with fresh ids for all of
+ * its rules. Nothing is sized by the id space: the rule tables and the
+ * per-rule counters are hash maps holding the rules in force only
+ * (bpf/classify.h, xrl_rule_stats), so memory follows the policy, not
+ * the capacity.
  */
 #define XRL_MAX_RULES		1048576
 #define XRL_DEFAULT_RULES	131072	/* rule capacity unless told */
+#define XRL_RULE_IDS		(2 * (XRL_MAX_RULES - 1))
 #define XRL_DEFAULT_SOURCES	1048576	/* bucket map size unless told */
 
 /*
@@ -391,7 +398,7 @@ struct xrl_rule_levels {
 };
 
 struct xrl_rule {
-	__u32 id;	/* index into xrl_rule_stats, < XRL_MAX_RULES */
+	__u32 id;	/* key of xrl_rule_stats, < XRL_RULE_IDS */
 	__u16 action;	/* enum xrl_action */
 	__u16 scope;	/* enum xrl_scope */
 	union {
@@ -891,6 +898,8 @@ _Static_assert(sizeof(struct xrl_ban) == 40, "ban layout");
 _Static_assert(sizeof(struct xrl_ban_counters) == 16, "ban counters layout");
 _Static_assert(sizeof(struct xrl_rule_match) == 16, "rule match layout");
 _Static_assert(sizeof(struct xrl_rule) == 136, "xrl_rule layout");
+_Static_assert(XRL_RULE_IDS <= XRL_TAG_SPLIT_MASK,
+	       "a rule id + 1 fits a bucket tag");
 _Static_assert(sizeof(struct xrl_agg_share) == 96, "agg share layout");
 _Static_assert(sizeof(struct xrl_agg_state) == 40, "agg state layout");
 _Static_assert(sizeof(struct xrl_lpm_key) == 20, "xrl_lpm_key layout");

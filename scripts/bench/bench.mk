@@ -13,7 +13,7 @@ CFLAGS    ?= -O2 -g -Wall -Wextra -Wno-unused-parameter -Werror=implicit-functio
 CPPFLAGS  += -Iinclude -Iuser/core -Iuser/datapath -Iuser/daemon -I$(BUILD) -I$(BENCH) -Iscripts/bench -Itests/lib \
 	     -MMD -MP -D_GNU_SOURCE
 BPF_CFLAGS := -target bpf -O2 -g -mcpu=v3 -Wall -Iinclude -Iscripts/bench -I$(ARCH_INC)
-LDLIBS    += -lbpf -lelf -lz -lyaml -ljansson -lhiredis -lmicrohttpd -lpthread -lm
+LDLIBS    += -lxdp -lbpf -lelf -lz -lyaml -ljansson -lhiredis -lmicrohttpd -lpthread -lm
 
 XRL_LIBS   := $(BUILD)/libxrl-daemon.a $(BUILD)/libxrl-datapath.a $(BUILD)/libxrl-core.a
 BENCH_BPF  := $(wildcard scripts/bench/*.bpf.c)

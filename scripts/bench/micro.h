@@ -118,6 +118,8 @@ int micro_l4(struct micro *m);
 int micro_bans(struct micro *m);
 /* micro_state.c: what the limiter holds, and reading it. */
 int micro_memory(struct micro *m);
+/* Kernel memory per CPU with 1,000 rules, here and at 64 and 128 CPUs. */
+int micro_cpu_memory(struct micro *m);
 /* Kernel memory of a map (fdinfo memlock), and its max_entries. */
 int micro_map_memlock(int fd, unsigned long long *memlock,
 		      unsigned long long *max_entries);

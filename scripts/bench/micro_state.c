@@ -10,9 +10,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "mapwalk.h"
+#include "memory.h"
 #include "micro.h"
 #include "ref.skel.h"
 #include "report.h"
+#include "rules.h"
 
 #define GOAL_BYTES	120.0
 #define GOAL_BYTES_TEXT	"120"
@@ -69,6 +71,48 @@ int micro_memory(struct micro *m)
 		  "<= " GOAL_BYTES_TEXT " bytes/source (issue 11)",
 		  bench_verdict((double)memlock / entries, GOAL_BYTES));
 	return 0;
+}
+
+/*
+ * Kernel memory with 1,000 rules in force (issue 23): the total and the
+ * part kept once per possible CPU here, and what the same settings take
+ * at 64 and 128 CPUs (memory.h's formula). Goal: at most 1 MiB per CPU
+ * besides the per-source table, whatever the CPU count.
+ */
+int micro_cpu_memory(struct micro *m)
+{
+	static const unsigned cpus_at[] = { 0, 64, 128 };
+	struct xrl_memory_report *report;
+	char name[128], value[96];
+	double per_cpu;
+	unsigned cpus;
+	size_t i;
+	int ret;
+
+	ret = bench_apply_rules(&m->dp, 1000, false);
+	if (ret)
+		return ret;
+	report = malloc(sizeof(*report));
+	if (!report)
+		return -ENOMEM;
+	ret = xrl_memory_collect(&m->dp, report);
+	if (ret)
+		goto out;
+	per_cpu = (double)report->per_cpu / report->cpus;
+	for (i = 0; i < sizeof(cpus_at) / sizeof(cpus_at[0]); i++) {
+		cpus = cpus_at[i] ? cpus_at[i] : report->cpus;
+		snprintf(name, sizeof(name), "1,000 rules, kernel memory at %u "
+			 "CPUs%s", cpus, cpus_at[i] ? "" : " (this machine)");
+		snprintf(value, sizeof(value), "%.1f MiB, %.0f KiB per CPU",
+			 xrl_memory_at_cpus(report, cpus) / 1048576.0,
+			 per_cpu / 1024);
+		bench_row("memory", name, value, "",
+			  "<= 1 MiB per CPU (issue 23)",
+			  bench_verdict(per_cpu, 1048576.0));
+	}
+out:
+	free(report);
+	return ret;
 }
 
 static int count_entry(const void *key, const void *value, void *ctx)

@@ -17,6 +17,7 @@
 #include "cidr.h"
 #include "fixture.h"
 #include "loader.h"
+#include "mapwalk.h"
 #include "policy_map.h"
 #include "rulemaps.h"
 
@@ -423,17 +424,24 @@ Test(million, a_million_rule_policy_loads_and_judges_sampled_sources)
 	cr_assert_eq(passes("fd01::1", 9), 7, "the default rule");
 }
 
-/* A policy past the capacity the data path was loaded with is refused
- * whole, with the capacity in the message. */
+/* A policy past the id space the data path was loaded with (twice its
+ * rule capacity) is refused whole, with the capacity in the message; the
+ * ids below it are all a policy's to take. */
 Test(bucket_first, a_policy_past_the_rule_capacity_is_refused_whole)
 {
 	char err[256] = "";
 
 	fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_DENY, 0, 0, 0, 0);
-	policy.rules[1].id = XRL_DEFAULT_RULES;
+	policy.rules[1].id = 2 * XRL_DEFAULT_RULES - 1;
+	cr_assert_eq(xrl_policy_apply(&dp, &policy, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_assert_eq(passes("198.18.0.1", 2), 0, "the last id's rule");
+	fixture_rule(&policy, "198.18.1.0/24", XRL_ACTION_DENY, 0, 0, 0, 0);
+	policy.rules[2].id = 2 * XRL_DEFAULT_RULES;
 	cr_assert_eq(xrl_policy_apply(&dp, &policy, err, sizeof(err)), -ENOSPC);
 	cr_assert(strstr(err, "131072 rules"), "%s", err);
-	cr_assert_eq(passes("198.18.0.1", 2), 2, "the refused policy applied");
+	cr_assert_eq(passes("198.18.1.1", 2), 2, "the refused policy applied");
+	cr_assert_eq(passes("198.18.0.1", 2), 0, "the policy in force changed");
 }
 
 /*
@@ -523,4 +531,101 @@ Test(families, the_longest_of_many_lengths_wins_in_every_word)
 			     "%s counted on %s", sources[i].src,
 			     nested[rule].cidr);
 	}
+}
+
+/* ---- a full policy replaces a disjoint full one (issue 23, item 4) --- */
+
+static void full_setup(void)
+{
+	struct xrl_load_opts opts = {
+		.max_sources = 65536,
+		.test_clock = true,
+		.hash_seed = FIXTURE_HASH_SEED,
+	};
+	int ret = xrl_datapath_load(&dp, &opts);
+
+	cr_assert_eq(ret, 0, "loading: %s", strerror(-ret));
+	xrl_datapath_set_time(&dp, NS_PER_S);
+	cr_assert_eq(xrl_policy_init(&policy), 0);
+}
+
+TestSuite(full_swap, .init = full_setup, .fini = teardown, .timeout = 300);
+
+/* A policy of the default rule and deny rules for fd00:@side:N::/64,
+ * N = 1 .. XRL_DEFAULT_RULES - 1: the capacity, whole. */
+static void full_policy(struct xrl_policy *p, unsigned side)
+{
+	size_t n = XRL_DEFAULT_RULES - 1, i, clash;
+	struct xrl_rule_spec *rules = calloc(n, sizeof(*rules));
+	char text[64];
+	int ret;
+
+	cr_assert_not_null(rules);
+	cr_assert_eq(xrl_policy_init(p), 0);
+	fixture_rule(p, NULL, XRL_ACTION_LIMIT, 100, 100, 0, 0);
+	for (i = 0; i < n; i++) {
+		snprintf(text, sizeof(text), "fd00:%x:%x:%x::/64", side,
+			 (unsigned)(i + 1) >> 16, (unsigned)(i + 1) & 0xffff);
+		cr_assert_eq(xrl_cidr_parse(text, &rules[i].prefix), 0);
+		snprintf(rules[i].name, sizeof(rules[i].name), "s%u-%zu", side,
+			 i + 1);
+		rules[i].action = XRL_ACTION_DENY;
+	}
+	ret = xrl_policy_add_many(p, rules, n, &clash);
+	cr_assert_eq(ret, 0, "adding: %s (rule %zu)", strerror(-ret), clash);
+	free(rules);
+	cr_assert_eq(p->n_rules, XRL_DEFAULT_RULES);
+}
+
+/* Puts @p in force as the daemon does: ids handed out by the data path
+ * (a rule not in force gets one no rule in force holds), then one swap. */
+static void put_in_force(struct xrl_policy *p)
+{
+	char err[256] = "";
+	int ret;
+
+	ret = xrl_policy_take_ids(&dp, p, NULL, err, sizeof(err));
+	cr_assert_eq(ret, 0, "ids: %s", err);
+	ret = xrl_policy_apply(&dp, p, err, sizeof(err));
+	cr_assert_eq(ret, 0, "applying: %s", err);
+}
+
+/* Entries of the per-rule counters map. */
+static long counter_entries(void)
+{
+	long n = xrl_map_count(dp.rule_stats_fd, sizeof(__u32));
+
+	cr_assert_geq(n, 0);
+	return n;
+}
+
+Test(full_swap, a_full_policy_replaces_a_disjoint_full_one_both_ways)
+{
+	struct xrl_policy a, b;
+	unsigned round;
+
+	full_policy(&a, 0xa);
+	full_policy(&b, 0xb);
+	for (round = 0; round < 3; round++) {
+		struct xrl_policy *in = round % 2 ? &b : &a;
+		const char *deny = round % 2 ? "fd00:b:1:2345::1" :
+					       "fd00:a:1:2345::1";
+		const char *other = round % 2 ? "fd00:a:1:2345::1" :
+						"fd00:b:1:2345::1";
+
+		put_in_force(in);
+		cr_assert_eq(passes(deny, 3), 0, "round %u: %s", round, deny);
+		cr_assert_eq(passes(other, 3), 3, "round %u: %s", round, other);
+		cr_assert_eq(passes("fd00:a:0:1::1", 1),
+			     round % 2 ? 1 : 0, "round %u: the first rule",
+			     round);
+		/* Counters for the rules in force and, one swap more, for
+		 * those just gone out: never more than two policies'. */
+		cr_assert_leq(counter_entries(), 2 * XRL_DEFAULT_RULES,
+			      "round %u", round);
+		cr_assert_geq(counter_entries(), XRL_DEFAULT_RULES,
+			      "round %u", round);
+	}
+	xrl_policy_free(&a);
+	xrl_policy_free(&b);
 }

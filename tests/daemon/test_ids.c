@@ -256,10 +256,10 @@ Test(ids, after_the_ids_wrap_a_reused_id_has_no_counters_and_no_bucket)
 	cr_assert_eq(old.dropped, 40);
 	cr_assert_eq(cli("rule del old"), 0, "%s", out);
 
-	/* Two ids left before the wrap (ids are below the data path's
-	 * rule capacity): the third new rule takes the lowest free one
-	 * again, the one "old" had. */
-	set_mark(xrl_rules_capacity(&env.dp) - 2);
+	/* Two ids left before the wrap (ids are below the data path's id
+	 * limit, twice its rule capacity): the third new rule takes the
+	 * lowest free one again, the one "old" had. */
+	set_mark(xrl_rule_id_limit(&env.dp) - 2);
 	cr_assert_eq(cli("rule add 198.18.170.0/24 --action deny"), 0, "%s",
 		     out);
 	cr_assert_eq(cli("rule add 198.18.171.0/24 --action deny"), 0, "%s",

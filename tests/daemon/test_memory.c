@@ -14,7 +14,13 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <sys/stat.h>
+#include <time.h>
+#include "cidr.h"
 #include "daemon.h"
+#include "loader.h"
+#include "policy_map.h"
+#include "policy_read.h"
+#include "rule.h"
 #include "topo.h"
 
 static struct daemon_env env;
@@ -147,8 +153,10 @@ Test(memory, the_per_cpu_part_and_the_bigger_machines_follow_the_formula)
 			continue;
 		}
 		n_per_cpu++;
+		/* A map not preallocated is charged for what it holds. */
+		cr_assert_leq(int_of(m, "entries"), int_of(m, "max_entries"));
 		cr_assert_eq(int_of(m, "per_cpu_bytes"),
-			     int_of(m, "max_entries") * value * cpus, "%s",
+			     int_of(m, "entries") * value * cpus, "%s",
 			     json_string_value(json_object_get(m, "name")));
 		cr_assert_leq(int_of(m, "per_cpu_bytes"), int_of(m, "bytes"));
 		per_cpu += int_of(m, "per_cpu_bytes");
@@ -181,13 +189,163 @@ Test(memory, status_prints_the_total_and_each_large_map)
 			continue;
 		name = json_string_value(json_object_get(m, "name"));
 		snprintf(line, sizeof(line), "%lld x %lld B",
-			 (long long)int_of(m, "max_entries"),
+			 (long long)int_of(m, "entries"),
 			 (long long)int_of(m, "value_size"));
 		cr_assert(strstr(out, line), "%s: no \"%s\" in:\n%s", name,
 			  line, out);
 		cr_assert(strstr(out, name), "%s", name);
 	}
 	json_decref(memory);
+}
+
+/* ---- memory follows the policy in force (issue 23) ------------------- */
+
+/* Puts @policy in force on the env's data path as the daemon does: ids
+ * from the data path, one swap. */
+static void put_in_force(struct xrl_policy *policy)
+{
+	char err[256] = "";
+
+	cr_assert_eq(xrl_policy_take_ids(&env.dp, policy, NULL, err,
+					 sizeof(err)), 0, "ids: %s", err);
+	cr_assert_eq(xrl_policy_apply(&env.dp, policy, err, sizeof(err)), 0,
+		     "applying: %s", err);
+}
+
+/* The default rule and @n - 1 deny rules. */
+static void policy_of(struct xrl_policy *policy, size_t n)
+{
+	struct xrl_rule_spec *rules = calloc(n, sizeof(*rules));
+	char text[64];
+	size_t i, clash;
+
+	cr_assert_not_null(rules);
+	cr_assert_eq(xrl_policy_init(policy), 0);
+	for (i = 0; i + 1 < n; i++) {
+		snprintf(text, sizeof(text), "fd00:%x:%x::/64",
+			 (unsigned)(i + 1) >> 16, (unsigned)(i + 1) & 0xffff);
+		cr_assert_eq(xrl_cidr_parse(text, &rules[i].prefix), 0);
+		xrl_rule_default_name(&rules[i], rules[i].name,
+				      sizeof(rules[i].name));
+		rules[i].action = XRL_ACTION_DENY;
+	}
+	cr_assert_eq(xrl_policy_add_many(policy, rules, n - 1, &clash), 0);
+	free(rules);
+	cr_assert_eq(policy->n_rules, n);
+}
+
+/* The map named @name with the most entries (of the two rule slots, the
+ * one in force after a policy put in force twice: both alike). */
+static json_t *map_named(json_t *maps, const char *name)
+{
+	json_t *m, *found = NULL;
+	size_t i;
+
+	json_array_foreach(maps, i, m)
+		if (!strcmp(json_string_value(json_object_get(m, "name")),
+			    name))
+			found = m;
+	cr_assert_not_null(found, "no map %s", name);
+	return found;
+}
+
+Test(memory, the_maps_follow_the_rules_in_force_not_the_capacity,
+     .timeout = 300)
+{
+	static const size_t sizes[] = { 1, 1000, XRL_DEFAULT_RULES - 1 };
+	json_int_t cpus, per_cpu, total, at128;
+	json_t *memory, *maps, *m;
+	struct xrl_policy policy;
+	size_t i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		policy_of(&policy, sizes[i]);
+		/* Twice: the counters of the rules a swap put out live one
+		 * swap more; the same rules again leave exactly theirs. */
+		put_in_force(&policy);
+		put_in_force(&policy);
+		xrl_policy_free(&policy);
+
+		memory = status_memory();
+		maps = json_object_get(memory, "maps");
+		cpus = int_of(memory, "possible_cpus");
+		m = map_named(maps, "xrl_rule_stats");
+		cr_assert_eq(int_of(m, "entries"), (json_int_t)sizes[i],
+			     "%zu rules: counters", sizes[i]);
+		cr_assert_eq(int_of(m, "per_cpu_bytes"),
+			     (json_int_t)sizes[i] * 48 * cpus);
+		m = map_named(maps, "xrl_table");
+		cr_assert_eq(int_of(m, "max_entries"), (json_int_t)sizes[i],
+			     "%zu rules: the rule table", sizes[i]);
+		m = map_named(maps, "xrl_rules");
+		cr_assert_leq(int_of(m, "max_entries"),
+			      2 * (json_int_t)sizes[i] + 2,
+			      "%zu rules: the classifier", sizes[i]);
+		per_cpu = int_of(memory, "per_cpu_bytes") / cpus;
+		total = int_of(memory, "bytes");
+		at128 = int_of(json_object_get(memory, "at_cpus"), "128");
+		cr_log_info("%6zu rules: %lld bytes on %lld CPUs, %lld per CPU, "
+			    "%lld at 128 CPUs", sizes[i], (long long)total,
+			    (long long)cpus, (long long)per_cpu,
+			    (long long)at128);
+		if (sizes[i] <= 1000)
+			cr_assert_leq(per_cpu, 1024 * 1024,
+				      "%zu rules: %lld bytes per CPU",
+				      sizes[i], (long long)per_cpu);
+		json_decref(memory);
+	}
+}
+
+/* bpftool's dump of the pin @name: how long it took and how much it
+ * printed. */
+static void dump_pin(const char *name, double *seconds, size_t *bytes)
+{
+	char cmd[PATH_MAX + 64], buf[1 << 16];
+	struct timespec t0, t1;
+	size_t n;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "bpftool map dump pinned %s/%s 2>&1",
+		 env.pin_dir, name);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p, "%s", cmd);
+	*bytes = 0;
+	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
+		*bytes += n;
+	cr_assert_eq(pclose(p), 0, "%s", cmd);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*seconds = (double)(t1.tv_sec - t0.tv_sec) +
+		   (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+}
+
+Test(memory, every_pinned_map_dumps_in_under_a_second_and_a_mebibyte)
+{
+	const char *names[64];
+	struct xrl_config config;
+	char err[256] = "";
+	size_t n, i, bytes;
+	double seconds;
+
+	cr_assert_eq(xrl_config_load_file("examples/policy.yaml", &config,
+					  err, sizeof(err)), 0, "%s", err);
+	put_in_force(&config.policy);
+	xrl_config_free(&config);
+	n = xrl_datapath_pin_names(names, 64);
+	cr_assert_leq(n, 64);
+	for (i = 0; i < n; i++) {
+		/* The program, and the ring buffer of limit events (bpftool
+		 * dumps no ring buffer: `xdp-ratelimit events` reads it). */
+		if (!strcmp(names[i], "xdp_ratelimit") ||
+		    !strcmp(names[i], XRL_MAP_EVENTS))
+			continue;
+		dump_pin(names[i], &seconds, &bytes);
+		cr_log_info("%-18s %8zu bytes in %.3f s", names[i], bytes,
+			    seconds);
+		cr_expect_lt(seconds, 1.0, "%s: %.3f s", names[i], seconds);
+		cr_expect_lt(bytes, 1024 * 1024, "%s: %zu bytes", names[i],
+			     bytes);
+	}
 }
 
 /* ---- --memory-limit -------------------------------------------------- */

@@ -46,8 +46,8 @@ static const struct xrl_opt attach_opts[] = {
 		"size of the bucket map when loading (default 1048576)"),
 	XRL_OPT("max-rules", OPT_MAX_RULES, "N",
 		"rules a policy may hold, the default rule included, when "
-		"loading (default 131072, at most 1048576; per-rule counters "
-		"take 32 bytes per rule per CPU)"),
+		"loading (default 131072, at most 1048575; memory follows the "
+		"rules in force: 48 bytes per rule per CPU for its counters)"),
 	XRL_OPT("memory-limit", OPT_MEMORY_LIMIT, "SIZE",
 		XRL_MEMORY_LIMIT_HELP),
 	{}
@@ -107,10 +107,10 @@ static int parse_args(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 			errno = 0;
 			max_rules = strtoul(optarg, &end, 10);
 			if (errno || *end || max_rules < 2 ||
-			    max_rules > XRL_MAX_RULES) {
+			    max_rules > XRL_MAX_RULES - 1) {
 				xrl_cmd_error(cli, cmd, "--max-rules %s: not a "
 					      "number of rules from 2 to %d",
-					      optarg, XRL_MAX_RULES);
+					      optarg, XRL_MAX_RULES - 1);
 				return EXIT_FAILURE;
 			}
 			args->load.max_rules = max_rules;

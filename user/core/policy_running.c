@@ -77,11 +77,11 @@ find_sorted(const struct xrl_rule_spec **sorted, size_t n,
 	return found ? *found : NULL;
 }
 
-#define ID_WORDS (XRL_MAX_RULES / 64)
+#define ID_WORDS ((XRL_RULE_IDS + 63) / 64)
 
 static void mark_id(uint64_t *used, uint32_t id)
 {
-	if (id < XRL_MAX_RULES)
+	if (id < XRL_RULE_IDS)
 		used[id / 64] |= 1ULL << (id % 64);
 }
 
@@ -90,11 +90,11 @@ static bool id_is_used(const uint64_t *used, uint32_t id)
 	return used[id / 64] & (1ULL << (id % 64));
 }
 
-/* The ids a rule may have: below the data path's rule capacity. */
+/* The ids a rule may have: below the data path's id limit. */
 static uint32_t id_limit(const struct xrl_id_mark *mark)
 {
-	if (!mark->limit || mark->limit > XRL_MAX_RULES)
-		return XRL_MAX_RULES;
+	if (!mark->limit || mark->limit > XRL_RULE_IDS)
+		return XRL_RULE_IDS;
 	return mark->limit;
 }
 
@@ -103,7 +103,7 @@ static uint32_t id_limit(const struct xrl_id_mark *mark)
  * the mark's wrapped) past the last one the data path holds: new ids are
  * taken above every id handed out before, so a rule removed a change ago
  * never hands its counters and buckets to a new one while fresh ids
- * remain. XRL_MAX_RULES when every id is taken.
+ * remain. XRL_RULE_IDS when every id is taken.
  */
 static uint32_t take_free_id(uint64_t *used, struct xrl_id_mark *mark)
 {
@@ -120,7 +120,7 @@ static uint32_t take_free_id(uint64_t *used, struct xrl_id_mark *mark)
 			return id;
 		}
 	}
-	return XRL_MAX_RULES;
+	return XRL_RULE_IDS;
 }
 
 int xrl_policy_assign_ids(struct xrl_policy *next,
@@ -162,7 +162,7 @@ int xrl_policy_assign_ids(struct xrl_policy *next,
 		if (carried[i])
 			continue;
 		next->rules[i].id = take_free_id(used, mark);
-		if (next->rules[i].id >= XRL_MAX_RULES) {
+		if (next->rules[i].id >= XRL_RULE_IDS) {
 			ret = -ENOSPC;
 			goto free_all;
 		}

@@ -29,14 +29,14 @@ xrl_policy_find_sorted(const struct xrl_rule_spec **sorted, size_t n,
 /*
  * Where new rule ids come from: the lowest id never handed out (ids are
  * not reused while the data path may hold counters or buckets for them),
- * and whether the ids wrapped past the limit (the data path's rule
- * capacity, at most XRL_MAX_RULES) since the data path was
+ * and whether the ids wrapped past the limit (twice the data path's
+ * rule capacity, at most XRL_RULE_IDS) since the data path was
  * loaded (then a new id may have been used before, and its state must be
  * wiped before a rule gets it).
  */
 struct xrl_id_mark {
 	uint32_t next_id;	/* 1 on a fresh data path */
-	uint32_t limit;		/* ids are below it; 0: XRL_MAX_RULES */
+	uint32_t limit;		/* ids are below it; 0: XRL_RULE_IDS */
 	bool wrapped;
 };
 

@@ -52,7 +52,7 @@ struct xrl_level_spec {
 struct xrl_rule_spec {
 	char name[XRL_RULE_NAME_MAX];
 	struct xrl_lpm_key prefix;	/* IPv4-mapped; prefixlen 0: default */
-	uint32_t id;			/* index into xrl_rule_stats */
+	uint32_t id;			/* key of xrl_rule_stats, < XRL_RULE_IDS */
 	enum xrl_action action;
 	uint64_t pps, burst;		/* 0: no packet limit */
 	uint64_t bps, burst_bytes;	/* 0: no bit-rate limit */

@@ -11,6 +11,26 @@
 #include "aggregate.h"
 #include "datapath.h"
 
+/*
+ * The rule's per-CPU state, zero, unless it has one: made here rather
+ * than by the program's first packet, so that the map (not
+ * preallocated) never allocates in the data path.
+ */
+static int make_state(const struct xrl_datapath *dp, uint32_t id)
+{
+	struct xrl_agg_state *zeros;
+	int ret = 0;
+
+	zeros = calloc(xrl_datapath_cpus(), sizeof(*zeros));
+	if (!zeros)
+		return -ENOMEM;
+	ret = xrl_map_update(dp->agg_state_fd, &id, zeros, BPF_NOEXIST);
+	if (ret == -EEXIST)
+		ret = 0;
+	free(zeros);
+	return ret;
+}
+
 int xrl_agg_write_shares(const struct xrl_datapath *dp, uint32_t id,
 			 const struct xrl_budget_limits *limits,
 			 const uint32_t *weights, uint32_t pool_weight)
@@ -24,10 +44,10 @@ int xrl_agg_write_shares(const struct xrl_datapath *dp, uint32_t id,
 		return -ENOMEM;
 	ret = xrl_agg_shares_compile(limits, weights, n, pool_weight, shares);
 	/* One update sets every CPU's share; the program reads its own. */
-	if (!ret && bpf_map_update_elem(dp->agg_shares_fd, &id, shares, 0))
-		ret = -errno;
+	if (!ret)
+		ret = xrl_map_update(dp->agg_shares_fd, &id, shares, 0);
 	free(shares);
-	return ret;
+	return ret ? ret : make_state(dp, id);
 }
 
 static bool aggregate_id(const struct xrl_policy *policy, uint32_t id)

@@ -29,6 +29,22 @@ unsigned xrl_datapath_cpus(void)
 	return n > 0 ? (unsigned)n : 1;
 }
 
+/* How long an update waits for per-CPU memory (xrl_map_update()). */
+#define UPDATE_ENOMEM_WAIT_US	1000
+#define UPDATE_ENOMEM_TRIES	2000
+
+int xrl_map_update(int fd, const void *key, const void *value, __u64 flags)
+{
+	unsigned tries = 0;
+
+	while (bpf_map_update_elem(fd, key, value, flags)) {
+		if (errno != ENOMEM || ++tries == UPDATE_ENOMEM_TRIES)
+			return -errno;
+		usleep(UPDATE_ENOMEM_WAIT_US);
+	}
+	return 0;
+}
+
 /* A new fd of the map in slot @slot of the map of maps @outer_fd. */
 static int inner_map_fd(int outer_fd, __u32 slot)
 {

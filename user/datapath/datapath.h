@@ -65,6 +65,15 @@ __u32 xrl_datapath_max_sources(const struct xrl_datapath *dp);
 /* CPUs the per-CPU budgets are split over: the possible CPUs (at least 1). */
 unsigned xrl_datapath_cpus(void);
 
+/*
+ * bpf_map_update_elem() for the maps not preallocated (per-rule counters,
+ * aggregate shares and state): an entry's per-CPU memory is made by the
+ * kernel in the background when an update finds none at hand (-ENOMEM,
+ * common when thousands are added at once), so the update is retried
+ * for up to 2 s. 0 or -errno.
+ */
+int xrl_map_update(int fd, const void *key, const void *value, __u64 flags);
+
 /* Routes libbpf's messages through xrl_log (warnings as warnings, the
  * rest as debug). */
 void xrl_log_libbpf(void);

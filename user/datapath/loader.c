@@ -84,11 +84,10 @@ static void close_templates(int fds[N_TEMPLATES])
 
 /*
  * The templates of the maps of maps, typed as the inner maps will be
- * (typed_map.c says why), every rule table @max_rules long: an inner
- * array of the template's size lets the verifier inline the hot path's
- * lookup. Their fds into @fds; 0 or -errno.
+ * (typed_map.c says why); hashes all, so each inner map is sized to the
+ * policy it holds. Their fds into @fds; 0 or -errno.
  */
-static int set_templates(struct xdp_ratelimit_bpf *skel, __u32 max_rules,
+static int set_templates(struct xdp_ratelimit_bpf *skel,
 			 int fds[N_TEMPLATES])
 {
 	struct btf *btf = xrl_template_btf();
@@ -98,7 +97,7 @@ static int set_templates(struct xdp_ratelimit_bpf *skel, __u32 max_rules,
 		[TEMPLATE_HEAD] = skel->maps.xrl_settings,
 	};
 	struct xrl_map_shape shapes[N_TEMPLATES] = {
-		[TEMPLATE_TABLE] = xrl_table_shape(max_rules),
+		[TEMPLATE_TABLE] = xrl_table_shape(1),
 		[TEMPLATE_CLASSIFIER] = xrl_classifier_shape(1),
 		[TEMPLATE_HEAD] = xrl_head_shape,
 	};
@@ -136,7 +135,7 @@ int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 				       opts->max_sources : XRL_DEFAULT_SOURCES);
 	if (!ret)
 		ret = bpf_map__set_max_entries(skel->maps.xrl_rule_stats,
-					       max_rules);
+					       xrl_rule_ids_for(max_rules));
 	/* Sliding windows' state: as many sources, up to a bound, as its
 	 * entries are twice a bucket's (bpf/window.h). */
 	if (!ret)
@@ -145,7 +144,7 @@ int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 			opts->max_sources < XRL_WINDOW_SOURCES ?
 			opts->max_sources : XRL_WINDOW_SOURCES);
 	if (!ret)
-		ret = set_templates(skel, max_rules, templates);
+		ret = set_templates(skel, templates);
 	if (!ret)
 		ret = xdp_ratelimit_bpf__load(skel);
 	close_templates(templates);	/* only their shapes were needed */

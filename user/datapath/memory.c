@@ -12,7 +12,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
+#include "clock.h"
 #include "datapath.h"
+#include "mapwalk.h"
 #include "memory.h"
 #include "units.h"
 
@@ -84,6 +86,38 @@ static int add_inner_maps(struct xrl_memory_report *report, int outer_fd,
 	return 0;
 }
 
+/* The entries the per-CPU part is charged for: all of them when
+ * preallocated, else (BPF_F_NO_PREALLOC: the rule counters, the
+ * aggregates' maps) the ones it holds. Counted for per-CPU maps only:
+ * the kernel's figure covers the rest, and a count costs a walk. */
+static __u32 entries_held(int fd, const struct bpf_map_info *info)
+{
+	/* A walk reads every hash bucket, held or not (a quarter of a
+	 * millisecond for the rule counters' 262,144): a daemon answering
+	 * status back to back counts each map once a second. */
+	static struct { __u32 id, entries; __u64 at_ns; } counted[4];
+	__u64 now = xrl_clock_ns(CLOCK_MONOTONIC);
+	size_t i, oldest = 0;
+	long n;
+
+	if (!(info->map_flags & BPF_F_NO_PREALLOC) || !is_per_cpu(info->type))
+		return info->max_entries;
+	for (i = 0; i < sizeof(counted) / sizeof(counted[0]); i++) {
+		if (counted[i].id == info->id &&
+		    now - counted[i].at_ns < XRL_NS_PER_S)
+			return counted[i].entries;
+		if (counted[i].at_ns < counted[oldest].at_ns)
+			oldest = i;
+	}
+	n = xrl_map_count(fd, info->key_size);
+	if (n < 0)
+		return info->max_entries;
+	counted[oldest].id = info->id;
+	counted[oldest].entries = (__u32)n;
+	counted[oldest].at_ns = now;
+	return (__u32)n;
+}
+
 static int add_map_fd(struct xrl_memory_report *report, int fd)
 {
 	struct bpf_map_info info = {};
@@ -102,9 +136,10 @@ static int add_map_fd(struct xrl_memory_report *report, int fd)
 	m->type = info.type;
 	m->value_size = info.value_size;
 	m->max_entries = info.max_entries;
+	m->entries = entries_held(fd, &info);
 	m->memlock = fd_memlock(fd);
 	m->per_cpu = xrl_map_per_cpu_bytes(info.type, info.value_size,
-					   info.max_entries, report->cpus);
+					   m->entries, report->cpus);
 	if (m->per_cpu > m->memlock)	/* an older kernel's figure */
 		m->per_cpu = m->memlock;
 	report->total += m->memlock;
@@ -191,8 +226,6 @@ static const char *sized_by(const char *map)
 	static const struct { const char *map, *option; } sizes[] = {
 		{ "xrl_buckets", "--max-sources" },
 		{ "xrl_windows", "--max-sources" },
-		{ "xrl_table", "--max-rules" },
-		{ "xrl_rule_stats", "--max-rules" },
 	};
 	size_t i;
 
@@ -274,7 +307,7 @@ void xrl_memory_print(FILE *out, const struct xrl_memory_report *report)
 			continue;
 		}
 		xrl_format_bytes(m->memlock, size, sizeof(size));
-		snprintf(shape, sizeof(shape), "%u x %u B", m->max_entries,
+		snprintf(shape, sizeof(shape), "%u x %u B", m->entries,
 			 m->value_size);
 		fprintf(out, "  %-16s %-14s %-18s %10s%s\n", m->name,
 			type_name(m->type), shape, size,
@@ -296,9 +329,10 @@ json_t *xrl_memory_json(const struct xrl_memory_report *report)
 		const struct xrl_map_memory *m = &report->maps[i];
 
 		json_array_append_new(maps, json_pack(
-			"{s:s, s:I, s:s, s:I, s:I, s:I, s:I}", "name", m->name,
+			"{s:s, s:I, s:s, s:I, s:I, s:I, s:I, s:I}", "name", m->name,
 			"id", (json_int_t)m->id, "type", type_name(m->type),
 			"max_entries", (json_int_t)m->max_entries,
+			"entries", (json_int_t)m->entries,
 			"value_size", (json_int_t)m->value_size,
 			"bytes", (json_int_t)m->memlock,
 			"per_cpu_bytes", (json_int_t)m->per_cpu));

@@ -24,6 +24,9 @@ struct xrl_map_memory {
 	__u32 type;		/* enum bpf_map_type */
 	__u32 value_size;
 	__u32 max_entries;
+	/* What its per-CPU part is sized by: max_entries, or for a per-CPU
+	 * map not preallocated the entries it holds now. */
+	__u32 entries;
 	__u64 memlock;		/* the kernel's figure, bytes */
 	__u64 per_cpu;		/* of it, the values kept once per CPU */
 };

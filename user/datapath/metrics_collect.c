@@ -4,6 +4,7 @@
  * once.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -15,7 +16,7 @@
 #include "metrics_collect.h"
 #include "stats.h"
 
-/* Rule counters read per batch call: 64 KiB per CPU. */
+/* Rule counters read per batch call: 96 KiB per CPU. */
 #define RULE_BATCH 2048
 
 static int by_id(const void *a, const void *b)
@@ -25,66 +26,50 @@ static int by_id(const void *a, const void *b)
 	return (ra->id > rb->id) - (ra->id < rb->id);
 }
 
-/*
- * Reads the per-CPU counters of ids [@first, @first + @count) in one
- * call and adds up those of the rules among them (@rules sorted by id,
- * starting at *@next). Returns 0 or -errno.
- */
-static int read_rule_batch(int fd, __u32 first, __u32 count, int n_cpus,
-			   struct xrl_rule_counters *values, __u32 *keys,
-			   struct xrl_metrics_rule *rules, size_t n_rules,
-			   size_t *next)
+/* Adds the per-CPU @values of rule @id to its rule of @m, if listed. */
+static void add_rule_counters(struct xrl_metrics *m, __u32 id,
+			      const struct xrl_rule_counters *values,
+			      int n_cpus)
 {
 	const size_t words = sizeof(struct xrl_rule_counters) / sizeof(__u64);
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	__u32 in = first - 1, out, got = count, slot;
-	struct xrl_metrics_rule *rule;
+	struct xrl_metrics_rule probe = { .id = id }, *rule;
 	const __u64 *cpu_words;
 	__u64 *sum;
 	size_t w;
 	int cpu;
 
-	/* A batch starts after the key given: at 0 when given none. */
-	if (bpf_map_lookup_batch(fd, first ? &in : NULL, &out, keys, values,
-				 &got, &opts) &&
-	    errno != ENOENT)
-		return -errno;
-	for (; *next < n_rules; (*next)++) {
-		rule = &rules[*next];
-		if (rule->id >= first + count)
-			break;
-		slot = rule->id - first;
-		if (slot >= got)
-			return -ENOENT;
-		sum = (__u64 *)&rule->counters;
-		memset(sum, 0, sizeof(rule->counters));
-		for (cpu = 0; cpu < n_cpus; cpu++) {
-			cpu_words =
-				(const __u64
-					 *)&values[(size_t)slot * n_cpus + cpu];
-			for (w = 0; w < words; w++)
-				sum[w] += cpu_words[w];
-		}
+	rule = bsearch(&probe, m->rules, m->n_rules, sizeof(*m->rules), by_id);
+	if (!rule)
+		return;
+	sum = (__u64 *)&rule->counters;
+	for (cpu = 0; cpu < n_cpus; cpu++) {
+		cpu_words = (const __u64 *)&values[cpu];
+		for (w = 0; w < words; w++)
+			sum[w] += cpu_words[w];
 	}
-	return 0;
 }
 
 /*
- * Rule ids are given out from the low end, so the counters of a policy
- * of n rules lie in about n / RULE_BATCH contiguous batches: one system
- * call each, where a lookup per rule would be n calls.
+ * The counters map holds the rules in force only (rulemaps.c), so it is
+ * read whole, RULE_BATCH entries per system call, and each entry added
+ * to its rule, found by id: a policy of n rules costs about
+ * n / RULE_BATCH calls, where a lookup per rule would be n.
  */
 static int read_rule_counters(const struct xrl_datapath *dp,
 			      struct xrl_metrics *m)
 {
 	int n_cpus = libbpf_num_possible_cpus();
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	struct xrl_rule_counters *values;
-	size_t next = 0;
-	__u32 first, *keys;
+	__u32 in, out, got, *keys, i;
+	bool more = true, first = true;
+	size_t r;
 	int ret = 0;
 
 	if (n_cpus < 0)
 		return n_cpus;
+	for (r = 0; r < m->n_rules; r++)
+		memset(&m->rules[r].counters, 0, sizeof(m->rules[r].counters));
 	if (!m->n_rules)
 		return 0;
 	qsort(m->rules, m->n_rules, sizeof(*m->rules), by_id);
@@ -94,18 +79,21 @@ static int read_rule_counters(const struct xrl_datapath *dp,
 		ret = -ENOMEM;
 		goto free_buffers;
 	}
-	while (next < m->n_rules && !ret) {
-		if (m->rules[next].id >= XRL_MAX_RULES) {
-			ret = -ERANGE;
-			break;
+	while (more) {
+		got = RULE_BATCH;
+		if (bpf_map_lookup_batch(dp->rule_stats_fd, first ? NULL : &in,
+					 &out, keys, values, &got, &opts)) {
+			if (errno != ENOENT) {
+				ret = -errno;
+				break;
+			}
+			more = false;	/* the last batch */
 		}
-		first = m->rules[next].id;
-		ret = read_rule_batch(dp->rule_stats_fd, first,
-				      first + RULE_BATCH > XRL_MAX_RULES ?
-					      XRL_MAX_RULES - first :
-					      RULE_BATCH,
-				      n_cpus, values, keys, m->rules,
-				      m->n_rules, &next);
+		for (i = 0; i < got; i++)
+			add_rule_counters(m, keys[i],
+					  &values[(size_t)i * n_cpus], n_cpus);
+		in = out;
+		first = false;
 	}
 free_buffers:
 	free(keys);

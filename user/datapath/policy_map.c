@@ -120,6 +120,9 @@ int xrl_policy_commit(struct xrl_datapath *dp,
 	pin_in_force(dp, staged->rules_fd, XRL_PIN_RULES);
 	pin_in_force(dp, staged->table_fd, XRL_PIN_TABLE);
 	pin_in_force(dp, staged->head_fd, XRL_PIN_HEAD);
+	/* Best effort: a counter left behind is forgotten at the next
+	 * swap, and no packet is counted under an id not in force. */
+	xrl_rule_counters_sweep(dp);
 	return 0;
 }
 
@@ -177,31 +180,56 @@ static int walk_rules_map(const struct xrl_datapath *dp,
 	return xrl_rules_walk(dp, fn, ctx);
 }
 
+/* The rules read back, gathered for one xrl_policy_add_many(): a rule
+ * added at a time checks every rule before it. */
+struct read_rules {
+	struct xrl_policy *policy;
+	struct xrl_rule_spec *rules;
+	size_t n, cap;
+};
+
 static int add_read_rule(const struct xrl_lpm_key *key,
 			 const struct xrl_rule *value, void *ctx)
 {
-	struct xrl_policy *policy = ctx;
+	struct read_rules *read = ctx;
 	struct xrl_rule_spec rule = {
 		.prefix = *key,
 		.action = value->action,
 		.scope = value->scope < XRL_SCOPE_COUNT ? value->scope :
 							  XRL_SCOPE_SOURCE,
 		.match = value->match,
+		.id = value->id,
 	};
-	int ret;
+	struct xrl_rule_spec *grown;
 
 	rule.match.next = 0;
 	if (key->prefixlen == 0 && xrl_match_is_plain(&rule.match)) {
-		policy->rules[0].action = value->action;
-		policy->rules[0].id = value->id;
+		read->policy->rules[0].action = value->action;
+		read->policy->rules[0].id = value->id;
 		return 0;
 	}
 	xrl_rule_default_name(&rule, rule.name, sizeof(rule.name));
-	ret = xrl_policy_add(policy, &rule);
-	if (ret)
-		return ret;
-	policy->rules[policy->n_rules - 1].id = value->id;
+	if (read->n == read->cap) {
+		read->cap = read->cap ? read->cap * 2 : 64;
+		grown = reallocarray(read->rules, read->cap, sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		read->rules = grown;
+	}
+	read->rules[read->n++] = rule;
 	return 0;
+}
+
+/* The rules gathered, into the policy with the ids they hold in force. */
+static int add_read_rules(struct read_rules *read)
+{
+	size_t first = read->policy->n_rules, i, clash;
+	int ret;
+
+	ret = xrl_policy_add_many(read->policy, read->rules, read->n, &clash);
+	for (i = 0; !ret && i < read->n; i++)
+		read->policy->rules[first + i].id = read->rules[i].id;
+	return ret;
 }
 
 static int count_pps_rule(const struct xrl_lpm_key *prefix,
@@ -226,6 +254,7 @@ int xrl_policy_count_pps_rules(const struct xrl_datapath *dp)
 
 int xrl_policy_read_ids(const struct xrl_datapath *dp, struct xrl_policy *out)
 {
+	struct read_rules read = { .policy = out };
 	struct xrl_settings settings;
 	int ret;
 
@@ -234,7 +263,10 @@ int xrl_policy_read_ids(const struct xrl_datapath *dp, struct xrl_policy *out)
 		return ret;
 	ret = xrl_datapath_settings(dp, &settings);
 	if (!ret)
-		ret = walk_rules_map(dp, add_read_rule, out);
+		ret = walk_rules_map(dp, add_read_rule, &read);
+	if (!ret)
+		ret = add_read_rules(&read);
+	free(read.rules);
 	if (ret) {
 		xrl_policy_free(out);
 		return ret;
@@ -483,7 +515,7 @@ static int read_mark(const struct xrl_datapath *dp, struct xrl_id_mark *mark)
 	if (bpf_map_lookup_elem(dp->ids_fd, &zero, &value))
 		return -errno;
 	mark->next_id = value.next_id ? value.next_id : 1;
-	mark->limit = xrl_rules_capacity(dp);
+	mark->limit = xrl_rule_id_limit(dp);
 	mark->wrapped = value.wrapped;
 	return 0;
 }
@@ -529,7 +561,7 @@ int xrl_id_map_create(const struct xrl_datapath *adopted)
 }
 
 struct scrub_ctx {
-	const bool *reused; /* XRL_MAX_RULES entries */
+	const bool *reused; /* XRL_RULE_IDS entries */
 	struct xrl_bucket_key *keys;
 	size_t n, cap;
 };
@@ -543,8 +575,8 @@ static int collect_bucket(const void *key, const void *value, void *ctx)
 	struct xrl_bucket_key *grown;
 
 	/* Bound to the id, or keyed by it in a split subnet or a level. */
-	if ((b->rule_id >= XRL_MAX_RULES || !scrub->reused[b->rule_id]) &&
-	    (!split_id || split_id > XRL_MAX_RULES ||
+	if ((b->rule_id >= XRL_RULE_IDS || !scrub->reused[b->rule_id]) &&
+	    (!split_id || split_id > XRL_RULE_IDS ||
 	     !scrub->reused[split_id - 1]))
 		return 0;
 	if (scrub->n == scrub->cap) {
@@ -568,19 +600,14 @@ static int scrub_reused(const struct xrl_datapath *dp,
 			const struct xrl_policy *next, const bool *fresh)
 {
 	struct scrub_ctx scrub = {};
-	unsigned n_cpus = xrl_datapath_cpus();
 	__u64 deleted = 0;
 	bool *reused;
-	void *zeros;
 	size_t i;
 	int ret = 0;
 
-	reused = calloc(XRL_MAX_RULES, sizeof(*reused));
-	zeros = calloc(n_cpus, (sizeof(struct xrl_rule_counters) + 7) & ~7UL);
-	if (!reused || !zeros) {
-		ret = -ENOMEM;
-		goto free_all;
-	}
+	reused = calloc(XRL_RULE_IDS, sizeof(*reused));
+	if (!reused)
+		return -ENOMEM;
 	scrub.reused = reused;
 	for (i = 0; i < next->n_rules && !ret; i++) {
 		__u32 id = next->rules[i].id;
@@ -588,8 +615,8 @@ static int scrub_reused(const struct xrl_datapath *dp,
 		if (!fresh[i])
 			continue;
 		reused[id] = true;
-		if (bpf_map_update_elem(dp->rule_stats_fd, &id, zeros, 0))
-			ret = -errno;
+		/* Made afresh when the rule is staged (rulemaps.c). */
+		bpf_map_delete_elem(dp->rule_stats_fd, &id);
 		bpf_map_delete_elem(dp->agg_shares_fd, &id);
 		bpf_map_delete_elem(dp->agg_state_fd, &id);
 	}
@@ -607,9 +634,7 @@ static int scrub_reused(const struct xrl_datapath *dp,
 	/* Deleted on purpose: no evictions (include/xrl.h). */
 	if (!ret)
 		ret = xrl_table_forgotten_add(dp, deleted);
-free_all:
 	free(scrub.keys);
-	free(zeros);
 	free(reused);
 	return ret;
 }

@@ -32,9 +32,13 @@ struct xrl_rules_known {
 	__u32 gen;		/* of the rules in force */
 	size_t n;		/* ids below n */
 	struct xrl_installed_rule *by_id;
+	/* The ids in force before these (by id: 1), whose counters live
+	 * on one swap more. */
+	size_t n_before;
+	__u8 *before;
 };
 
-__u32 xrl_rules_capacity(const struct xrl_datapath *dp)
+__u32 xrl_rule_id_limit(const struct xrl_datapath *dp)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
@@ -42,6 +46,16 @@ __u32 xrl_rules_capacity(const struct xrl_datapath *dp)
 	if (bpf_obj_get_info_by_fd(dp->rule_stats_fd, &info, &len))
 		return 0;
 	return info.max_entries;
+}
+
+__u32 xrl_rules_capacity(const struct xrl_datapath *dp)
+{
+	return xrl_rule_id_limit(dp) / 2;
+}
+
+__u32 xrl_rule_ids_for(__u32 max_rules)
+{
+	return max_rules > XRL_RULE_IDS / 2 ? XRL_RULE_IDS : 2 * max_rules;
 }
 
 /* A new fd of the inner map of @outer_fd in the rules slot of the
@@ -153,8 +167,10 @@ int xrl_rules_walk(const struct xrl_datapath *dp,
 
 void xrl_rules_forget(struct xrl_datapath *dp)
 {
-	if (dp->known)
+	if (dp->known) {
 		free(dp->known->by_id);
+		free(dp->known->before);
+	}
 	free(dp->known);
 	dp->known = NULL;
 }
@@ -251,6 +267,119 @@ static int fill(int fd, const void *keys, size_t key_size, const void *values,
 	return 0;
 }
 
+/* ---- per-rule counters: an entry per rule in force ------------------ */
+
+/* The ids of the rules this process installed last (their since is
+ * set, remember()), and of those in force before them. */
+static bool known_in_force(const struct xrl_rules_known *known, __u32 id)
+{
+	return id < known->n && known->by_id[id].since;
+}
+
+static bool known_before(const struct xrl_rules_known *known, __u32 id)
+{
+	return id < known->n_before && known->before[id];
+}
+
+/* A per-CPU value as the map's syscalls lay it out: 8-byte aligned. */
+static size_t counters_stride(void)
+{
+	return (sizeof(struct xrl_rule_counters) + 7) & ~7UL;
+}
+
+static int make_counters(int fd, __u32 id, const void *zeros, __u64 flags)
+{
+	int ret = xrl_map_update(fd, &id, zeros, flags);
+
+	return ret == -EEXIST && flags == BPF_NOEXIST ? 0 : ret;
+}
+
+/*
+ * Counters for every rule of @c new to its id (its "since" is this
+ * generation), made before the slot is put in force so that the program
+ * finds them from the first packet: zero when the id names another rule
+ * in force now; else the entry left by the same id a swap ago, if any,
+ * is kept (a rule out of one policy and back in the next counts on).
+ */
+static int make_new_counters(const struct xrl_datapath *dp,
+			     const struct xrl_compiled *c)
+{
+	const struct xrl_rules_known *known = dp->known;
+	void *zeros;
+	size_t i;
+	int ret = 0;
+
+	zeros = calloc(xrl_datapath_cpus(), counters_stride());
+	if (!zeros)
+		return -ENOMEM;
+	for (i = 0; i < c->n_rules && !ret; i++)
+		if (c->rules[i].since == c->gen)
+			ret = make_counters(dp->rule_stats_fd, c->ids[i], zeros,
+					    known_in_force(known, c->ids[i]) ?
+						    BPF_ANY : BPF_NOEXIST);
+	free(zeros);
+	return ret;
+}
+
+struct stale_counters {
+	const struct xrl_rules_known *known;
+	__u32 *ids;
+	size_t n, cap;
+};
+
+static int collect_stale(const void *key, const void *value, void *ctx)
+{
+	struct stale_counters *stale = ctx;
+	__u32 id = *(const __u32 *)key, *grown;
+
+	(void)value;
+	if (known_in_force(stale->known, id) || known_before(stale->known, id))
+		return 0;
+	if (stale->n == stale->cap) {
+		stale->cap = stale->cap ? stale->cap * 2 : 256;
+		grown = reallocarray(stale->ids, stale->cap, sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		stale->ids = grown;
+	}
+	stale->ids[stale->n++] = id;
+	return 0;
+}
+
+int xrl_rule_counters_sweep(const struct xrl_datapath *dp)
+{
+	struct stale_counters stale = { .known = dp->known };
+	size_t i;
+	int ret;
+
+	if (!dp->known)
+		return 0;	/* unknown: left for the next swap */
+	ret = xrl_map_walk(dp->rule_stats_fd, sizeof(__u32), 0, collect_stale,
+			   &stale);
+	for (i = 0; !ret && i < stale.n; i++)
+		if (bpf_map_delete_elem(dp->rule_stats_fd, &stale.ids[i]) &&
+		    errno != ENOENT)
+			ret = -errno;
+	free(stale.ids);
+	return ret;
+}
+
+/* The ids of the rules known now, as the ones in force before. */
+static int remember_before(struct xrl_rules_known *known)
+{
+	__u8 *before = calloc(known->n ? known->n : 1, 1);
+	size_t id;
+
+	if (!before)
+		return -ENOMEM;
+	for (id = 0; id < known->n; id++)
+		before[id] = known->by_id[id].since != 0;
+	free(known->before);
+	known->before = before;
+	known->n_before = known->n;
+	return 0;
+}
+
 /* Remembers what was installed, for the next install's "since". */
 static int remember(struct xrl_datapath *dp, const struct xrl_compiled *c)
 {
@@ -260,6 +389,8 @@ static int remember(struct xrl_datapath *dp, const struct xrl_compiled *c)
 	int ret;
 
 	ret = grow_known(known, (size_t)c->max_id + 1);
+	if (!ret)
+		ret = remember_before(known);
 	if (ret) {
 		xrl_rules_forget(dp);	/* read back next time */
 		return 0;
@@ -322,12 +453,13 @@ int xrl_rules_stage(struct xrl_datapath *dp, const struct xrl_compiled *c,
 	__u32 capacity;
 
 	capacity = xrl_rules_capacity(dp);
-	if (c->max_id >= capacity) {
-		snprintf(err, len, "rule id %u: the data path was loaded for "
-			 "%u rules", c->max_id, capacity);
+	if (c->n_rules > capacity || c->max_id >= 2 * capacity) {
+		snprintf(err, len, "%zu rules (rule id %u): the data path was "
+			 "loaded for %u rules", c->n_rules, c->max_id,
+			 capacity);
 		return -ENOSPC;
 	}
-	table_shape = xrl_table_shape(capacity);
+	table_shape = xrl_table_shape(c->n_rules);
 	rules_shape = xrl_classifier_shape(c->n);
 	table_fd = xrl_datapath_map_create(dp, &table_shape);
 	rules_fd = xrl_datapath_map_create(dp, &rules_shape);
@@ -342,6 +474,8 @@ int xrl_rules_stage(struct xrl_datapath *dp, const struct xrl_compiled *c,
 	if (!ret)
 		ret = fill(rules_fd, c->keys, sizeof(*c->keys), c->values,
 			   sizeof(*c->values), c->n);
+	if (!ret)
+		ret = make_new_counters(dp, c);
 	if (ret) {
 		snprintf(err, len, "filling the rules maps: %s", strerror(-ret));
 		goto close_maps;

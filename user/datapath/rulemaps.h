@@ -77,8 +77,21 @@ int xrl_rules_classify(const struct xrl_datapath *dp, const __u8 addr[16],
 /* What this process knows of the rules it installed (see rulemaps.c). */
 void xrl_rules_forget(struct xrl_datapath *dp);
 
-/* The rule capacity of the data path (max_entries of xrl_rule_stats). */
+/* The rule capacity of the data path: the most rules a policy holds. */
 __u32 xrl_rules_capacity(const struct xrl_datapath *dp);
+/* Rule ids are below this (max_entries of xrl_rule_stats): twice the
+ * capacity, so that the policy going out never leaves the one coming in
+ * short of ids (include/xrl.h). */
+__u32 xrl_rule_id_limit(const struct xrl_datapath *dp);
+/* The id limit of a data path loaded for @max_rules rules. */
+__u32 xrl_rule_ids_for(__u32 max_rules);
+/*
+ * Deletes the per-rule counters of every id but those of the rules this
+ * process installed last: called once they are in force, it forgets the
+ * counters of the rules gone out (and of a policy staged and never put
+ * in force). 0 or -errno.
+ */
+int xrl_rule_counters_sweep(const struct xrl_datapath *dp);
 /* The classifier entry of level @level of rule @rule_id in force: its
  * limits (include/xrl.h, struct xrl_rule_levels). 0 or -errno. */
 int xrl_rules_level(const struct xrl_datapath *dp, __u32 rule_id,

@@ -55,8 +55,15 @@ int xrl_stats_read(const struct xrl_datapath *dp,
 int xrl_rule_stats_read(const struct xrl_datapath *dp, __u32 rule_id,
 			struct xrl_rule_counters *totals)
 {
-	return sum_percpu(dp->rule_stats_fd, rule_id, (__u64 *)totals,
-			  sizeof(*totals) / sizeof(__u64));
+	int ret = sum_percpu(dp->rule_stats_fd, rule_id, (__u64 *)totals,
+			     sizeof(*totals) / sizeof(__u64));
+
+	/* No entry: a rule whose counters are not made yet counted none. */
+	if (ret == -ENOENT) {
+		memset(totals, 0, sizeof(*totals));
+		ret = 0;
+	}
+	return ret;
 }
 
 int xrl_table_stats_read(const struct xrl_datapath *dp,

@@ -29,7 +29,7 @@ const struct xrl_map_shape xrl_head_shape = {
 struct xrl_map_shape xrl_table_shape(__u32 n)
 {
 	return (struct xrl_map_shape){
-		.type = BPF_MAP_TYPE_ARRAY,
+		.type = BPF_MAP_TYPE_HASH,
 		.name = XRL_PIN_TABLE,
 		.key_type = "__u32",
 		.value_type = "xrl_rule",
