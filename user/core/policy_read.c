@@ -23,8 +23,6 @@
 #include "units.h"
 #include "yaml_walk.h"
 
-#define FILE_MAX	(64 << 20)	/* bigger than any sane policy */
-
 /* What a rule's map fills; the spec goes into the policy once whole. */
 struct rule_draft {
 	struct xrl_rule_spec spec;
@@ -712,12 +710,9 @@ int xrl_config_load_file(const char *path, struct xrl_config *config,
 		text = grown;
 		got = fread(text + size, 1, 65536, file);
 		size += got;
-		if (got < 65536)
+		/* Past the limit is far enough for its refusal. */
+		if (got < 65536 || size > XRL_YAML_SIZE_MAX)
 			break;
-		if (size > FILE_MAX) {
-			ret = -EFBIG;
-			goto close_file;
-		}
 	}
 	if (ferror(file))
 		ret = errno ? -errno : -EIO;

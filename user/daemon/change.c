@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "change.h"
 #include "datapath.h"
+#include "file_load.h"
 #include "log.h"
 #include "manual_bans.h"
 #include "overlay.h"
@@ -330,46 +331,53 @@ static int check_restart_needed(const struct xrl_daemon_state *state,
 	return -EBUSY;
 }
 
-static int reload_file(struct xrl_daemon_state *state, const char *path,
-		       char *err, size_t len)
+/* The file a reload reads (@path, or the config file), checked to be
+ * one that cannot block its reader: a FIFO or a device would, or worse. */
+static int reload_source(const struct xrl_daemon_state *state,
+			 const char **path, char *err, size_t len)
 {
-	struct xrl_config config;
 	struct stat st;
 	int ret;
 
-	if (!path)
-		path = state->config_path;
-	if (!path) {
+	if (!*path)
+		*path = state->config_path;
+	if (!*path) {
 		snprintf(err, len, "no policy file to reload");
 		return -ENOENT;
 	}
-	/* A FIFO or a device would block the daemon, or worse. */
-	if (stat(path, &st)) {
+	if (stat(*path, &st)) {
 		ret = -errno;
-		snprintf(err, len, "%s: %s", path, strerror(errno));
+		snprintf(err, len, "%s: %s", *path, strerror(errno));
 		return ret;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, len, "%s: not a regular file", path);
+		snprintf(err, len, "%s: not a regular file", *path);
 		return -EINVAL;
 	}
-	ret = xrl_config_load_file(path, &config, err, len);
-	if (ret)
-		return ret;
-	ret = check_restart_needed(state, path, &config, err, len);
+	return 0;
+}
+
+/* A file read (@config, taken over) applied with the runtime changes. */
+static int apply_file(struct xrl_daemon_state *state, const char *path,
+		      struct xrl_config *config, char *err, size_t len)
+{
+	int ret;
+
+	ret = check_restart_needed(state, path, config, err, len);
 	if (!ret)
-		ret = xrl_daemon_merge_runtime(state, &config.policy, err, len);
+		ret = xrl_daemon_merge_runtime(state, &config->policy, err,
+					       len);
 	if (!ret)
-		ret = xrl_daemon_change(state, &config.policy, err, len);
-	xrl_config_free(&config);
+		ret = xrl_daemon_change(state, &config->policy, err, len);
+	xrl_config_free(config);
 	return ret;
 }
 
-int xrl_daemon_reload(struct xrl_daemon_state *state, const char *path,
-		      char *err, size_t len)
+/* The outcome of a reload, kept for status and /metrics; returns @ret. */
+static int record_reload(struct xrl_daemon_state *state, int ret,
+			 const char *err)
 {
 	struct xrl_reload_result *last = &state->last_reload;
-	int ret = reload_file(state, path, err, len);
 
 	last->at = time(NULL);
 	last->ok = !ret;
@@ -378,6 +386,53 @@ int xrl_daemon_reload(struct xrl_daemon_state *state, const char *path,
 	if (state->changed)
 		state->changed(state);
 	return ret;
+}
+
+int xrl_daemon_reload(struct xrl_daemon_state *state, const char *path,
+		      char *err, size_t len)
+{
+	struct xrl_config config;
+	int ret;
+
+	ret = reload_source(state, &path, err, len);
+	if (!ret)
+		ret = xrl_config_load_file(path, &config, err, len);
+	if (!ret)
+		ret = apply_file(state, path, &config, err, len);
+	return record_reload(state, ret, err);
+}
+
+int xrl_daemon_reload_start(struct xrl_daemon_state *state, const char *path,
+			    char *err, size_t len)
+{
+	int ret;
+
+	if (state->load->running) {
+		snprintf(err, len, "a reload of %s is in progress; ask again "
+			 "when it ends", state->load->path);
+		return -EBUSY;
+	}
+	ret = reload_source(state, &path, err, len);
+	if (ret)
+		return record_reload(state, ret, err);
+	ret = xrl_file_load_start(state->load, path);
+	if (ret) {
+		snprintf(err, len, "%s: reading it: %s", path, strerror(-ret));
+		return record_reload(state, ret, err);
+	}
+	return 0;
+}
+
+int xrl_daemon_reload_finish(struct xrl_daemon_state *state, char *err,
+			     size_t len)
+{
+	struct xrl_config config;
+	int ret;
+
+	ret = xrl_file_load_finish(state->load, &config, err, len);
+	if (!ret)
+		ret = apply_file(state, state->load->path, &config, err, len);
+	return record_reload(state, ret, err);
 }
 
 int xrl_daemon_save_state(struct xrl_daemon_state *state)

@@ -13,6 +13,7 @@
 #include "cidr.h"
 #include "control_cmds.h"
 #include "fields.h"
+#include "file_load.h"
 #include "levels.h"
 #include "log.h"
 #include "match.h"
@@ -273,6 +274,19 @@ int xrl_control_rule_list(struct xrl_request *req)
 	return 0;
 }
 
+/* The response to a reload of @path, applied or refused (@ret). */
+static int reload_answer(struct xrl_request *req, const char *path, int ret)
+{
+	xrl_notify_status(req->state);
+	if (ret)
+		return ret;
+	pr_info("reloaded %s: %zu rules", path, req->state->policy.n_rules);
+	json_object_set_new(req->response, "path", json_string(path));
+	json_object_set_new(req->response, "rules",
+			    json_integer(req->state->policy.n_rules));
+	return 0;
+}
+
 int xrl_control_reload(struct xrl_request *req)
 {
 	const char *path;
@@ -289,15 +303,20 @@ int xrl_control_reload(struct xrl_request *req)
 			 "the config file");
 		return -EPERM;
 	}
+	/* Read off the loop: answered by xrl_control_reload_done. */
+	if (req->state->load) {
+		ret = xrl_daemon_reload_start(req->state, path, req->err,
+					      sizeof(req->err));
+		return ret ? ret : XRL_REQUEST_LATER;
+	}
 	ret = xrl_daemon_reload(req->state, path, req->err, sizeof(req->err));
-	xrl_notify_status(req->state);
-	if (ret)
-		return ret;
-	path = path ? path : req->state->config_path;
-	pr_info("reloaded %s: %zu rules", path, req->state->policy.n_rules);
-	json_object_set_new(req->response, "path", json_string(path));
-	json_object_set_new(req->response, "rules",
-			    json_integer(req->state->policy.n_rules));
-	return 0;
+	return reload_answer(req, path ? path : req->state->config_path, ret);
 }
 
+int xrl_control_reload_done(struct xrl_request *req)
+{
+	int ret = xrl_daemon_reload_finish(req->state, req->err,
+					   sizeof(req->err));
+
+	return reload_answer(req, req->state->load->path, ret);
+}

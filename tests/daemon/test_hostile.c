@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Hostile policy files named by a client: nested too deep, too many
+ * nodes, too large. Each is refused in one line naming the file, its line
+ * and the limit, the policy in force unchanged; and while the daemon
+ * reads one, another client is answered within 100 ms.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <criterion/criterion.h>
+#include "daemon.h"
+
+static struct daemon_env env;
+static char out[1 << 16];
+static char line[1 << 16];
+
+static void setup(void)
+{
+	env_setup(&env);
+	env_write(&env, NULL, "default:\n  action: allow\nrules:\n"
+		  "  - name: net\n    cidr: 198.18.64.0/18\n    pps: 1k\n"
+		  "    burst: 1k\n");
+}
+
+static void teardown(void)
+{
+	env_teardown(&env);
+}
+
+TestSuite(hostile, .init = setup, .fini = teardown, .timeout = 180);
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void send_str(int fd, const char *text)
+{
+	size_t len = strlen(text);
+	ssize_t sent;
+
+	while (len) {
+		sent = send(fd, text, len, MSG_NOSIGNAL);
+		cr_assert_gt(sent, 0, "send: %s", strerror(errno));
+		text += sent;
+		len -= sent;
+	}
+}
+
+/* @lines lines, each "- " and a list nested @depth deep. */
+static void write_nested_lines(const char *path, size_t lines,
+			       unsigned depth)
+{
+	FILE *file = fopen(path, "w");
+	char unit[256];
+	size_t i;
+
+	cr_assert_not_null(file, "%s: %s", path, strerror(errno));
+	cr_assert_lt(depth * 2 + 4, sizeof(unit));
+	unit[0] = '-';
+	unit[1] = ' ';
+	memset(unit + 2, '[', depth);
+	memset(unit + 2 + depth, ']', depth);
+	unit[2 + 2 * depth] = '\n';
+	unit[3 + 2 * depth] = '\0';
+	fputs("rules:\n", file);
+	for (i = 0; i < lines; i++)
+		fputs(unit, file);
+	cr_assert_eq(fclose(file), 0);
+}
+
+/* "rules: " then one list nested @depth deep, on one line. */
+static void write_deep(const char *path, size_t depth)
+{
+	FILE *file = fopen(path, "w");
+	size_t i;
+
+	cr_assert_not_null(file, "%s: %s", path, strerror(errno));
+	fputs("rules: ", file);
+	for (i = 0; i < depth; i++)
+		fputc('[', file);
+	for (i = 0; i < depth; i++)
+		fputc(']', file);
+	fputc('\n', file);
+	cr_assert_eq(fclose(file), 0);
+}
+
+/* The error of a reload refused, asserted one line naming @path. */
+static void expect_refusal(const char *response, const char *path,
+			   const char *what)
+{
+	json_t *json = json_loads(response, 0, NULL);
+	const char *error;
+
+	cr_assert(json_is_object(json), "not JSON: %s", response);
+	cr_assert(json_is_false(json_object_get(json, "ok")), "%s", response);
+	error = json_string_value(json_object_get(json, "error"));
+	cr_assert_not_null(error);
+	cr_assert(strstr(error, path), "\"%s\" does not name %s", error,
+		  path);
+	cr_assert(strstr(error, what), "\"%s\" lacks \"%s\"", error, what);
+	cr_assert_null(strchr(error, '\n'), "more than one line: %s", error);
+	json_decref(json);
+}
+
+Test(hostile, a_file_nested_deeper_than_64_is_refused_at_once)
+{
+	struct policy_dump before, after;
+	char path[PATH_MAX], args[PATH_MAX + 16];
+	const char *error;
+	double start;
+
+	daemon_start(&env, NULL);
+	dump_policy(&env, &before);
+	snprintf(path, sizeof(path), "%s/deep.yaml", env.dir);
+	/* 200 KB: 50 s to load before the limit. */
+	write_deep(path, 100000);
+	start = now_s();
+	error = request_fail(&env, "{\"cmd\":\"reload\",\"path\":\"%s\"}",
+			     path);
+	cr_assert_lt(now_s() - start, 1.0, "the refusal took %.2f s",
+		     now_s() - start);
+	cr_assert(strstr(error, "deep.yaml:1: yaml: nested deeper than the "
+			 "maximum 64"), "%s", error);
+	dump_policy(&env, &after);
+	cr_assert(dump_equal(&before, &after), "the policy changed");
+	dump_free(&before);
+	dump_free(&after);
+
+	/* check refuses it the same way, as fast. */
+	snprintf(args, sizeof(args), "check %s", path);
+	start = now_s();
+	cr_assert_eq(env_cli(&env, out, sizeof(out), args, true), 1, "%s",
+		     out);
+	cr_assert_lt(now_s() - start, 1.0);
+	cr_assert(strstr(out, "deep.yaml:1: yaml: nested deeper than the "
+			 "maximum 64\n"), "%s", out);
+
+	/* The top map and 63 lists, 64 deep: not refused for its depth. */
+	write_deep(path, 63);
+	cr_assert_eq(env_cli(&env, out, sizeof(out), args, true), 1, "%s",
+		     out);
+	cr_assert(strstr(out, "deep.yaml:1: rules[0]: must be a map, not a "
+			 "list"), "%s", out);
+}
+
+Test(hostile, a_file_over_128_mib_is_refused_in_one_line)
+{
+	char path[PATH_MAX], args[PATH_MAX + 16];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/big.yaml", env.dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	cr_assert_geq(fd, 0);
+	/* Sparse: one byte over, read as spaces of nothing. */
+	cr_assert_eq(ftruncate(fd, (128 << 20) + 1), 0);
+	close(fd);
+	snprintf(args, sizeof(args), "check %s", path);
+	cr_assert_eq(env_cli(&env, out, sizeof(out), args, false), 1, "%s",
+		     out);
+	cr_assert(strstr(out, "big.yaml: yaml: larger than the maximum "
+			 "134217728 bytes (128 MiB)\n"), "%s", out);
+}
+
+/*
+ * A file of more nodes than the limit, nested 60 deep all along: it
+ * takes seconds to read to its refusal (the test asserts it took long
+ * enough to have stalled a loop that read it). Meanwhile another client
+ * asks for status and version, and each is answered within 100 ms; a
+ * third client's reload is refused as busy.
+ */
+Test(hostile, status_is_answered_within_100ms_while_a_hostile_file_is_read)
+{
+	struct policy_dump before, after;
+	char path[PATH_MAX], request[PATH_MAX + 64];
+	double start, asked, worst = 0, took;
+	int reloader, poller, third, polls = 0;
+	struct pollfd pfd;
+
+	daemon_start(&env, NULL);
+	dump_policy(&env, &before);
+	snprintf(path, sizeof(path), "%s/nodes.yaml", env.dir);
+	/* 3 nodes before the lines, 60 on each: the 16,777,217th is on
+	 * the 279,621st of them, line 279,622 of the file. */
+	write_nested_lines(path, 16777216 / 60 + 2, 60);
+	reloader = raw_connect(&env);
+	poller = raw_connect(&env);
+	third = raw_connect(&env);
+	snprintf(request, sizeof(request),
+		 "{\"cmd\":\"reload\",\"path\":\"%s\"}\n", path);
+	start = now_s();
+	send_str(reloader, request);
+
+	pfd.fd = reloader;
+	pfd.events = POLLIN;
+	while (poll(&pfd, 1, 0) == 0) {
+		cr_assert_lt(now_s() - start, 120.0, "no answer to reload");
+		asked = now_s();
+		send_str(poller, polls % 2 ? "{\"cmd\":\"version\"}\n" :
+			 "{\"cmd\":\"status\"}\n");
+		cr_assert_gt(raw_read_line(poller, line, sizeof(line), 10000),
+			     0, "no answer to status");
+		cr_assert(strstr(line, "\"ok\":true"), "%s", line);
+		if (now_s() - asked > worst)
+			worst = now_s() - asked;
+		if (polls++ == 2) {
+			send_str(third, request);
+			cr_assert_gt(raw_read_line(third, line, sizeof(line),
+						   10000), 0);
+			cr_assert(strstr(line, "a reload of") &&
+				  strstr(line, "is in progress"), "%s", line);
+		}
+		usleep(10000);
+	}
+	cr_assert_gt(raw_read_line(reloader, line, sizeof(line), 1000), 0);
+	took = now_s() - start;
+	expect_refusal(line, path, ": yaml: more values, lists and maps "
+		       "than the maximum 16777216");
+	cr_assert(strstr(line, "nodes.yaml:279622: yaml:"), "%s", line);
+	cr_log_info("refused in %.2f s; %d asked, the slowest answered in "
+		    "%.1f ms", took, polls, worst * 1000);
+	cr_assert_gt(took, 0.5, "read in %.2f s: too fast to show a stall",
+		     took);
+	cr_assert_gt(polls, 10);
+	cr_assert_lt(worst, 0.100, "a status took %.0f ms while the file was "
+		     "read (%d asked in %.1f s)", worst * 1000, polls, took);
+
+	dump_policy(&env, &after);
+	cr_assert(dump_equal(&before, &after), "the policy changed");
+	dump_free(&before);
+	dump_free(&after);
+	/* The daemon still serves a good reload after it. */
+	json_decref(request_ok(&env, "{\"cmd\":\"reload\"}"));
+	close(third);
+	close(poller);
+	close(reloader);
+}
