@@ -14,7 +14,7 @@
 #include "file_load.h"
 #include "policy_read.h"
 
-#define LOAD_NICE	10	/* the reading thread's nice value */
+#define LOAD_NICE	19	/* the reading thread's nice: the lowest */
 
 int xrl_file_load_init(struct xrl_file_load *load)
 {
