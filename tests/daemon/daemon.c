@@ -130,6 +130,8 @@ static pid_t spawn(struct daemon_env *env, va_list ap)
 	if (pid == 0) {
 		/* The daemon dies with the test, even one that crashes. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* Its state files in the test's directory, never /var/lib. */
+		setenv("XDP_RATELIMIT_STATE_DIR", env->dir, 1);
 		fd = open(env->log, O_WRONLY | O_CREAT | O_APPEND, 0600);
 		if (fd >= 0) {
 			dup2(fd, STDOUT_FILENO);
