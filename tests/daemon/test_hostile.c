@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,5 +284,47 @@ Test(hostile, status_is_answered_within_100ms_while_a_hostile_file_is_read)
 	json_decref(request_ok(&env, "{\"cmd\":\"reload\"}"));
 	close(third);
 	close(poller);
+	close(reloader);
+}
+
+/* A SIGHUP while a file is being read: the config file is reloaded once
+ * that read ends, nothing lost. */
+Test(hostile, a_sighup_while_a_file_is_read_reloads_after_it)
+{
+	char path[PATH_MAX], request[PATH_MAX + 64];
+	int reloader, other, i;
+	json_t *list;
+
+	daemon_start(&env, NULL);
+	snprintf(path, sizeof(path), "%s/hostile.yaml", env.dir);
+	write_nested_lines(path, 80000, 60, 63);
+	reloader = raw_connect(&env);
+	other = raw_connect(&env);
+	snprintf(request, sizeof(request),
+		 "{\"cmd\":\"reload\",\"path\":\"%s\"}\n", path);
+	send_str(reloader, request);
+	/* Refused as busy: the first is being read. */
+	send_str(other, request);
+	cr_assert_gt(raw_read_line(other, line, sizeof(line), 10000), 0);
+	cr_assert(strstr(line, "is in progress"), "%s", line);
+	env_write(&env, NULL, "default:\n  action: allow\nrules:\n"
+		  "  - name: net\n    cidr: 198.18.64.0/18\n    pps: 1k\n"
+		  "    burst: 1k\n  - name: later\n    cidr: 198.18.65.0/24\n"
+		  "    action: deny\n");
+	cr_assert_eq(kill(env.pid, SIGHUP), 0);
+
+	cr_assert_gt(raw_read_line(reloader, line, sizeof(line), 60000), 0);
+	expect_refusal(line, path, "nested deeper than the maximum 64");
+	for (i = 0; i < 200 && !log_contains(&env, "SIGHUP: reloaded"); i++)
+		usleep(50000);
+	cr_assert(log_contains(&env, "is being read; reloading again after "
+			       "it"), "%s", daemon_log(&env));
+	cr_assert(log_contains(&env, "SIGHUP: reloaded"), "%s",
+		  daemon_log(&env));
+	list = request_ok(&env, "{\"cmd\":\"rule.list\"}");
+	cr_assert_eq(json_array_size(json_object_get(list, "rules")), 3,
+		     "the file's two rules and the default");
+	json_decref(list);
+	close(other);
 	close(reloader);
 }
