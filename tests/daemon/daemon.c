@@ -63,7 +63,8 @@ static void remove_dir(const char *path)
 		if (!strcmp(entry->d_name, ".") || !strcmp(entry->d_name, ".."))
 			continue;
 		snprintf(file, sizeof(file), "%s/%s", path, entry->d_name);
-		unlink(file);
+		if (unlink(file) && errno == EISDIR)
+			remove_dir(file);	/* one a test made */
 	}
 	closedir(dir);
 	rmdir(path);

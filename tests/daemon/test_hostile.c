@@ -241,7 +241,9 @@ Test(hostile, status_is_answered_within_100ms_while_a_hostile_file_is_read)
 	}
 	polls = 0;
 	start = now_s();
+	/* With a request behind it: answered after it, in order. */
 	send_str(reloader, request);
+	send_str(reloader, "{\"cmd\":\"version\"}\n");
 
 	pfd.fd = reloader;
 	pfd.events = POLLIN;
@@ -265,6 +267,8 @@ Test(hostile, status_is_answered_within_100ms_while_a_hostile_file_is_read)
 	took = now_s() - start;
 	expect_refusal(line, path, "hostile.yaml:80002: yaml: nested deeper "
 		       "than the maximum 64");
+	cr_assert_gt(raw_read_line(reloader, line, sizeof(line), 10000), 0);
+	cr_assert(strstr(line, "\"version\""), "%s", line);
 	cr_log_info("refused in %.2f s; %d asked, the slowest answered in "
 		    "%.1f ms (status %.1f, version %.1f; %.1f ms with nothing "
 		    "read)", took, polls, worst * 1000, kind_worst[0] * 1000,

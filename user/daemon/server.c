@@ -244,13 +244,15 @@ static void drop_client(struct server *srv, struct client *client,
 	srv->state->n_clients = srv->n_clients;
 }
 
-/* Waits for input, or for room to write when output is pending. */
+/* Waits for input, or for room to write when output is pending; for
+ * neither while its reload is read (its next lines wait in the socket). */
 static int watch_client(struct server *srv, struct client *client, int op)
 {
 	struct epoll_event ev = { .data.ptr = client };
 
 	ev.events = client->out_len > client->out_sent ? EPOLLOUT :
-		    client->eof || client->closing ? 0 : EPOLLIN;
+		    client->eof || client->closing || client->waiting ? 0 :
+		    EPOLLIN;
 	if (epoll_ctl(srv->epoll_fd, op, client->fd, &ev))
 		return -errno;
 	return 0;
