@@ -64,7 +64,8 @@ static void remove_dir(const char *path)
 		if (!strcmp(entry->d_name, ".") || !strcmp(entry->d_name, ".."))
 			continue;
 		snprintf(file, sizeof(file), "%s/%s", path, entry->d_name);
-		unlink(file);
+		if (unlink(file) && errno == EISDIR)
+			remove_dir(file);	/* one a test made */
 	}
 	closedir(dir);
 	rmdir(path);
@@ -136,6 +137,8 @@ static pid_t spawn(struct daemon_env *env, va_list ap)
 	if (pid == 0) {
 		/* The daemon dies with the test, even one that crashes. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* Its state files in the test's directory, never /var/lib. */
+		setenv("XDP_RATELIMIT_STATE_DIR", env->dir, 1);
 		fd = open(env->log, O_WRONLY | O_CREAT | O_APPEND, 0600);
 		if (fd >= 0) {
 			dup2(fd, STDOUT_FILENO);

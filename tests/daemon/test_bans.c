@@ -348,7 +348,7 @@ Test(bans_daemon, a_ban_that_cannot_be_saved_is_refused_and_not_applied)
 	snprintf(ro_dir, sizeof(ro_dir), "%s/ro", env.dir);
 	cr_assert_eq(mkdir(ro_dir, 0700), 0);
 	cr_assert_eq(mount("xrl-test-ro", ro_dir, "tmpfs", MS_RDONLY,
-			   "size=64k"), 0, "mount: %m");
+			   "size=64k,mode=0700"), 0, "mount: %m");
 	snprintf(state, sizeof(state), "%s/policy.applied.yaml", ro_dir);
 	env_write(&env, NULL, manual_policy);
 	daemon_start(&env, "--state", state, NULL);

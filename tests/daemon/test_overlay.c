@@ -156,7 +156,7 @@ Test(overlay, a_change_that_cannot_be_saved_is_refused_and_not_applied)
 	snprintf(ro_dir, sizeof(ro_dir), "%s/ro", env.dir);
 	cr_assert_eq(mkdir(ro_dir, 0700), 0);
 	cr_assert_eq(mount("xrl-test-ro", ro_dir, "tmpfs", MS_RDONLY,
-			   "size=64k"),
+			   "size=64k,mode=0700"),
 		     0, "mount: %m");
 	snprintf(state, sizeof(state), "%s/policy.applied.yaml", ro_dir);
 	daemon_start(&env, "--state", state, NULL);

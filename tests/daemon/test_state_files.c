@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,4 +214,151 @@ Test(state_files_daemon, a_number_out_of_range_refuses_the_start_in_one_line)
 		start_refused(said);
 		cr_assert_eq(manual_ban_entries(), 0, "%s", bad[i].entry);
 	}
+}
+
+/* A ban saved by a daemon, for the starts refused after it to keep. */
+static void save_a_ban(void)
+{
+	daemon_start(&env, NULL);
+	cr_assert_eq(env_cli(&env, out, sizeof(out),
+			     "ban 198.18.74.0/24 --for 1h", true), 0, "%s", out);
+	daemon_stop(&env, SIGTERM);
+}
+
+static void ban_still_there(void)
+{
+	daemon_start(&env, NULL);
+	cr_assert_eq(env_cli(&env, out, sizeof(out), "bans", true), 0, "%s",
+		     out);
+	cr_assert_not_null(strstr(out, "198.18.74.0/24"), "lost: %s", out);
+}
+
+Test(state_files_daemon, a_state_directory_others_could_write_refuses_the_start)
+{
+	char said[PATH_MAX + 128];
+
+	save_a_ban();
+	cr_assert_eq(chmod(env.dir, 0770), 0);
+	snprintf(said, sizeof(said), "state directory %s: writable by its "
+		 "group or others (mode 0770): chmod go-w it", env.dir);
+	start_refused(said);
+	cr_assert_eq(chmod(env.dir, 0702), 0);
+	snprintf(said, sizeof(said), "state directory %s: writable by its "
+		 "group or others (mode 0702)", env.dir);
+	start_refused(said);
+
+	cr_assert_eq(chmod(env.dir, 0700), 0);
+	cr_assert_eq(chown(env.dir, 65534, 65534), 0, "%m");
+	snprintf(said, sizeof(said), "state directory %s: owned by uid 65534,"
+		 " not by the daemon's uid 0", env.dir);
+	start_refused(said);
+	cr_assert_eq(chown(env.dir, 0, 0), 0, "%m");
+
+	/* Made right again: the ban was kept all along. */
+	ban_still_there();
+}
+
+Test(state_files_daemon, a_state_directory_that_is_a_link_refuses_the_start)
+{
+	char real[PATH_MAX], link[PATH_MAX], state[PATH_MAX + 32];
+	char said[PATH_MAX + 128];
+	int status;
+
+	state_path(real, sizeof(real), "real");
+	state_path(link, sizeof(link), "link");
+	cr_assert_eq(mkdir(real, 0700), 0);
+	cr_assert_eq(symlink(real, link), 0);
+	snprintf(state, sizeof(state), "%s/policy.applied.yaml", link);
+	empty_log();
+	status = daemon_run_to_exit(&env, "--state", state, NULL);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_FAILURE,
+		  "%s", daemon_log(&env));
+	snprintf(said, sizeof(said), "state directory %s: a symbolic link "
+		 "(not followed)", link);
+	cr_assert_eq(log_lines_with(said), 1, "%s", daemon_log(&env));
+	cr_assert_eq(log_lines_with("error: "), 1, "%s", daemon_log(&env));
+	snprintf(state, sizeof(state), "%s/policy.bans.json", real);
+	cr_assert_neq(access(state, F_OK), 0, "written through the link");
+}
+
+/* The daemon's --help and status: the default is the one under /var/lib,
+ * and the environment's (the tests' own directory) replaces it. */
+Test(state_files_daemon, the_state_files_are_under_var_lib_unless_told)
+{
+	char expect[PATH_MAX + 64];
+	FILE *help;
+	size_t n;
+	json_t *status;
+
+	help = popen(DAEMON_BIN " --help", "r");
+	cr_assert_not_null(help);
+	n = fread(out, 1, sizeof(out) - 1, help);
+	out[n] = '\0';
+	cr_assert_eq(pclose(help), 0);
+	cr_assert_not_null(strstr(out, "/var/lib/xdp-ratelimit"), "%s", out);
+	cr_assert_not_null(strstr(out, "$XDP_RATELIMIT_STATE_DIR"), "%s", out);
+
+	daemon_start(&env, NULL);
+	status = request_ok(&env, "{\"cmd\":\"status\"}");
+	snprintf(expect, sizeof(expect), "%s/policy.applied.yaml", env.dir);
+	cr_assert_str_eq(json_string_value(json_object_get(
+				 json_object_get(status, "daemon"),
+				 "state_file")),
+			 expect);
+	json_decref(status);
+}
+
+/*
+ * Unset, the state directory is /var/lib/xdp-ratelimit, made 0700 when
+ * missing: seen from a daemon in a mount namespace of its own with a
+ * tmpfs on /var/lib, so the real /var/lib is never written.
+ */
+Test(state_files_daemon, unset_the_state_directory_is_var_lib_made_0700)
+{
+	char mnt[64], cmd[256];
+	json_t *status;
+	struct stat st;
+	bool host_had_one;
+	pid_t pid;
+	int i;
+
+	host_had_one = !stat("/var/lib/xdp-ratelimit/policy.applied.yaml", &st);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		int fd = open(env.log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+
+		if (fd >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+		}
+		unsetenv("XDP_RATELIMIT_STATE_DIR");
+		execl("/usr/bin/unshare", "unshare", "-m", "--propagation",
+		      "private", "sh", "-c", "mount -t tmpfs -o mode=0755 "
+		      "xrl-test /var/lib && exec \"$0\" \"$@\"", DAEMON_BIN,
+		      "--config", env.config, "--socket", env.socket,
+		      "--pin-dir", env.pin_dir, (char *)NULL);
+		_exit(127);
+	}
+	env.pid = pid;
+	/* unshare and sh exec, so @pid becomes the daemon; it answers once
+	 * its socket is there and the policy applied. */
+	for (i = 0; i < 200 && access(env.socket, F_OK); i++)
+		usleep(50000);
+	status = request_ok(&env, "{\"cmd\":\"status\"}");
+	cr_assert_str_eq(json_string_value(json_object_get(
+				 json_object_get(status, "daemon"),
+				 "state_file")),
+			 "/var/lib/xdp-ratelimit/policy.applied.yaml");
+	json_decref(status);
+	snprintf(mnt, sizeof(mnt), "/proc/%d/root/var/lib/xdp-ratelimit",
+		 (int)pid);
+	cr_assert_eq(stat(mnt, &st), 0, "%s: %m", mnt);
+	cr_assert_eq(st.st_mode & 07777, 0700, "mode %o", st.st_mode & 07777);
+	snprintf(cmd, sizeof(cmd), "test -f %s/policy.applied.yaml", mnt);
+	cr_assert_eq(system(cmd), 0, "no state file in %s", mnt);
+	/* Not on the host's own /var/lib. */
+	cr_assert(host_had_one ||
+		  stat("/var/lib/xdp-ratelimit/policy.applied.yaml", &st),
+		  "the test wrote the real /var/lib");
 }

@@ -158,7 +158,7 @@ void fleet_destroy(struct fleet *f)
 		n->open = false;
 		stop_pid(&n->daemon, SIGTERM);
 		topo_sh("ip netns del %s 2>/dev/null", n->ns_tx);
-		topo_sh("rm -rf %s; rm -f %s.*", n->pin_dir, n->files);
+		topo_sh("rm -rf %s %s.*", n->pin_dir, n->files);
 	}
 	redis_stop(&f->redis);
 	topo_sh("ip netns del %s 2>/dev/null", f->ns);
@@ -195,7 +195,7 @@ const char *fleet_log(struct fleet *f, int k)
 static void exec_daemon(struct fleet *f, int k)
 {
 	struct fleet_node *n = &f->node[k];
-	char bin[PATH_MAX + 2], config[96], sock[96], state[96], log[96];
+	char bin[PATH_MAX + 2], config[96], sock[96], state[128], log[96];
 	char ns[PATH_MAX];
 	int fd;
 
@@ -203,7 +203,12 @@ static void exec_daemon(struct fleet *f, int k)
 	strcat(bin, "d");	/* build/xdp-ratelimitd beside the CLI */
 	snprintf(config, sizeof(config), "%s.yaml", n->files);
 	snprintf(sock, sizeof(sock), "%s.sock", n->files);
+	/* A state directory of its own (the daemon refuses /tmp, which
+	 * others may write), removed with the node's other files. */
 	snprintf(state, sizeof(state), "%s.state", n->files);
+	if (mkdir(state, 0700) && errno != EEXIST)
+		_exit(126);
+	strcat(state, "/policy.applied.yaml");
 	snprintf(log, sizeof(log), "%s.log", n->files);
 	snprintf(ns, sizeof(ns), "/run/netns/%s", f->ns);
 	fd = open(ns, O_RDONLY | O_CLOEXEC);

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -134,6 +135,12 @@ Test(install, puts_every_file_in_place_and_uninstall_removes_them)
 			 "--config /etc/xdp-ratelimit/policy.yaml' "
 			 "%s/usr/lib/systemd/system/xdp-ratelimitd.service",
 			 dir), 0);
+	/* The state files' directory, kept across reboots, the daemon's
+	 * alone (it refuses one others can write). */
+	cr_assert_eq(run("grep -x -e 'StateDirectory=xdp-ratelimit' -e "
+			 "'StateDirectoryMode=0700' %s/usr/lib/systemd/system/"
+			 "xdp-ratelimitd.service | wc -l | grep -x 2", dir),
+		     0, "%s", out);
 
 	cr_assert_eq(run(MAKE "uninstall %s 2>&1", vars), 0, "%s", out);
 	list_files(dir);
@@ -389,6 +396,8 @@ static pid_t spawn_daemon(const struct topo *t, const char *bin,
 		 caps);
 	if (!freopen(log, "w", stderr))
 		_exit(127);
+	/* Its state files beside the socket, never in /var/lib. */
+	setenv("XDP_RATELIMIT_STATE_DIR", dirname(strdup(sock)), 1);
 	argv[argc++] = "nsenter";
 	argv[argc++] = netns;
 	argv[argc++] = "setpriv";

@@ -23,8 +23,6 @@
 #include "units.h"
 #include "yaml_walk.h"
 
-#define FILE_MAX	(64 << 20)	/* bigger than any sane policy */
-
 /* What a rule's map fills; the spec goes into the policy once whole. */
 struct rule_draft {
 	struct xrl_rule_spec spec;
@@ -707,8 +705,8 @@ report:
 int xrl_config_read_file(const char *path, char **out, size_t *out_size,
 			 char *err, size_t len)
 {
+	size_t size = 0, cap = 0, got;
 	char *text = NULL;
-	size_t size = 0;
 	FILE *file;
 	int ret = 0;
 
@@ -718,25 +716,24 @@ int xrl_config_read_file(const char *path, char **out, size_t *out_size,
 		goto report;
 	}
 	/* Read to the end rather than trust st_size: works for pipes and
-	 * /dev/stdin, and a directory fails here with EISDIR. */
-	for (;;) {
-		char *grown = realloc(text, size + 65536);
-		size_t got;
+	 * /dev/stdin, and a directory fails here with EISDIR. The buffer
+	 * doubles: few reallocations, which in the daemon's reading thread
+	 * take the address space's lock from the control loop. */
+	do {
+		if (size == cap) {
+			char *grown = realloc(text, cap ? cap * 2 : 65536);
 
-		if (!grown) {
-			ret = -ENOMEM;
-			goto close_file;
+			if (!grown) {
+				ret = -ENOMEM;
+				goto close_file;
+			}
+			text = grown;
+			cap = cap ? cap * 2 : 65536;
 		}
-		text = grown;
-		got = fread(text + size, 1, 65536, file);
+		got = fread(text + size, 1, cap - size, file);
 		size += got;
-		if (got < 65536)
-			break;
-		if (size > FILE_MAX) {
-			ret = -EFBIG;
-			goto close_file;
-		}
-	}
+		/* Past the limit is far enough for its refusal. */
+	} while (got && size <= XRL_YAML_SIZE_MAX);
 	if (ferror(file))
 		ret = errno ? -errno : -EIO;
 close_file:

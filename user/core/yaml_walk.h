@@ -15,6 +15,15 @@
 #define XRL_YAML_FIELD_MAX	320	/* a path ("rules[131070]") and a key */
 #define XRL_YAML_KEYS_MAX	24	/* keys in one map's table */
 
+/* The most a policy file may be: room for the most rules a policy holds
+ * (1,048,575 of up to seven keys: 15 nodes, 128 bytes each; four keys in
+ * block style take 9 and 72), and no more, since libyaml keeps every
+ * node in memory (2.5 GB for those 1,048,575 rules). */
+#define XRL_YAML_SIZE_MAX	(128ULL << 20)	/* bytes */
+#define XRL_YAML_NODES_MAX	(1ULL << 24)	/* values, lists and maps */
+#define XRL_YAML_DEPTH_MAX	64U		/* lists and maps in lists
+						 * and maps; a policy needs 5 */
+
 struct xrl_yaml {
 	const char *name;		/* the file, as errors name it */
 	yaml_document_t *doc;
@@ -39,7 +48,10 @@ typedef int (*xrl_yaml_read_fn)(struct xrl_yaml *y, const char *field,
 /*
  * Loads @len bytes of @text as exactly one YAML document into @doc
  * (yaml_document_delete() it). -EINVAL with the error for a syntax error,
- * an empty file or a second document; -ENOMEM.
+ * an empty file or a second document; -EFBIG for a text over
+ * XRL_YAML_SIZE_MAX, -E2BIG for one nested deeper than XRL_YAML_DEPTH_MAX
+ * or of more than XRL_YAML_NODES_MAX nodes (checked before the document
+ * is built); -ENOMEM.
  */
 int xrl_yaml_load(struct xrl_yaml *y, const char *text, size_t len,
 		  yaml_document_t *doc);

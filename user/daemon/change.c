@@ -18,6 +18,7 @@
 #include "cidr.h"
 #include "clock.h"
 #include "change.h"
+#include "file_load.h"
 #include "datapath.h"
 #include "log.h"
 #include "manual_bans.h"
@@ -337,9 +338,9 @@ static int check_restart_needed(const struct xrl_daemon_state *state,
 	return -EBUSY;
 }
 
-/* A FIFO or a device would block the daemon, or worse. */
-static int load_regular_file(const char *path, struct xrl_config *config,
-			     char *err, size_t len)
+/* A FIFO or a device would block the daemon (or its reader thread), or
+ * worse. */
+static int check_regular(const char *path, char *err, size_t len)
 {
 	struct stat st;
 	int ret;
@@ -353,7 +354,18 @@ static int load_regular_file(const char *path, struct xrl_config *config,
 		snprintf(err, len, "%s: not a regular file", path);
 		return -EINVAL;
 	}
-	return xrl_config_load_file(path, config, err, len);
+	return 0;
+}
+
+/* The file a reload reads: @path, or the config file. */
+static const char *reload_path(const struct xrl_daemon_state *state,
+			       const char *path, char *err, size_t len)
+{
+	if (!path)
+		path = state->config_path;
+	if (!path)
+		snprintf(err, len, "no policy file to reload");
+	return path;
 }
 
 void xrl_reload_plan_free(struct xrl_reload_plan *plan)
@@ -364,26 +376,14 @@ void xrl_reload_plan_free(struct xrl_reload_plan *plan)
 	memset(plan, 0, sizeof(*plan));
 }
 
-int xrl_daemon_plan(const struct xrl_daemon_state *state, const char *path,
-		    const char *text, size_t text_len,
-		    const struct xrl_overlay *ov, struct xrl_reload_plan *plan,
-		    char *err, size_t len)
+/* @plan, its config read, checked as a reload checks it, with the
+ * overlay @ov on top; freed on error. */
+static int plan_config(const struct xrl_daemon_state *state,
+		       const struct xrl_overlay *ov,
+		       struct xrl_reload_plan *plan, char *err, size_t len)
 {
 	int ret;
 
-	memset(plan, 0, sizeof(*plan));
-	plan->path = path ? path : state->config_path;
-	if (!plan->path) {
-		snprintf(err, len, "no policy file to reload");
-		return -ENOENT;
-	}
-	if (text)
-		ret = xrl_config_load_string(text, text_len, plan->path,
-					     &plan->config, err, len);
-	else
-		ret = load_regular_file(plan->path, &plan->config, err, len);
-	if (ret)
-		return ret;
 	ret = check_restart_needed(state, plan->path, &plan->config, err, len);
 	if (!ret && (ret = xrl_policy_copy(&plan->file, &plan->config.policy)))
 		snprintf(err, len, "out of memory");
@@ -393,6 +393,28 @@ int xrl_daemon_plan(const struct xrl_daemon_state *state, const char *path,
 	if (ret)
 		xrl_reload_plan_free(plan);
 	return ret;
+}
+
+int xrl_daemon_plan(const struct xrl_daemon_state *state, const char *path,
+		    const char *text, size_t text_len,
+		    const struct xrl_overlay *ov, struct xrl_reload_plan *plan,
+		    char *err, size_t len)
+{
+	int ret;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->path = reload_path(state, path, err, len);
+	if (!plan->path)
+		return -ENOENT;
+	if (text)
+		ret = xrl_config_load_string(text, text_len, plan->path,
+					     &plan->config, err, len);
+	else
+		ret = check_regular(plan->path, err, len) ?:
+		      xrl_config_load_file(plan->path, &plan->config, err, len);
+	if (ret)
+		return ret;
+	return plan_config(state, ov, plan, err, len);
 }
 
 json_t *xrl_daemon_plan_json(const struct xrl_daemon_state *state,
@@ -440,10 +462,12 @@ int xrl_daemon_apply_plan(struct xrl_daemon_state *state,
 	return ret;
 }
 
-static int reload_file(struct xrl_daemon_state *state, const char *path,
-		       json_t **report, char *err, size_t len)
+/* Puts @plan (its config read) in force with the runtime changes on
+ * top, what it changed in *@report when asked. */
+static int reload_plan(struct xrl_daemon_state *state,
+		       struct xrl_reload_plan *plan, json_t **report,
+		       char *err, size_t len)
 {
-	struct xrl_reload_plan plan;
 	struct xrl_overlay ov;
 	json_t *changes = NULL;
 	int ret;
@@ -451,18 +475,19 @@ static int reload_file(struct xrl_daemon_state *state, const char *path,
 	ret = xrl_daemon_overlay(state, &ov);
 	if (ret) {
 		snprintf(err, len, "out of memory");
+		xrl_reload_plan_free(plan);
 		return ret;
 	}
-	ret = xrl_daemon_plan(state, path, NULL, 0, &ov, &plan, err, len);
+	ret = plan_config(state, &ov, plan, err, len);
 	xrl_overlay_free(&ov);
 	if (ret)
 		return ret;
 	snprintf(state->last_reload.runtime, sizeof(state->last_reload.runtime),
-		 "%s", plan.runtime.summary);
+		 "%s", plan->runtime.summary);
 	/* Before the swap: what it changes against what is in force. */
 	if (report)
-		changes = xrl_daemon_plan_json(state, &plan);
-	ret = xrl_daemon_apply_plan(state, &plan, false, err, len);
+		changes = xrl_daemon_plan_json(state, plan);
+	ret = xrl_daemon_apply_plan(state, plan, false, err, len);
 	if (ret)
 		json_decref(changes);
 	else if (report)
@@ -470,14 +495,12 @@ static int reload_file(struct xrl_daemon_state *state, const char *path,
 	return ret;
 }
 
-int xrl_daemon_reload(struct xrl_daemon_state *state, const char *path,
-		      json_t **report, char *err, size_t len)
+/* The outcome of a reload, kept for status and /metrics; returns @ret. */
+static int record_reload(struct xrl_daemon_state *state, int ret,
+			 const char *err)
 {
 	struct xrl_reload_result *last = &state->last_reload;
-	int ret;
 
-	last->runtime[0] = '\0';
-	ret = reload_file(state, path, report, err, len);
 	last->at = time(NULL);
 	last->ok = !ret;
 	snprintf(last->error, sizeof(last->error), "%s", ret ? err : "");
@@ -487,6 +510,57 @@ int xrl_daemon_reload(struct xrl_daemon_state *state, const char *path,
 	if (state->changed)
 		state->changed(state);
 	return ret;
+}
+
+int xrl_daemon_reload(struct xrl_daemon_state *state, const char *path,
+		      json_t **report, char *err, size_t len)
+{
+	struct xrl_reload_plan plan = {};
+	int ret;
+
+	state->last_reload.runtime[0] = '\0';
+	plan.path = reload_path(state, path, err, len);
+	ret = plan.path ? check_regular(plan.path, err, len) : -ENOENT;
+	if (!ret)
+		ret = xrl_config_load_file(plan.path, &plan.config, err, len);
+	if (!ret)
+		ret = reload_plan(state, &plan, report, err, len);
+	return record_reload(state, ret, err);
+}
+
+int xrl_daemon_reload_start(struct xrl_daemon_state *state, const char *path,
+			    char *err, size_t len)
+{
+	int ret;
+
+	if (state->load->running) {
+		snprintf(err, len, "a reload of %s is in progress; ask again "
+			 "when it ends", state->load->path);
+		return -EBUSY;
+	}
+	state->last_reload.runtime[0] = '\0';
+	path = reload_path(state, path, err, len);
+	ret = path ? check_regular(path, err, len) : -ENOENT;
+	if (ret)
+		return record_reload(state, ret, err);
+	ret = xrl_file_load_start(state->load, path);
+	if (ret) {
+		snprintf(err, len, "%s: reading it: %s", path, strerror(-ret));
+		return record_reload(state, ret, err);
+	}
+	return 0;
+}
+
+int xrl_daemon_reload_finish(struct xrl_daemon_state *state, json_t **report,
+			     char *err, size_t len)
+{
+	struct xrl_reload_plan plan = { .path = state->load->path };
+	int ret;
+
+	ret = xrl_file_load_finish(state->load, &plan.config, err, len);
+	if (!ret)
+		ret = reload_plan(state, &plan, report, err, len);
+	return record_reload(state, ret, err);
 }
 
 const char *xrl_daemon_reload_words(const struct xrl_daemon_state *state,

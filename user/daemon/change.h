@@ -22,6 +22,7 @@ struct xrl_budgets;
 struct xrl_datapath;
 struct xrl_daemon_state;
 struct xrl_event_log;
+struct xrl_file_load;
 struct xrl_manual_bans;
 struct xrl_pin_dir;
 
@@ -70,6 +71,9 @@ struct xrl_daemon_state {
 	struct xrl_event_log *events;	/* recent limit events, or NULL */
 	struct xrl_reload_result last_reload;	/* SIGHUP or `reload` */
 	size_t n_clients;		/* connected to the socket now */
+	/* Reads reloaded files off the control loop (the server's), or
+	 * NULL: reloads read them in place. */
+	struct xrl_file_load *load;
 	/* What only a restart changes, as the config file had it at start
 	 * (a reload that changes one is refused, naming it). */
 	struct {
@@ -165,6 +169,18 @@ int xrl_daemon_reload(struct xrl_daemon_state *state, const char *path,
  * reload's outcome as the log and the CLI say it, in @buf. */
 const char *xrl_daemon_reload_words(const struct xrl_daemon_state *state,
 				    char *buf, size_t len);
+
+/*
+ * The same in two halves, the file read off the control loop by
+ * @state->load: _start checks the file and starts reading it (-EBUSY
+ * while a reload is being read); once @state->load->done_fd is readable,
+ * _finish applies what was read, or refuses it, as xrl_daemon_reload
+ * (its @report the same).
+ */
+int xrl_daemon_reload_start(struct xrl_daemon_state *state, const char *path,
+			    char *err, size_t len);
+int xrl_daemon_reload_finish(struct xrl_daemon_state *state, json_t **report,
+			     char *err, size_t len);
 
 /*
  * After adopting a pinned data path: takes the policy in the state file

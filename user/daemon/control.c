@@ -101,6 +101,22 @@ static int check_fields(const struct xrl_control_command *cmd, json_t *json,
 	return 0;
 }
 
+/* The command's refusal: named in its error, counted when it changes. */
+static void refused(struct xrl_request *req,
+		    const struct xrl_control_command *cmd, int ret)
+{
+	char why[sizeof(req->err)];
+
+	/* Prefix the command unless it already named itself. */
+	if (strncmp(req->err, cmd->name, strlen(cmd->name))) {
+		snprintf(why, sizeof(why), "%s", req->err);
+		snprintf(req->err, sizeof(req->err), "%s: %.400s", cmd->name,
+			 why[0] ? why : strerror(-ret));
+	}
+	if (cmd->changes)
+		xrl_daemon_refused(req->state, req->err);
+}
+
 /* Parses the request and runs its command; @req->err tells why not. */
 static int run_request(struct xrl_request *req, const char *line, size_t len)
 {
@@ -139,18 +155,8 @@ static int run_request(struct xrl_request *req, const char *line, size_t len)
 	ret = check_fields(cmd, req->json, req->err, sizeof(req->err));
 	if (!ret)
 		ret = cmd->run(req);
-	if (ret) {
-		/* Prefix the command unless it already named itself. */
-		char why[sizeof(req->err)];
-
-		if (strncmp(req->err, cmd->name, strlen(cmd->name))) {
-			snprintf(why, sizeof(why), "%s", req->err);
-			snprintf(req->err, sizeof(req->err), "%s: %.400s",
-				 cmd->name, why[0] ? why : strerror(-ret));
-		}
-		if (cmd->changes)
-			xrl_daemon_refused(req->state, req->err);
-	}
+	if (ret < 0)
+		refused(req, cmd, ret);
 	return ret;
 }
 
@@ -164,6 +170,22 @@ static json_t *ascii_string(char *text)
 		if (*c >= 0x80 || *c < 0x20)
 			*c = '?';
 	return json_string(text);
+}
+
+/* The response line of @req, whose command returned @ret. */
+static int respond(struct xrl_request *req, int ret, char **response)
+{
+	if (ret) {
+		json_object_clear(req->response);
+		json_object_set_new(req->response, "ok", json_false());
+		json_object_set_new(req->response, "error",
+				    ascii_string(req->err));
+	}
+	*response = json_dumps(req->response,
+			       JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(req->response);
+	json_decref(req->json);
+	return *response ? 0 : -ENOMEM;
 }
 
 int xrl_control_handle(struct xrl_daemon_state *state, bool privileged,
@@ -182,15 +204,26 @@ int xrl_control_handle(struct xrl_daemon_state *state, bool privileged,
 	if (!req.response)
 		return -ENOMEM;
 	ret = run_request(&req, line, len);
-	if (ret) {
-		json_object_clear(req.response);
-		json_object_set_new(req.response, "ok", json_false());
-		json_object_set_new(req.response, "error",
-				    ascii_string(req.err));
+	if (ret == XRL_REQUEST_LATER) {
+		json_decref(req.response);
+		json_decref(req.json);
+		return XRL_CONTROL_LATER;
 	}
-	*response = json_dumps(req.response,
-			       JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(req.response);
-	json_decref(req.json);
-	return *response ? 0 : -ENOMEM;
+	return respond(&req, ret, response);
+}
+
+int xrl_control_reload_response(struct xrl_daemon_state *state,
+				char **response)
+{
+	struct xrl_request req = { .state = state, .privileged = true };
+	int ret;
+
+	*response = NULL;
+	req.response = json_pack("{s:b}", "ok", true);
+	if (!req.response)
+		return -ENOMEM;
+	ret = xrl_control_reload_done(&req);
+	if (ret)
+		refused(&req, find_command("reload"), ret);
+	return respond(&req, ret, response);
 }

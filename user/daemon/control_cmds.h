@@ -23,10 +23,15 @@ struct xrl_request {
 	char err[512];		/* one human sentence on failure */
 };
 
+/* A command's return for a request answered later (a reload, read off
+ * the loop; control.h's XRL_CONTROL_LATER for the caller). */
+#define XRL_REQUEST_LATER	1
+
 struct xrl_control_command {
 	const char *name;
 	const char *const *fields;	/* besides "cmd"; NULL-ended */
-	int (*run)(struct xrl_request *req);	/* 0 or -errno + req->err */
+	int (*run)(struct xrl_request *req);	/* 0 or -errno + req->err,
+						 * or XRL_REQUEST_LATER */
 	bool changes;			/* a refusal counts in changes_refused */
 	bool rule_keys;			/* takes the rule table's keys too */
 };
@@ -42,6 +47,8 @@ int xrl_control_reload(struct xrl_request *req);
 int xrl_control_rule_revert(struct xrl_request *req);
 int xrl_control_check(struct xrl_request *req);
 void xrl_control_reply_plan(struct xrl_request *req, json_t *report);
+/* The second half of a reload that returned XRL_REQUEST_LATER. */
+int xrl_control_reload_done(struct xrl_request *req);
 /* stats, status, top, events: counters, sources, events
  * (control_report.c). */
 int xrl_control_stats(struct xrl_request *req);

@@ -13,6 +13,7 @@
 #include "cidr.h"
 #include "control_cmds.h"
 #include "fields.h"
+#include "file_load.h"
 #include "levels.h"
 #include "log.h"
 #include "match.h"
@@ -310,11 +311,33 @@ int xrl_control_rule_list(struct xrl_request *req)
 	return 0;
 }
 
+/* The response to a reload of @path, applied or refused (@ret), with
+ * what it changed (@report, taken over). */
+static int reload_answer(struct xrl_request *req, const char *path, int ret,
+			 json_t *report)
+{
+	char words[600];
+
+	xrl_notify_status(req->state);
+	if (ret) {
+		json_decref(report);
+		return ret;
+	}
+	pr_info("reloaded %s: %s", path,
+		xrl_daemon_reload_words(req->state, words, sizeof(words)));
+	xrl_control_reply_plan(req, report);
+	json_object_set_new(req->response, "path", json_string(path));
+	json_object_set_new(req->response, "rules",
+			    json_integer(req->state->policy.n_rules));
+	json_object_set_new(req->response, "runtime",
+			    json_string(req->state->last_reload.runtime));
+	return 0;
+}
+
 int xrl_control_reload(struct xrl_request *req)
 {
 	json_t *report = NULL;
 	const char *path;
-	char words[600];
 	int ret;
 
 	ret = xrl_json_string(req->json, "path", false, &path, req->err,
@@ -328,19 +351,23 @@ int xrl_control_reload(struct xrl_request *req)
 			 "the config file");
 		return -EPERM;
 	}
+	/* Read off the loop: answered by xrl_control_reload_done. */
+	if (req->state->load) {
+		ret = xrl_daemon_reload_start(req->state, path, req->err,
+					      sizeof(req->err));
+		return ret ? ret : XRL_REQUEST_LATER;
+	}
 	ret = xrl_daemon_reload(req->state, path, &report, req->err,
 				sizeof(req->err));
-	xrl_notify_status(req->state);
-	if (ret)
-		return ret;
-	path = path ? path : req->state->config_path;
-	pr_info("reloaded %s: %s", path,
-		xrl_daemon_reload_words(req->state, words, sizeof(words)));
-	xrl_control_reply_plan(req, report);
-	json_object_set_new(req->response, "path", json_string(path));
-	json_object_set_new(req->response, "rules",
-			    json_integer(req->state->policy.n_rules));
-	json_object_set_new(req->response, "runtime",
-			    json_string(req->state->last_reload.runtime));
-	return 0;
+	return reload_answer(req, path ? path : req->state->config_path, ret,
+			     report);
+}
+
+int xrl_control_reload_done(struct xrl_request *req)
+{
+	json_t *report = NULL;
+	int ret = xrl_daemon_reload_finish(req->state, &report, req->err,
+					   sizeof(req->err));
+
+	return reload_answer(req, req->state->load->path, ret, report);
 }

@@ -56,8 +56,9 @@ static const struct xrl_opt daemon_opts[] = {
 	XRL_OPT("memory-limit", OPT_MEMORY_LIMIT, "SIZE",
 		XRL_MEMORY_LIMIT_HELP),
 	XRL_OPT("state", OPT_STATE, "FILE",
-		"copy of the applied policy (default " XRL_STATE_FILE_NAME
-		" beside the socket)"),
+		"copy of the applied policy, the other state files beside "
+		"it (default " XRL_STATE_DIR "/" XRL_STATE_FILE_NAME ", or in "
+		"$" XRL_ENV_STATE_DIR ")"),
 	XRL_OPT("idle-timeout", OPT_IDLE, "SECS",
 		"drop clients silent this long (default 30)"),
 	XRL_OPT("redis", OPT_REDIS, "HOST:PORT",

@@ -18,6 +18,10 @@
 
 #define XRL_DAEMON_CONFIG	"/etc/xdp-ratelimit/policy.yaml"
 #define XRL_STATE_FILE_NAME	"policy.applied.yaml"
+/* Where the state files live: kept across reboots, unlike the socket's
+ * /run. The environment's replaces it (the tests use theirs). */
+#define XRL_STATE_DIR		"/var/lib/xdp-ratelimit"
+#define XRL_ENV_STATE_DIR	"XDP_RATELIMIT_STATE_DIR"
 
 struct xrl_daemon_opts {
 	const char *config_path;

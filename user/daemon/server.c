@@ -6,7 +6,9 @@
  * request at a time, so a slow reader holds back only itself. Clients
  * that send a line too long, or stay silent past the idle timeout, are
  * dropped; a half line left at disconnect is discarded. The loop's
- * timeout also wakes it when a ban by hand ends, to lift it.
+ * timeout also wakes it when a ban by hand ends, to lift it. A reload's
+ * file is read on a thread (file_load.h): the client that asked waits
+ * for its answer while the others are served.
  */
 #include <errno.h>
 #include <grp.h>
@@ -28,6 +30,7 @@
 #include "budget.h"
 #include "clock.h"
 #include "control.h"
+#include "file_load.h"
 #include "log.h"
 #include "manual_bans.h"
 #include "notify.h"
@@ -43,6 +46,8 @@ struct client {
 	bool privileged;
 	bool eof;		/* the peer sent all it will */
 	bool closing;		/* close once the output is written */
+	bool waiting;		/* for its reload's file to be read */
+	bool unwatched;		/* out of the epoll while it waits */
 	char *in;		/* INPUT_MAX bytes */
 	size_t in_len;
 	char *out;
@@ -58,11 +63,15 @@ struct server {
 	int sync_fd;		/* timerfd of the budget syncs, or -1 */
 	struct client *clients;
 	size_t n_clients;
+	struct xrl_file_load load;	/* a reload's file, being read */
+	bool reload_by_signal;		/* SIGHUP asked for it */
+	struct client *reload_client;	/* who asked for it, or NULL */
+	bool sighup_pending;		/* another SIGHUP came meanwhile */
 	bool stop;
 };
 
 /* epoll tags for the fds that are not clients. */
-static char listen_tag, signal_tag, sync_tag;
+static char listen_tag, signal_tag, sync_tag, load_tag;
 
 static long long now_ms(void)
 {
@@ -226,6 +235,8 @@ static void drop_client(struct server *srv, struct client *client,
 
 	if (why)
 		pr_info("client pid %d: %s", (int)client->pid, why);
+	if (srv->reload_client == client)
+		srv->reload_client = NULL;	/* applied all the same */
 	for (link = &srv->clients; *link; link = &(*link)->next) {
 		if (*link == client) {
 			*link = client->next;
@@ -241,13 +252,15 @@ static void drop_client(struct server *srv, struct client *client,
 	srv->state->n_clients = srv->n_clients;
 }
 
-/* Waits for input, or for room to write when output is pending. */
+/* Waits for input, or for room to write when output is pending; for
+ * neither while its reload is read (its next lines wait in the socket). */
 static int watch_client(struct server *srv, struct client *client, int op)
 {
 	struct epoll_event ev = { .data.ptr = client };
 
 	ev.events = client->out_len > client->out_sent ? EPOLLOUT :
-		    client->eof || client->closing ? 0 : EPOLLIN;
+		    client->eof || client->closing || client->waiting ? 0 :
+		    EPOLLIN;
 	if (epoll_ctl(srv->epoll_fd, op, client->fd, &ev))
 		return -errno;
 	return 0;
@@ -306,12 +319,18 @@ static int serve_one_line(struct server *srv, struct client *client)
 	line_len = newline - client->in;
 	ret = xrl_control_handle(srv->state, client->privileged, client->in,
 				 line_len, &response);
-	if (ret)
+	if (ret < 0)
 		return ret;
-	ret = queue_response(client, response);
+	if (ret != XRL_CONTROL_LATER)
+		ret = queue_response(client, response);
 	free(response);
 	client->in_len -= line_len + 1;
 	memmove(client->in, newline + 1, client->in_len);
+	if (ret == XRL_CONTROL_LATER) {
+		client->waiting = true;
+		srv->reload_client = client;
+		return 0;
+	}
 	return ret ? ret : 1;
 }
 
@@ -329,7 +348,7 @@ static void advance_client(struct server *srv, struct client *client)
 			drop_client(srv, client, "gone while answered");
 			return;
 		}
-		if (ret == 0 || client->closing)
+		if (ret == 0 || client->closing || client->waiting)
 			break;
 		ret = serve_one_line(srv, client);
 		if (ret < 0) {
@@ -355,13 +374,24 @@ static void advance_client(struct server *srv, struct client *client)
 				(int)client->pid);
 		}
 	}
-	if (client->out_len == client->out_sent &&
+	if (client->waiting && client->eof) {
+		/* Its hangup would wake the loop until the answer. */
+		if (!client->unwatched)
+			epoll_ctl(srv->epoll_fd, EPOLL_CTL_DEL, client->fd,
+				  NULL);
+		client->unwatched = true;
+		return;
+	}
+	if (!client->waiting && client->out_len == client->out_sent &&
 	    (client->closing || client->eof)) {
 		drop_client(srv, client, NULL);
 		return;
 	}
-	if (watch_client(srv, client, EPOLL_CTL_MOD))
+	if (watch_client(srv, client, client->unwatched ? EPOLL_CTL_ADD :
+			 EPOLL_CTL_MOD))
 		drop_client(srv, client, "epoll failed");
+	else
+		client->unwatched = false;
 }
 
 static void read_client(struct server *srv, struct client *client)
@@ -415,7 +445,7 @@ static bool drop_idlest(struct server *srv)
 
 	for (client = srv->clients; client; client = client->next)
 		if (!client->in_len && client->out_sent == client->out_len &&
-		    (!idlest ||
+		    !client->waiting && (!idlest ||
 		     client->last_active_ms < idlest->last_active_ms))
 			idlest = client;
 	if (!idlest)
@@ -485,10 +515,24 @@ static void accept_client(struct server *srv)
 		 (unsigned)cred.uid);
 }
 
+/* A SIGHUP's reload, started (its file read off the loop). */
+static void start_signal_reload(struct server *srv)
+{
+	char err[1024], why[sizeof(err) + 16];
+
+	xrl_notify_reloading();
+	if (!xrl_daemon_reload_start(srv->state, NULL, err, sizeof(err))) {
+		srv->reload_by_signal = true;
+		return;
+	}
+	snprintf(why, sizeof(why), "SIGHUP: %s", err);
+	xrl_daemon_refused(srv->state, why);
+	xrl_notify_ready(srv->state);
+}
+
 static void handle_signal(struct server *srv)
 {
 	struct signalfd_siginfo info;
-	char err[1024];
 
 	if (read(srv->signal_fd, &info, sizeof(info)) != sizeof(info))
 		return;
@@ -497,18 +541,67 @@ static void handle_signal(struct server *srv)
 		srv->stop = true;
 		return;
 	}
-	xrl_notify_reloading();
-	if (xrl_daemon_reload(srv->state, NULL, NULL, err, sizeof(err))) {
-		char why[sizeof(err) + 16];
+	if (srv->load.running) {
+		pr_info("SIGHUP: a reload of %s is being read; reloading "
+			"again after it", srv->load.path);
+		srv->sighup_pending = true;
+		return;
+	}
+	start_signal_reload(srv);
+}
 
+static void finish_signal_reload(struct server *srv)
+{
+	char err[1024], why[sizeof(err) + 16];
+
+	srv->reload_by_signal = false;
+	if (xrl_daemon_reload_finish(srv->state, NULL, err, sizeof(err))) {
 		snprintf(why, sizeof(why), "SIGHUP: %s", err);
 		xrl_daemon_refused(srv->state, why);
 	} else
-		pr_info("SIGHUP: reloaded %s: %s",
-			srv->state->config_path,
+		pr_info("SIGHUP: reloaded %s: %s", srv->load.path,
 			xrl_daemon_reload_words(srv->state, err, sizeof(err)));
 	/* Refused or not, the daemon runs on: ready again. */
 	xrl_notify_ready(srv->state);
+}
+
+/* The client's reload, answered (when the client is still there). */
+static void finish_client_reload(struct server *srv)
+{
+	struct client *client = srv->reload_client;
+	char *response;
+	int ret;
+
+	srv->reload_client = NULL;
+	ret = xrl_control_reload_response(srv->state, &response);
+	if (!client) {
+		free(response);
+		return;
+	}
+	client->waiting = false;
+	if (!ret)
+		ret = queue_response(client, response);
+	free(response);
+	if (ret) {
+		drop_client(srv, client, "out of memory");
+		return;
+	}
+	advance_client(srv, client);
+}
+
+/* The file of a reload is read: applied or refused, and answered. */
+static void reload_read(struct server *srv)
+{
+	if (!srv->load.running)
+		return;
+	if (srv->reload_by_signal)
+		finish_signal_reload(srv);
+	else
+		finish_client_reload(srv);
+	if (srv->sighup_pending) {
+		srv->sighup_pending = false;
+		start_signal_reload(srv);
+	}
 }
 
 /* Drops the clients silent past the timeout; returns ms to the next one. */
@@ -521,6 +614,8 @@ static int expire_idle_clients(struct server *srv)
 		return -1;
 	for (client = srv->clients; client; client = after) {
 		after = client->next;
+		if (client->waiting)
+			continue;	/* on the daemon, not idle */
 		idle = now - client->last_active_ms;
 		if (idle >= srv->opts->idle_timeout_ms) {
 			drop_client(srv, client, "idle timeout");
@@ -616,6 +711,8 @@ static void dispatch(struct server *srv, const struct epoll_event *ev)
 
 	if (ev->data.ptr == &sync_tag) {
 		sync_budgets(srv);
+	} else if (ev->data.ptr == &load_tag) {
+		reload_read(srv);
 	} else if (watch) {
 		watch->ready(watch->ctx);
 	} else if (ev->data.ptr == &listen_tag) {
@@ -654,7 +751,13 @@ int xrl_server_run(struct xrl_daemon_state *state,
 		ret = -errno;
 		goto close_epoll;
 	}
+	ret = xrl_file_load_init(&srv.load);
+	if (ret)
+		goto close_signal;
+	state->load = &srv.load;
 	ret = add_watch(&srv, listen_fd, &listen_tag);
+	if (!ret)
+		ret = add_watch(&srv, srv.load.done_fd, &load_tag);
 	if (!ret)
 		ret = add_watch(&srv, srv.signal_fd, &signal_tag);
 	if (!ret)
@@ -681,6 +784,7 @@ int xrl_server_run(struct xrl_daemon_state *state,
 			if (events[i].data.ptr != &listen_tag &&
 			    events[i].data.ptr != &signal_tag &&
 			    events[i].data.ptr != &sync_tag &&
+			    events[i].data.ptr != &load_tag &&
 			    !find_watch(&srv, events[i].data.ptr) &&
 			    !client_listed(&srv, events[i].data.ptr))
 				continue;
@@ -692,6 +796,10 @@ int xrl_server_run(struct xrl_daemon_state *state,
 close_sync:
 	if (srv.sync_fd >= 0)
 		close(srv.sync_fd);
+	/* A file still being read is waited for: its limits bound it. */
+	state->load = NULL;
+	xrl_file_load_free(&srv.load);
+close_signal:
 	close(srv.signal_fd);
 close_epoll:
 	close(srv.epoll_fd);

@@ -39,6 +39,61 @@ static const char *kind_name(mode_t mode)
 	return "not a regular file";
 }
 
+/* @path's directory, made when missing; what lstat() says of it. */
+static int state_dir(const char *path, char *dir, size_t size,
+		     struct stat *st)
+{
+	char *slash;
+
+	if (snprintf(dir, size, "%s", path) >= (int)size)
+		return -ENAMETOOLONG;
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, size, ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	if (!lstat(dir, st))
+		return 0;
+	if (errno != ENOENT || mkdir(dir, 0700))
+		return -errno;
+	return lstat(dir, st) ? -errno : 0;
+}
+
+int xrl_state_dir_check(const char *path, char *err, size_t len)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	int ret;
+
+	ret = state_dir(path, dir, sizeof(dir), &st);
+	if (ret) {
+		snprintf(err, len, "state directory of %s: %s", path,
+			 strerror(-ret));
+		return ret;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, len, "state directory %s: %s", dir,
+			 S_ISLNK(st.st_mode) ? "a symbolic link (not followed)"
+					     : "not a directory");
+		return -ENOTDIR;
+	}
+	if (st.st_uid != geteuid()) {
+		snprintf(err, len, "state directory %s: owned by uid %u, not "
+			 "by the daemon's uid %u", dir, (unsigned)st.st_uid,
+			 (unsigned)geteuid());
+		return -EPERM;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(err, len, "state directory %s: writable by its group "
+			 "or others (mode %04o): chmod go-w it", dir,
+			 (unsigned)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
+}
+
 static int tmp_path(const char *path, char *tmp, size_t len)
 {
 	return snprintf(tmp, len, "%s.tmp", path) >= (int)len ?

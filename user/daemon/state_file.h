@@ -18,6 +18,15 @@
 #define XRL_STATE_FILE_MAX	(256 << 20)
 
 /*
+ * The directory of the state file @path, made (mode 0700) when missing,
+ * and refused unless it is a directory, not a link, owned by the
+ * daemon's user and writable by it alone: anyone else who could write
+ * there could plant what the daemon reads at start. -errno with one line
+ * in @err ("state directory DIR: ...").
+ */
+int xrl_state_dir_check(const char *path, char *err, size_t len);
+
+/*
  * Reads the state file @path whole: *@text (NUL-ended; free() it) of
  * *@size bytes. -ENOENT when there is none (nothing in @err); else
  * -errno with one line in @err: "PATH: a FIFO, not a regular file", "PATH:

@@ -36,11 +36,12 @@
 #include "policy_map.h"
 #include "policy_running.h"
 #include "server.h"
+#include "state_file.h"
 #include "source_counter.h"
 #include "units.h"
 
-/* The state file lives beside the socket: both go when /run is wiped,
- * as the pins do on reboot; the runtime changes beside the state file. */
+/* The other state files (the runtime changes, the bans) live beside the
+ * state file, in the one state directory. */
 static char *path_beside(const char *other, const char *name)
 {
 	char *copy = strdup(other), *path = NULL;
@@ -489,6 +490,9 @@ static int run(struct xrl_daemon_opts *opts)
 	}
 	ret = xrl_owner_take(&owner, opts->pin_dir, opts->socket_path, err,
 			     sizeof(err));
+	/* Before any state file is read or written. */
+	if (!ret)
+		ret = xrl_state_dir_check(opts->state_path, err, sizeof(err));
 	if (ret) {
 		pr_err("%s", err);
 		goto close_socket;
@@ -658,7 +662,10 @@ int main(int argc, char **argv)
 	}
 	opts.server.socket_path = opts.socket_path;
 	if (!opts.state_path) {
-		state_path = path_beside(opts.socket_path, XRL_STATE_FILE_NAME);
+		if (asprintf(&state_path, "%s/%s",
+			     from_env(XRL_ENV_STATE_DIR, XRL_STATE_DIR),
+			     XRL_STATE_FILE_NAME) < 0)
+			state_path = NULL;
 		opts.state_path = state_path;
 	}
 	overlay_path = opts.state_path ?
