@@ -333,11 +333,12 @@ Test(bucket_first, a_short_key_subnet_split_by_a_host_rule_still_limits_both)
 #define MILLION		1000000
 #define V4_RULES	131070
 
-static void million_setup(void)
+/* A data path of @max_rules rules (0: the default) and 65,536 sources. */
+static void load_for_rules(__u32 max_rules)
 {
 	struct xrl_load_opts opts = {
 		.max_sources = 65536,
-		.max_rules = XRL_MAX_RULES,
+		.max_rules = max_rules,
 		.test_clock = true,
 		.hash_seed = FIXTURE_HASH_SEED,
 	};
@@ -346,6 +347,11 @@ static void million_setup(void)
 	cr_assert_eq(ret, 0, "loading: %s", strerror(-ret));
 	xrl_datapath_set_time(&dp, NS_PER_S);
 	cr_assert_eq(xrl_policy_init(&policy), 0);
+}
+
+static void million_setup(void)
+{
+	load_for_rules(XRL_MAX_RULES);
 }
 
 TestSuite(million, .init = million_setup, .fini = teardown,
@@ -537,16 +543,7 @@ Test(families, the_longest_of_many_lengths_wins_in_every_word)
 
 static void full_setup(void)
 {
-	struct xrl_load_opts opts = {
-		.max_sources = 65536,
-		.test_clock = true,
-		.hash_seed = FIXTURE_HASH_SEED,
-	};
-	int ret = xrl_datapath_load(&dp, &opts);
-
-	cr_assert_eq(ret, 0, "loading: %s", strerror(-ret));
-	xrl_datapath_set_time(&dp, NS_PER_S);
-	cr_assert_eq(xrl_policy_init(&policy), 0);
+	load_for_rules(0);
 }
 
 TestSuite(full_swap, .init = full_setup, .fini = teardown, .timeout = 300);

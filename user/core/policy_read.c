@@ -545,6 +545,17 @@ static int read_new_sources(struct xrl_yaml *y, const char *field,
 	return 0;
 }
 
+/* A daemon setting's text, and its line for the daemon's errors. */
+static int keep_text(const char *text, yaml_node_t *value, char **out,
+		     int *line)
+{
+	*out = strdup(text);
+	if (!*out)
+		return -ENOMEM;
+	*line = xrl_yaml_line(value);
+	return 0;
+}
+
 static int read_redis(struct xrl_yaml *y, const char *field,
 		      yaml_node_t *value, const struct xrl_field *f,
 		      void *target)
@@ -560,11 +571,7 @@ static int read_redis(struct xrl_yaml *y, const char *field,
 	if (xrl_hostport_parse(text, host, sizeof(host), &port))
 		return xrl_yaml_fail(y, value, field, value,
 			    "must be HOST:PORT (a port from 1 to 65535)");
-	config->redis = strdup(text);
-	if (!config->redis)
-		return -ENOMEM;
-	config->redis_line = xrl_yaml_line(value);
-	return 0;
+	return keep_text(text, value, &config->redis, &config->redis_line);
 }
 
 /* Checked by the daemon, which serves it (metrics_http.h), at start. */
@@ -578,11 +585,7 @@ static int read_metrics(struct xrl_yaml *y, const char *field,
 
 	if (ret)
 		return ret;
-	config->metrics = strdup(text);
-	if (!config->metrics)
-		return -ENOMEM;
-	config->metrics_line = xrl_yaml_line(value);
-	return 0;
+	return keep_text(text, value, &config->metrics, &config->metrics_line);
 }
 
 static int read_sync_interval(struct xrl_yaml *y, const char *field,
