@@ -153,7 +153,7 @@ static __always_inline int level_take(const struct xrl_bucket_key *key,
 		count_table(taken ? XRL_TABLE_FALLBACK_PASS :
 				    XRL_TABLE_FALLBACK_DROP);
 	else if (!taken)
-		__sync_fetch_and_add(&bucket->dropped, 1);
+		offender_level_refused(key, bucket, level, now);
 	w->taken[i] = taken;
 	w->fallback[i] = fallback;
 	return taken != 0;

@@ -45,10 +45,14 @@ int micro_map_memlock(int fd, unsigned long long *memlock,
 int micro_memory(struct micro *m)
 {
 	unsigned long long memlock, entries, ref_memlock, ref_entries;
+	unsigned long long off_memlock, off_entries;
 	char name[128], value[96], ratio[32];
 	int ret;
 
 	ret = micro_map_memlock(m->dp.buckets_fd, &memlock, &entries);
+	if (!ret)
+		ret = micro_map_memlock(m->dp.offenders_fd, &off_memlock,
+					&off_entries);
 	if (!ret)
 		ret = micro_map_memlock(bpf_map__fd(m->ref->maps.ref_buckets),
 					&ref_memlock, &ref_entries);
@@ -66,8 +70,20 @@ int micro_memory(struct micro *m)
 	snprintf(ratio, sizeof(ratio), "%.2f",
 		 ((double)memlock / entries) / ((double)ref_memlock / ref_entries));
 	bench_row("memory", name, value, ratio,
-		  "<= " GOAL_BYTES_TEXT " bytes/source (issue 11)",
+		  "<= " GOAL_BYTES_TEXT " bytes/source (issues 11, 23)",
 		  bench_verdict((double)memlock / entries, GOAL_BYTES));
+	/* What only refused sources get an entry of (include/xrl.h,
+	 * struct xrl_offender): a bound of its own, not per source. */
+	snprintf(name, sizeof(name), "limiter %s (LRU hash, %llu entries)",
+		 XRL_MAP_OFFENDERS, off_entries);
+	snprintf(value, sizeof(value), "%.0f bytes/offender (%.1f MiB)",
+		 (double)off_memlock / off_entries, off_memlock / 1048576.0);
+	bench_row("memory", name, value, "", "", "");
+	snprintf(name, sizeof(name), "limiter, both maps per source (%llu)",
+		 entries);
+	snprintf(value, sizeof(value), "%.1f bytes/source",
+		 (double)(memlock + off_memlock) / entries);
+	bench_row("memory", name, value, "", "", "");
 	return 0;
 }
 

@@ -94,15 +94,62 @@ static void print_tokens(const struct xrl_rule *rule,
 	}
 }
 
+/* Whether the record's ban holds at @now (the program's clock). */
+static bool ban_holds(const struct xrl_offender *off, __u64 now)
+{
+	return off->ban_until_ns && (__s64)(off->ban_until_ns - now) > 0;
+}
+
+/* A level bucket's refusals: its offender record's drops (made at the
+ * level's first refusal), 0 while it has none. */
+static __u64 level_refused(const struct xrl_datapath *dp,
+			   const struct xrl_bucket_key *key,
+			   const struct xrl_bucket *bucket)
+{
+	struct xrl_offender off;
+
+	return xrl_offender_of(dp, key, bucket, &off) ? 0 : off.dropped;
+}
+
 static void print_bucket(const struct xrl_rule *rule,
 			 const struct xrl_bucket *bucket, __u64 now)
 {
-	printf("bucket: %llu passed, %llu dropped, last seen %.3f s ago\n",
-	       (unsigned long long)bucket->passed,
-	       (unsigned long long)bucket->dropped,
+	printf("bucket: last seen %.3f s ago\n",
 	       now > bucket->last_seen_ns ?
 	       (now - bucket->last_seen_ns) / 1e9 : 0.0);
 	print_tokens(rule, bucket, now);
+}
+
+/* The source's counts: kept only from its first refusal (include/xrl.h,
+ * struct xrl_offender). */
+static void print_offender(const struct xrl_datapath *dp,
+			   const struct xrl_bucket_key *key,
+			   const struct xrl_bucket *bucket, __u64 now)
+{
+	struct xrl_offender off;
+	int ret;
+
+	ret = xrl_offender_of(dp, key, bucket, &off);
+	if (ret == -ENOENT && (bucket->rule_id & XRL_BUCKET_OFFENDER)) {
+		printf("refused before: its counts were evicted; its bucket "
+		       "and any ban still hold\n");
+		return;
+	}
+	if (ret == -ENOENT) {
+		printf("never refused under its rule: no counts kept\n");
+		return;
+	}
+	if (ret) {
+		printf("its counts: unreadable (%s)\n", strerror(-ret));
+		return;
+	}
+	printf("since its first refusal: %llu passed, %llu dropped",
+	       (unsigned long long)off.passed,
+	       (unsigned long long)off.dropped);
+	if (ban_holds(&off, now))
+		printf(", banned for %.3f s more",
+		       (off.ban_until_ns - now) / 1e9);
+	printf("\n");
 }
 
 /* The buckets of the rule's levels for @addr's family (docs/POLICY.md
@@ -137,12 +184,12 @@ static void print_levels(const struct xrl_datapath *dp,
 			continue;
 		}
 		if (bpf_map_lookup_elem(dp->buckets_fd, &key, &bucket) ||
-		    bucket.rule_id != rule->id) {
+		    XRL_BUCKET_RULE(bucket.rule_id) != rule->id) {
 			printf("  bucket: none yet: full\n");
 			continue;
 		}
 		printf("  bucket: %llu refused by this level\n",
-		       (unsigned long long)bucket.dropped);
+		       (unsigned long long)level_refused(dp, &key, &bucket));
 		print_tokens(&level, &bucket, xrl_clock_ns(CLOCK_MONOTONIC));
 	}
 }
@@ -271,6 +318,7 @@ static int explain(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		return 0;
 	}
 	print_bucket(&rule, &bucket, xrl_clock_ns(CLOCK_MONOTONIC));
+	print_offender(dp, &key, &bucket, xrl_clock_ns(CLOCK_MONOTONIC));
 	print_levels(dp, &rule, addr->addr);
 	return 0;
 }

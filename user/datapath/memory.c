@@ -191,6 +191,7 @@ static const char *sized_by(const char *map)
 	static const struct { const char *map, *option; } sizes[] = {
 		{ "xrl_buckets", "--max-sources" },
 		{ "xrl_windows", "--max-sources" },
+		{ "xrl_offenders", "--max-sources" },
 		{ "xrl_table", "--max-rules" },
 		{ "xrl_rule_stats", "--max-rules" },
 	};

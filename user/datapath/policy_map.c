@@ -538,11 +538,12 @@ static int collect_bucket(const void *key, const void *value, void *ctx)
 	const struct xrl_bucket_key *k = key;
 	const struct xrl_bucket *b = value;
 	__u32 split_id = XRL_TAG_SPLIT_ID(k->tag);
+	__u32 id = XRL_BUCKET_RULE(b->rule_id);
 	struct scrub_ctx *scrub = ctx;
 	struct xrl_bucket_key *grown;
 
 	/* Bound to the id, or keyed by it in a split subnet or a level. */
-	if ((b->rule_id >= XRL_MAX_RULES || !scrub->reused[b->rule_id]) &&
+	if ((id >= XRL_MAX_RULES || !scrub->reused[id]) &&
 	    (!split_id || split_id > XRL_MAX_RULES ||
 	     !scrub->reused[split_id - 1]))
 		return 0;
@@ -596,10 +597,14 @@ static int scrub_reused(const struct xrl_datapath *dp,
 				   sizeof(struct xrl_bucket_key),
 				   sizeof(struct xrl_bucket), collect_bucket,
 				   &scrub);
-	for (i = 0; !ret && i < scrub.n; i++)
+	for (i = 0; !ret && i < scrub.n; i++) {
+		/* Its offender record, if any, is the id's too. */
+		if (dp->offenders_fd >= 0)
+			bpf_map_delete_elem(dp->offenders_fd, &scrub.keys[i]);
 		if (bpf_map_delete_elem(dp->buckets_fd, &scrub.keys[i]) &&
 		    errno != ENOENT)
 			ret = -errno;
+	}
 free_all:
 	free(scrub.keys);
 	free(zeros);
