@@ -95,19 +95,28 @@ static const struct xrl_ban ban_fresh;
  * source getting a new bucket or offender record (its old one evicted
  * while it was banned).
  */
-static __noinline __u64 ban_recorded(const struct xrl_bucket_key *key,
-				     const struct xrl_rule *rule, __u64 now)
+static __always_inline __u64 ban_of_record(const struct xrl_bucket_key *key,
+					    const struct xrl_rule *rule,
+					    __u64 now)
 {
 	struct xrl_ban *ban;
 	__u64 until;
 
-	if (!key || !rule)
-		return 0;
 	ban = bpf_map_lookup_elem(&xrl_bans, key);
 	if (!ban || ban->rule_id != rule->id)
 		return 0;
 	until = ban->until_ns;
 	return ban_active(until, now) ? until : 0;
+}
+
+/* ban_of_record() as a subprogram, for the paths with frames to spare;
+ * the deepest chains inline it (Linux 6.1 counts each frame). */
+static __noinline __u64 ban_recorded(const struct xrl_bucket_key *key,
+				     const struct xrl_rule *rule, __u64 now)
+{
+	if (!key || !rule)
+		return 0;
+	return ban_of_record(key, rule, now);
 }
 
 /* The length of a ban starting at @now after the one of @ban. */

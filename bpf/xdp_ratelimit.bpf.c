@@ -255,7 +255,9 @@ static __noinline void judge_counted(const struct xrl_bucket_key *key,
 		return;
 	__sync_fetch_and_add(&off->dropped, 1);
 	report_limited(key, off, rule, settings, now);
-	if (rule->ban.duration_ns && how != COUNTED_REFUSED_BY_LEVEL)
+	if (how == COUNTED_REFUSED_BY_LEVEL)
+		level_refusal_count(rule, now);
+	else if (rule->ban.duration_ns)
 		ban_offence(key, off, rule, settings, now);
 }
 
