@@ -202,10 +202,8 @@ static __noinline bool pool_take(__u32 rule_id,
 	for (k = 0; k < XRL_LIMIT_KINDS; k++)
 		pool_bound_debt(&pool->tat[k], &share->pool[k], now_ns,
 				idle_ns);
-	if (!bucket_take(pool, &share->pool_limits, now_ns, packets, bytes))
-		return false;
-	__sync_fetch_and_add(&pool->passed, packets);
-	return true;
+	return bucket_take(pool, &share->pool_limits, now_ns, packets,
+			   bytes) != 0;
 }
 
 /*

@@ -5,18 +5,19 @@
  * it comes back. Design: include/xrl.h (struct xrl_ban).
  *
  * Where the state lives, and why: the ban in force is one word of the
- * source's bucket (ban_until_ns), so a banned packet is dropped right
- * after the bucket-first lookup, before any GCRA work and without a
- * second lookup: the cheapest drop there is. The record that outlives a
- * ban (how long the last one was, when the offence began) sits in its
- * own LRU map, touched on drops of ban rules only, so rules without a
- * ban pay one predictable branch on a word that is always 0 for them,
- * and a bucket the table evicts does not forget that its source is
- * banned (a new bucket takes the ban over from the record).
+ * source's offender record (struct xrl_offender, ban_until_ns), which a
+ * source that was ever refused has and its bucket flags, so a banned
+ * packet is dropped after one lookup past its bucket, before any GCRA
+ * work, and a source never refused pays one predictable branch on its
+ * bucket's flags. The record that outlives a ban (how long the last one
+ * was, when the offence began) sits in its own LRU map, touched on drops
+ * of ban rules only, and holds the ban's end too, so a bucket or an
+ * offender record the LRU evicts does not forget that its source is
+ * banned (a new bucket or offender record takes the ban over from it).
  *
  * Races: two CPUs ending one offence at once race for the ban with one
  * compare-and-swap on the record's until_ns; the winner counts it, sets
- * the bucket and reports it. The run bookkeeping (over_since_ns,
+ * the offender record and reports it. The run bookkeeping (over_since_ns,
  * last_drop_ns) is plain stores: two drops racing there can only move
  * the start of an offence by the gap between them.
  */
@@ -91,22 +92,31 @@ static const struct xrl_ban ban_fresh;
 
 /*
  * The end of the ban the record of @key holds for @rule, or 0: for a
- * source getting a new bucket (its old one evicted while it was banned)
- * or judged without one by the unknown_sources fallback.
+ * source getting a new bucket or offender record (its old one evicted
+ * while it was banned).
  */
-static __noinline __u64 ban_recorded(const struct xrl_bucket_key *key,
-				     const struct xrl_rule *rule, __u64 now)
+static __always_inline __u64 ban_of_record(const struct xrl_bucket_key *key,
+					    const struct xrl_rule *rule,
+					    __u64 now)
 {
 	struct xrl_ban *ban;
 	__u64 until;
 
-	if (!key || !rule)
-		return 0;
 	ban = bpf_map_lookup_elem(&xrl_bans, key);
 	if (!ban || ban->rule_id != rule->id)
 		return 0;
 	until = ban->until_ns;
 	return ban_active(until, now) ? until : 0;
+}
+
+/* ban_of_record() as a subprogram, for the paths with frames to spare;
+ * the deepest chains inline it (Linux 6.1 counts each frame). */
+static __noinline __u64 ban_recorded(const struct xrl_bucket_key *key,
+				     const struct xrl_rule *rule, __u64 now)
+{
+	if (!key || !rule)
+		return 0;
+	return ban_of_record(key, rule, now);
 }
 
 /* The length of a ban starting at @now after the one of @ban. */
@@ -160,7 +170,7 @@ static __always_inline void report_ban(const struct xrl_bucket_key *key,
 
 /* Starts a ban of the source of @ban unless another CPU just did. */
 static __always_inline void ban_start(const struct xrl_bucket_key *key,
-				      struct xrl_bucket *bucket,
+				      struct xrl_offender *off,
 				      struct xrl_ban *ban,
 				      const struct xrl_rule *rule,
 				      const struct xrl_settings *settings,
@@ -180,7 +190,7 @@ static __always_inline void ban_start(const struct xrl_bucket_key *key,
 	ban->duration_ns = length;
 	ban->last_drop_ns = 0;	/* the offence is over; a new one starts */
 	ban->bans++;
-	bucket->ban_until_ns = now + length;
+	off->ban_until_ns = now + length;
 	counters = bpf_map_lookup_elem(&xrl_ban_stats, &zero);
 	if (counters) {
 		counters->started++;
@@ -197,7 +207,7 @@ static __always_inline void ban_start(const struct xrl_bucket_key *key,
  * may not write, which a global function's argument must allow.
  */
 static __noinline void ban_offence(const struct xrl_bucket_key *key,
-				   struct xrl_bucket *bucket,
+				   struct xrl_offender *off,
 				   const struct xrl_rule *rule,
 				   const struct xrl_settings *settings,
 				   __u64 now)
@@ -225,7 +235,7 @@ static __noinline void ban_offence(const struct xrl_bucket_key *key,
 		ban->over_since_ns = now;
 	ban->last_drop_ns = now | 1;	/* never 0 while an offence is open */
 	if (now - ban->over_since_ns >= rule->ban.after_ns)
-		ban_start(key, bucket, ban, rule, settings, now);
+		ban_start(key, off, ban, rule, settings, now);
 }
 
 #endif /* XRL_BANS_H */

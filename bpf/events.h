@@ -44,33 +44,39 @@ static __always_inline bool event_admitted(struct xrl_event_state *state,
 }
 
 /*
- * After a drop of @key's packet: reports the source when it passed a
- * packet since its last event (it was within its limit, now it is not)
- * and its quiet period is over. Two CPUs dropping the source's packets
- * at once race for the event with one compare-and-swap on mark_ns; the
- * loser stays quiet. The claim is made before the cap is asked, so a
- * source the cap suppressed is counted once per quiet period, not once
- * per packet.
+ * After a drop of @key's packet, with its offender record @off: reports
+ * the source when it passed a packet since its last event (it was within
+ * its limit, now it is not) and its quiet period is over. A record made
+ * at this drop counts no passes yet: its mark says (XRL_MARK_PASSED)
+ * whether the bucket admitted any before, and its event has no observed
+ * rate (a window of 0), as a clean source keeps no counts. Two CPUs
+ * dropping the source's packets at once race for the event with one
+ * compare-and-swap on mark_ns; the loser stays quiet. The claim is made
+ * before the cap is asked, so a source the cap suppressed is counted
+ * once per quiet period, not once per packet.
  */
 static __noinline void report_limited(const struct xrl_bucket_key *key,
-				      struct xrl_bucket *bucket,
+				      struct xrl_offender *off,
 				      const struct xrl_rule *rule,
 				      const struct xrl_settings *settings,
 				      __u64 now_ns)
 {
-	__u64 mark = bucket->mark_ns, passed = bucket->passed;
-	__u64 dropped = bucket->dropped;
+	__u64 mark = off->mark_ns, passed = off->passed;
+	__u64 dropped = off->dropped, since = mark & ~XRL_MARK_BITS;
 	struct xrl_event_state *state;
 	struct xrl_limit_event *event;
 	__u32 zero = 0;
 
-	if (!settings->events.interval || passed == bucket->mark_passed)
+	if (!settings->events.interval)
+		return;
+	if (passed == off->mark_passed && !(mark & XRL_MARK_PASSED))
 		return;
 	if ((mark & XRL_MARK_EVENT) &&
-	    now_ns - (mark & ~XRL_MARK_EVENT) < settings->event_quiet_ns)
+	    now_ns - since < settings->event_quiet_ns)
 		return;
-	if (__sync_val_compare_and_swap(&bucket->mark_ns, mark,
-					now_ns | XRL_MARK_EVENT) != mark)
+	if (__sync_val_compare_and_swap(&off->mark_ns, mark,
+					(now_ns & ~XRL_MARK_BITS) |
+					XRL_MARK_EVENT) != mark)
 		return;
 	state = bpf_map_lookup_elem(&xrl_event_state, &zero);
 	if (!state)
@@ -88,15 +94,15 @@ static __noinline void report_limited(const struct xrl_bucket_key *key,
 	event->rule_id = rule->id;
 	event->action = rule->action;
 	event->time_ns = now_ns;
-	event->packets = passed + dropped - bucket->mark_passed -
-			 bucket->mark_dropped;
-	event->window_ns = now_ns - (mark & ~XRL_MARK_EVENT);
+	event->packets = passed + dropped - off->mark_passed -
+			 off->mark_dropped;
+	event->window_ns = (mark & XRL_MARK_PASSED) ? 0 : now_ns - since;
 	event->ban_ns = 0;
 	bpf_ringbuf_submit(event, 0);
 	state->count[XRL_EVENT_SENT]++;
 move_mark:
-	bucket->mark_passed = passed;
-	bucket->mark_dropped = dropped;
+	off->mark_passed = passed;
+	off->mark_dropped = dropped;
 }
 
 #endif /* XRL_EVENTS_H */

@@ -32,6 +32,7 @@ struct level_scratch {
 	struct xrl_rule_key rule_key;	/* of a level's limits */
 	__u8 taken[XRL_LEVELS_MAX];	/* bucket_take()'s charge; 0: none */
 	__u8 fallback[XRL_LEVELS_MAX];	/* 1: charged to a prefix bucket */
+	__u8 refused;	/* the level + 1 whose bucket refused; 0: none */
 };
 
 struct {
@@ -153,7 +154,7 @@ static __always_inline int level_take(const struct xrl_bucket_key *key,
 		count_table(taken ? XRL_TABLE_FALLBACK_PASS :
 				    XRL_TABLE_FALLBACK_DROP);
 	else if (!taken)
-		__sync_fetch_and_add(&bucket->dropped, 1);
+		w->refused = i + 1;	/* counted by level_refusal_count() */
 	w->taken[i] = taken;
 	w->fallback[i] = fallback;
 	return taken != 0;
@@ -189,6 +190,7 @@ __noinline int judge_levels(const struct xrl_settings *settings,
 	/* Nothing taken yet: a level skipped below keeps no charge of an
 	 * earlier packet's. */
 	__builtin_memset(w->taken, 0, sizeof(w->taken));
+	w->refused = 0;
 #pragma unroll
 	for (i = 0; i < XRL_LEVELS_MAX; i++) {
 		if (i >= rule->levels.count)
@@ -209,6 +211,46 @@ __noinline int judge_levels(const struct xrl_settings *settings,
 		}
 	}
 	return 1;
+}
+
+/*
+ * Counts the refusal judge_levels() just made for @rule in the refusing
+ * level bucket's own offender record, for `explain` to show a level's
+ * refusals. Called by the source's judge after the levels, not from
+ * them: a frame less in their chain, the deepest (Linux 6.1 holds all
+ * frames of a chain to 512 bytes).
+ */
+static __noinline void level_refusal_count(const struct xrl_rule *rule,
+					   __u64 now)
+{
+	const struct source *s = this_packet();
+	struct xrl_bucket_key *key;
+	const struct xrl_rule *level;
+	struct level_scratch *w;
+	struct xrl_offender *off;
+	struct xrl_bucket *b;
+	__u32 i, slot, zero = 0;
+	void *rules;
+
+	if (!s || !rule)
+		return;
+	w = bpf_map_lookup_elem(&xrl_level_scratch, &zero);
+	if (!w || !w->refused || w->refused > XRL_LEVELS_MAX)
+		return;
+	i = (w->refused - 1) & (XRL_LEVELS_MAX - 1);
+	slot = s->q.slot;
+	rules = bpf_map_lookup_elem(&xrl_policy, &slot);
+	if (!rules)
+		return;
+	level = level_rule(rules, w, rule->id, i);
+	key = &w->key[i];
+	b = bpf_map_lookup_elem(&xrl_buckets, key);
+	if (!level || !b)
+		return;
+	/* A level never bans: no ban record to read. */
+	off = offender_get(key, b, offender_of(key, b), level, now, false);
+	if (off)
+		__sync_fetch_and_add(&off->dropped, 1);
 }
 
 #endif /* XRL_LEVELS_H */

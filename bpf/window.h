@@ -166,7 +166,7 @@ window_state(const struct xrl_bucket_key *key, const struct xrl_rule *rule,
 	fresh->sub_ns = w->sub_ns;
 	fresh->rule_id = rule->id;
 	fresh->since = rule->since;
-	if (bucket->passed &&
+	if ((bucket->rule_id & XRL_BUCKET_PASSED) &&
 	    (__s64)(now_ns - bucket->last_seen_ns) <
 	    (__s64)(w->window_ns + w->sub_ns)) {
 		e = (now_ns / w->sub_ns) & EPOCH_MASK;

@@ -15,6 +15,7 @@
 #include "events.h"
 #include "window.h"
 #include "bans.h"
+#include "offenders.h"
 #include "fragments.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -166,27 +167,27 @@ _Static_assert(__builtin_offsetof(struct xrl_bucket, gen) ==
 /*
  * Binds a bucket found for @rule to it. A bucket of the same rule id from
  * a generation before the id named this prefix is another rule's (a
- * deleted rule whose id was reused): it starts full, with fresh counts,
- * as a new bucket would. Two CPUs rebinding at once write the same.
+ * deleted rule whose id was reused): it starts full, with its flags
+ * clear (its offender record, if any, is another rule's), as a new
+ * bucket would. Two CPUs rebinding at once write the same.
  */
 static __always_inline void rebind(struct xrl_bucket *b,
 				   const struct xrl_rule *rule)
 {
 	__u64 word = bucket_binding(b);
+	__u32 flags = (__u32)word & XRL_BUCKET_FLAGS;
 
-	if (word == binding_of(rule->id, rule->gen))
+	if ((word & ~(__u64)XRL_BUCKET_FLAGS) ==
+	    binding_of(rule->id, rule->gen))
 		return;
-	if ((__u32)word != rule->id || (__s32)((word >> 32) - rule->since) < 0) {
+	if (XRL_BUCKET_RULE((__u32)word) != rule->id ||
+	    (__s32)((word >> 32) - rule->since) < 0) {
 		b->tat[XRL_LIMIT_PACKETS] = 0;
 		b->tat[XRL_LIMIT_BYTES] = 0;
-		b->passed = 0;
-		b->dropped = 0;
-		b->mark_ns = now_ns() & ~XRL_MARK_EVENT;
-		b->mark_passed = 0;
-		b->mark_dropped = 0;
-		b->ban_until_ns = 0;
+		flags = 0;
 	}
-	*(volatile __u64 *)&b->rule_id = binding_of(rule->id, rule->gen);
+	*(volatile __u64 *)&b->rule_id =
+		binding_of(rule->id | flags, rule->gen);
 }
 
 /* A rule's levels judge with the source's bucket (bpf/levels.h). */
@@ -212,8 +213,8 @@ static __always_inline int judge_outcome(const struct xrl_rule *rule,
 
 /*
  * A banned source's packet: dropped, counted as banned (bpf/bans.h) in
- * the per-CPU counters only: no write to the shared bucket, so the drop
- * costs no atomic operation (its bucket's dropped count stays that of
+ * the per-CPU counters only: no write to the shared record, so the drop
+ * costs no atomic operation (its record's dropped count stays that of
  * the drops that led to the ban).
  */
 static __always_inline int judge_banned(const struct xrl_rule *rule,
@@ -222,6 +223,50 @@ static __always_inline int judge_banned(const struct xrl_rule *rule,
 	count_rule(rule->id, XRL_RULE_BANNED, frame_len);
 	count_verdict(XRL_VERDICT_BANNED, frame_len);
 	return XDP_DROP;
+}
+
+/* What judge_counted() counts. */
+enum counted {
+	COUNTED_PASSED,
+	COUNTED_REFUSED,
+	COUNTED_REFUSED_BY_LEVEL,
+};
+
+/*
+ * Counts a limit or monitor rule's packet for its source: a pass in its
+ * offender record if it has one (else a flag, once), a refusal in the
+ * record, made at the first, which then looks at limit events and, for
+ * a rule with a ban, at the offence (a level's refusal is its
+ * subnet's, not the source's). The clock is read again for a refusal
+ * only: a pass costs no more than the flag's read.
+ */
+
+static __noinline void judge_counted(const struct xrl_bucket_key *key,
+				     struct xrl_bucket *bucket,
+				     const struct xrl_rule *rule,
+				     const struct xrl_settings *settings,
+				     enum counted how)
+{
+	struct xrl_offender *off;
+	__u64 now;
+
+	if (!key || !bucket || !rule || !settings)
+		return;
+	off = offender_of(key, bucket);
+	if (how == COUNTED_PASSED) {
+		offender_passed(bucket, off);
+		return;
+	}
+	now = now_ns();
+	off = offender_open(key, bucket, off, rule, now);
+	if (!off)
+		return;
+	__sync_fetch_and_add(&off->dropped, 1);
+	report_limited(key, off, rule, settings, now);
+	if (how == COUNTED_REFUSED_BY_LEVEL)
+		level_refusal_count(rule, now);
+	else if (rule->ban.duration_ns)
+		ban_offence(key, off, rule, settings, now);
 }
 
 /*
@@ -248,13 +293,10 @@ static __noinline int judge_window(const struct source *s,
 		return XDP_PASS;
 	}
 	admitted = window_take(st, &rule->window, now, cost->packets);
-	if (admitted) {
-		__sync_fetch_and_add(&bucket->passed, 1);
+	if (admitted)
 		bucket->last_seen_ns = now;
-	} else {
-		__sync_fetch_and_add(&bucket->dropped, 1);
-		report_limited(key, bucket, rule, settings, now);
-	}
+	judge_counted(&s->key, bucket, rule, settings,
+		      admitted ? COUNTED_PASSED : COUNTED_REFUSED);
 	return judge_outcome(rule, admitted, frame_len);
 }
 
@@ -280,9 +322,10 @@ __noinline int judge_limited(const struct xrl_settings *settings,
 		return judge_window(s, settings, rule, bucket);
 	cost = &s->cost;
 	now = now_ns();
-	/* 0 unless the source was banned: one predictable branch. */
-	if (bucket->ban_until_ns && rule->ban.duration_ns &&
-	    ban_active(bucket->ban_until_ns, now))
+	/* Clear unless the source was refused: one predictable branch. */
+	if ((bucket_flags(bucket) & XRL_BUCKET_OFFENDER) &&
+	    rule->ban.duration_ns &&
+	    offender_banned(&s->key, offender_of(&s->key, bucket), rule, now))
 		return judge_banned(rule, cost->frame_len);
 	taken = bucket_take(bucket, &rule->limits, now, cost->packets,
 			    cost->bytes);
@@ -294,13 +337,9 @@ __noinline int judge_limited(const struct xrl_settings *settings,
 		taken = 0;
 		by_level = true;
 	}
-	__sync_fetch_and_add(taken ? &bucket->passed : &bucket->dropped, 1);
-	if (!taken) {
-		report_limited(&s->key, bucket, rule, settings, now);
-		/* A level's refusal is its subnet's, not the source's. */
-		if (rule->ban.duration_ns && !by_level)
-			ban_offence(&s->key, bucket, rule, settings, now);
-	}
+	judge_counted(&s->key, bucket, rule, settings,
+		      taken ? COUNTED_PASSED : by_level ?
+		      COUNTED_REFUSED_BY_LEVEL : COUNTED_REFUSED);
 	return judge_outcome(rule, taken, cost->frame_len);
 }
 
@@ -310,12 +349,10 @@ __noinline int judge_limited(const struct xrl_settings *settings,
  * not on the stack while the packet is judged.
  */
 static __noinline void insert_source(const struct xrl_bucket_key *key,
-				     const struct xrl_rule *rule, __u64 now)
+				     const struct xrl_rule *rule)
 {
 	struct xrl_bucket fresh = {};
 
-	/* The mark its first event's rate is measured from. */
-	fresh.mark_ns = now & ~XRL_MARK_EVENT;
 	fresh.rule_id = rule->id;
 	fresh.gen = rule->gen;
 	if (!bpf_map_update_elem(&xrl_buckets, key, &fresh, BPF_NOEXIST))
@@ -358,7 +395,7 @@ __noinline int judge_new_source(const struct xrl_settings *settings,
 	if (rule->ban.duration_ns && ban_recorded(key, rule, now))
 		return judge_banned(rule, frame_len);
 	if (new_source_admitted(settings, now)) {
-		insert_source(key, rule, now);
+		insert_source(key, rule);
 		return JUDGE_BUCKET;
 	}
 	count_table(XRL_TABLE_REFUSED);
@@ -670,7 +707,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	bucket = bpf_map_lookup_elem(&xrl_buckets, &s->key);
 	if (bucket) {
 		word = bucket_binding(bucket);
-		rule = table_rule(s->q.slot, (__u32)word);
+		rule = table_rule(s->q.slot, XRL_BUCKET_RULE((__u32)word));
 		if (rule && rule->gen == (__u32)(word >> 32))
 			return judge_limited(settings, rule, bucket);
 	}

@@ -30,6 +30,7 @@
 #define XRL_MAP_RULE_TABLE	"xrl_rule_table"
 #define XRL_MAP_WINDOWS		"xrl_windows"
 #define XRL_MAP_BANS		"xrl_bans"
+#define XRL_MAP_OFFENDERS	"xrl_offenders"
 #define XRL_MAP_BAN_STATS	"xrl_ban_stats"
 #define XRL_MAP_MANUAL_BANS	"xrl_manual_bans"
 #define XRL_MAP_FRAGS		"xrl_frags"
@@ -613,31 +614,71 @@ struct xrl_bucket_key {
 	((__s64)((word) - ((__u64)(now_units) << XRL_TAT_SHIFT_BITS)) >> \
 	 XRL_TAT_SHIFT_BITS)
 
+/*
+ * Only what the hot path needs (32 bytes: a tracked source costs the
+ * LRU element, its key and this, 120 bytes in all): what a source that
+ * was refused needs besides (counts, the event mark, the ban) is in its
+ * offender record (struct xrl_offender), which clean sources never have.
+ * The top bits of rule_id are flags, so that the binding word tells,
+ * with no lookup, whether there is a record to look at.
+ */
 struct xrl_bucket {
 	__u64 tat[XRL_LIMIT_KINDS];
 	__u64 last_seen_ns;
-	__u32 rule_id;	/* the rule the source was classified to */
+	__u32 rule_id;	/* the rule the source was classified to, and flags */
 	__u32 gen;	/* the policy generation of that classification */
-	__u64 passed;	/* packets admitted (monitor: passed) */
+};
+
+/* Flags in xrl_bucket.rule_id, kept while the binding stays that of one
+ * rule, cleared with the state when it changes rule (bpf rebind()). */
+#define XRL_BUCKET_PASSED	(1U << 30)	/* admitted a packet since bound */
+#define XRL_BUCKET_OFFENDER	(1U << 31)	/* refused one: has a record */
+#define XRL_BUCKET_FLAGS	(XRL_BUCKET_PASSED | XRL_BUCKET_OFFENDER)
+#define XRL_BUCKET_RULE(rule_id) ((rule_id) & ~XRL_BUCKET_FLAGS)
+
+/*
+ * Offender record of a source (xrl_offenders, an LRU hash keyed as
+ * xrl_buckets), made at the source's first refusal under its rule and
+ * touched only while its bucket says it has one (XRL_BUCKET_OFFENDER).
+ * One record per XRL_OFFENDER_SHARE sources (--max-sources), at least
+ * XRL_OFFENDER_MIN (or as many as the sources, if fewer); the loader's
+ * xrl_offender_entries(). When the LRU evicts a record, its counts and
+ * event mark are forgotten, never a limit or a ban: the bucket still
+ * limits, and a ban in force is read back from the source's ban record
+ * (struct xrl_ban) at the next packet; the next refusal makes a new
+ * record, counting from there.
+ */
+#define XRL_OFFENDER_SHARE	16
+#define XRL_OFFENDER_MIN	1024
+#define XRL_OFFENDER_SOURCES	(XRL_DEFAULT_SOURCES / XRL_OFFENDER_SHARE)
+
+struct xrl_offender {
+	__u64 passed;	/* packets admitted since the first refusal */
 	__u64 dropped;	/* packets refused (monitor: would have been) */
 	/*
 	 * Limit events (struct xrl_limit_event), touched on drops only:
-	 * the mark the source's observed rate is measured from, made at
-	 * the insert and moved at each event, with the passed and dropped
-	 * counts of that moment. Bit 0 of mark_ns (XRL_MARK_EVENT) says the
-	 * mark is an event's, whose quiet period runs from it; a mark made
-	 * at the insert has it clear (time loses its last nanosecond).
+	 * the mark the source's observed rate is measured from, made when
+	 * the record is and moved at each event, with the passed and
+	 * dropped counts of that moment. Bit 0 of mark_ns (XRL_MARK_EVENT)
+	 * says the mark is an event's, whose quiet period runs from it; a
+	 * mark made with the record has it clear, and bit 1 set
+	 * (XRL_MARK_PASSED) when its bucket had admitted a packet.
 	 */
 	__u64 mark_ns;
 	__u64 mark_passed;
 	__u64 mark_dropped;
 	/* Bans (bpf/bans.h): the source is dropped unjudged while now is
-	 * before this, if its rule still bans; 0 for every source never
-	 * banned, so the check costs one predictable branch. */
+	 * before this, if its rule still bans; 0 while never banned. */
 	__u64 ban_until_ns;
+	__u32 rule_id;	/* the rule whose refusals these are */
+	__u32 gen;	/* the generation the record was made in */
 };
 
 #define XRL_MARK_EVENT		1ULL
+/* Bit 1 of a record's first mark: its bucket had admitted a packet, so
+ * the refusal that made the record is reported (time loses 2 ns). */
+#define XRL_MARK_PASSED		2ULL
+#define XRL_MARK_BITS		(XRL_MARK_EVENT | XRL_MARK_PASSED)
 
 /*
  * Runtime settings, part of the policy head (struct xrl_policy_head).
@@ -796,9 +837,11 @@ struct xrl_event_state {
 /*
  * Ban record of a source (xrl_bans, an LRU hash keyed as xrl_buckets),
  * made at the first drop under a rule with a ban and read only on drops
- * of such rules and when such a source gets a bucket (bpf/bans.h). The
- * ban itself is enforced from the bucket (struct xrl_bucket,
- * ban_until_ns), so a banned packet costs no lookup beyond its bucket.
+ * of such rules and when such a source gets a bucket or an offender
+ * record (bpf/bans.h). The ban itself is enforced from the offender
+ * record (struct xrl_offender, ban_until_ns), which a banned source's
+ * packets look up anyway; this record holds it too (until_ns), for a
+ * source whose bucket or offender record was evicted.
  *
  * An offence is a run of drops none more than XRL_BAN_RUN_GAP_NS after
  * the one before; it bans once it has lasted the rule's after_ns. A ban
@@ -904,7 +947,9 @@ _Static_assert(sizeof(struct xrl_agg_share) == 96, "agg share layout");
 _Static_assert(sizeof(struct xrl_agg_state) == 40, "agg state layout");
 _Static_assert(sizeof(struct xrl_lpm_key) == 20, "xrl_lpm_key layout");
 _Static_assert(sizeof(struct xrl_bucket_key) == 20, "bucket key layout");
-_Static_assert(sizeof(struct xrl_bucket) == 80, "xrl_bucket layout");
+_Static_assert(sizeof(struct xrl_bucket) == 32, "xrl_bucket layout");
+_Static_assert(sizeof(struct xrl_offender) == 56, "xrl_offender layout");
+_Static_assert(XRL_MAX_RULES <= XRL_BUCKET_PASSED, "rule ids below the bucket flags");
 _Static_assert(sizeof(struct xrl_rule_key) == 20, "rule key layout");
 _Static_assert(sizeof(struct xrl_policy_meta) <= sizeof(struct xrl_rule),
 	       "the meta entry is a classifier value");

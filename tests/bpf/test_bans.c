@@ -282,7 +282,10 @@ Test(bans, a_ban_outlives_its_bucket)
 	cr_assert_eq(at(&offender, 11 * S), XDP_PASS);
 	cr_assert_eq(fixture_bucket(&dp, "198.18.1.5", policy.rules[1].id,
 				    &bucket), 0);
-	cr_assert_eq(bucket.ban_until_ns, 0);
+	/* Its record (kept: the bucket went, not it) holds the ban ended. */
+	cr_assert_leq(fixture_source_counts(&dp, "198.18.1.5",
+					    policy.rules[1].id).ban_until_ns,
+		      11 * S);
 }
 
 Test(bans, a_ban_holds_across_a_reload_and_ends_with_the_rules_ban)
@@ -314,7 +317,8 @@ Test(bans, a_rule_without_ban_keeps_no_ban_state)
 	cr_assert_neq(bpf_map_get_next_key(dp.bans_fd, NULL, &next), 0,
 		      "a ban record for a rule without ban");
 	cr_assert_eq(bpf_map_lookup_elem(dp.buckets_fd, &key, &bucket), 0);
-	cr_assert_eq(bucket.ban_until_ns, 0);
+	cr_assert_eq(fixture_source_counts(&dp, "198.18.1.5",
+					   policy.rules[1].id).ban_until_ns, 0);
 }
 
 /* A manual ban as the daemon writes it (include/xrl.h). */
@@ -361,4 +365,94 @@ Test(bans, manual_bans_are_not_looked_at_unless_the_head_says_so)
 	manual_ban(4, "198.18.1.0", 24, 0);
 	cr_assert_eq(at(&offender, S), XDP_PASS);
 	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_BANNED), 0);
+}
+
+/* fd00:0:HI:LO::1, the one source of its /64 key. */
+static void flood_source(struct packet *pkt, __u32 n)
+{
+	char src[64];
+
+	snprintf(src, sizeof(src), "fd00:0:%x:%x::1", n >> 16, n & 0xffff);
+	cr_assert_eq(packet_from(pkt, src), 0);
+}
+
+/*
+ * Refuses other sources (fd00::/16, burst 1: a pass, then a refusal
+ * each, which makes each a record) until the offender map's LRU has
+ * evicted @ipv4's record, as a flood of offenders would.
+ */
+static void evict_offender(const char *ipv4)
+{
+	struct xrl_bucket_key victim = key_of(ipv4);
+	struct xrl_offender seen;
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), n = 0, chunk;
+	struct packet pkt;
+
+	cr_assert_eq(bpf_obj_get_info_by_fd(dp.offenders_fd, &info, &len), 0);
+	cr_assert_eq(bpf_map_lookup_elem(dp.offenders_fd, &victim, &seen), 0,
+		     "%s has no offender record to evict", ipv4);
+	while (n < 4 * info.max_entries &&
+	       !bpf_map_lookup_elem(dp.offenders_fd, &victim, &seen)) {
+		for (chunk = 0; chunk < info.max_entries / 4; chunk++, n++) {
+			flood_source(&pkt, n);
+			fixture_offer(&dp, &pkt, 2);
+		}
+	}
+	cr_assert_neq(bpf_map_lookup_elem(dp.offenders_fd, &victim, &seen), 0,
+		      "still there after %u offenders", n);
+	cr_log_info("evicted after %u offenders of %u records", n,
+		    info.max_entries);
+}
+
+/* The ban rule, with the flood's beside it; the ban rule's id. */
+static uint32_t ban_rule_and_flood(uint64_t ban)
+{
+	policy.new_sources_off = true;	/* every flood source a bucket */
+	fixture_rule(&policy, "fd00::/16", XRL_ACTION_LIMIT, 1, 1, 0, 0);
+	return ban_rule(ban, 0, 0);
+}
+
+Test(bans, a_banned_source_whose_offender_record_was_evicted_stays_banned)
+{
+	struct xrl_bucket bucket;
+	uint32_t id = ban_rule_and_flood(10 * S);
+
+	offend(S);
+	xrl_datapath_set_time(&dp, 2 * S);
+	evict_offender("198.18.1.5");
+	/* Its bucket still says it offended; the ban is read back from
+	 * its ban record. */
+	cr_assert_eq(fixture_bucket(&dp, "198.18.1.5", id, &bucket), 0);
+	cr_assert(bucket.rule_id & XRL_BUCKET_OFFENDER);
+	cr_assert_eq(at(&offender, 2 * S), XDP_DROP);
+	cr_assert_eq(at(&offender, 11 * S - 1), XDP_DROP);
+	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_BANNED), 2);
+	cr_assert_eq(at(&offender, 11 * S), XDP_PASS);
+	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_BANNED), 2);
+}
+
+Test(bans, a_limited_source_whose_offender_record_was_evicted_stays_limited)
+{
+	uint32_t id = ban_rule_and_flood(0);
+	struct fixture_counts counts;
+	int i;
+
+	offend(S);
+	evict_offender("198.18.1.5");
+	/* Its bucket is as empty as before: refused at the same instant,
+	 * and counted in a new record from that refusal. */
+	for (i = 0; i < 3; i++)
+		cr_assert_eq(at(&offender, S), XDP_DROP, "packet %d", i);
+	cr_assert_eq(fixture_rule_counters(&dp, id).outcome[XRL_RULE_DROPPED]
+		     .packets, 4);
+	cr_assert_eq(fixture_rule_counters(&dp, id).outcome[XRL_RULE_PASSED]
+		     .packets, 5);
+	counts = fixture_source_counts(&dp, "198.18.1.5", id);
+	cr_assert(counts.refused);
+	cr_assert_eq(counts.passed, 0);
+	cr_assert_eq(counts.dropped, 3);
+	/* And it regains its rate, no more: 10 pps, one per 100 ms. */
+	cr_assert_eq(at(&offender, S + 101 * MS), XDP_PASS);
+	cr_assert_eq(at(&offender, S + 101 * MS), XDP_DROP);
 }

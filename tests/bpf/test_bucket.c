@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* Token-bucket behaviour of the data path, driven by the test clock. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <criterion/criterion.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 #include "fixture.h"
 #include "loader.h"
+#include "memory.h"
 
 static struct xrl_datapath dp;
 static struct xrl_policy policy;
@@ -56,6 +58,7 @@ Test(bucket, separate_sources_never_share_a_budget)
 {
 	enum { SOURCES = 200, BURST = 4, OFFERED = BURST + 3 };
 	unsigned passed[SOURCES] = { 0 };
+	struct fixture_counts counts;
 	struct packet pkt[SOURCES];
 	struct xrl_bucket bucket;
 	char src[32];
@@ -77,8 +80,12 @@ Test(bucket, separate_sources_never_share_a_budget)
 		cr_assert_eq(passed[i], BURST, "source %s", src);
 		cr_assert_eq(fixture_bucket(&dp, src, 0, &bucket), 0, "%s",
 			     src);
-		cr_assert_eq(bucket.passed, BURST, "source %s", src);
-		cr_assert_eq(bucket.dropped, OFFERED - BURST, "source %s", src);
+		cr_assert_eq(fixture_packets_owed(&bucket, 10, BURST, NS_PER_S),
+			     BURST, "source %s", src);
+		/* Counted from its first refusal (struct xrl_offender). */
+		counts = fixture_source_counts(&dp, src, 0);
+		cr_assert_eq(counts.passed, 0, "source %s", src);
+		cr_assert_eq(counts.dropped, OFFERED - BURST, "source %s", src);
 	}
 	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_PASS), SOURCES * BURST);
 	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_DROP),
@@ -165,8 +172,9 @@ Test(bucket, policy_swap_keeps_the_bucket_state)
 	fixture_apply(&dp, &policy);
 	cr_assert_eq(fixture_run_many(&dp, &pkt, 8), 0);
 	cr_assert_eq(fixture_bucket(&dp, "198.18.0.1", 0, &bucket), 0);
-	cr_assert_eq(bucket.passed, 5);
-	cr_assert_eq(bucket.dropped, 11);
+	cr_assert_eq(fixture_packets_owed(&bucket, 10, 5, NS_PER_S), 5);
+	/* Its record, made at its first refusal, kept across the swap. */
+	cr_assert_eq(fixture_source_counts(&dp, "198.18.0.1", 0).dropped, 11);
 	/* One interval later (plus the 0.1% the representation may lag). */
 	xrl_datapath_set_time(&dp, NS_PER_S + NS_PER_S / 10 + 100000);
 	cr_assert_eq(fixture_run_many(&dp, &pkt, 8), 1);
@@ -313,4 +321,65 @@ Test(bucket, a_fresh_word_beside_a_stale_last_seen_is_believed)
 	/* And it drains at the rate: one per 10 ns. */
 	xrl_datapath_set_time(&dp, t1 + 50);
 	cr_assert_eq(fixture_run_many(&dp, &pkt, 30), 5);
+}
+
+/* The kernel's own figure (fdinfo memlock, as bpftool prints it) of a
+ * map of @dp, by name; asserts it is there. */
+static struct xrl_map_memory map_memory(const char *name)
+{
+	struct xrl_memory_report *report = malloc(sizeof(*report));
+	struct xrl_map_memory found = { 0 };
+	size_t i;
+
+	cr_assert_not_null(report);
+	cr_assert_eq(xrl_memory_collect(&dp, report), 0);
+	for (i = 0; i < report->n_maps; i++)
+		if (!strcmp(report->maps[i].name, name))
+			found = report->maps[i];
+	free(report);
+	cr_assert_neq(found.max_entries, 0, "no map %s", name);
+	return found;
+}
+
+/*
+ * Issue 23 item 5: a tracked source costs at most 120 bytes of kernel
+ * memory (LRU element, key, the 32-byte bucket), by the kernel's own
+ * count; what only offenders need is in a map of its own, which a
+ * source within its limits never gets an entry of.
+ */
+Test(bucket, a_tracked_source_costs_at_most_120_bytes)
+{
+	struct xrl_map_memory buckets = map_memory("xrl_buckets");
+	struct xrl_map_memory offenders = map_memory("xrl_offenders");
+	struct xrl_bucket_key next;
+	struct xrl_bucket bucket;
+	struct packet pkt;
+	double per_source;
+
+	per_source = (double)buckets.memlock / buckets.max_entries;
+	cr_log_info("xrl_buckets: %llu B for %u sources, %.1f B each; "
+		    "xrl_offenders: %llu B for %u, %.1f B each",
+		    (unsigned long long)buckets.memlock, buckets.max_entries,
+		    per_source, (unsigned long long)offenders.memlock,
+		    offenders.max_entries,
+		    (double)offenders.memlock / offenders.max_entries);
+	cr_assert_eq(buckets.value_size, 32);
+	/* Whole bytes: the map's header (under 1 KiB) is spread over the
+	 * entries. */
+	cr_assert_leq(buckets.memlock / buckets.max_entries, 120,
+		      "%.1f B per source", per_source);
+	cr_assert_eq(offenders.max_entries, 65536 / XRL_OFFENDER_SHARE);
+	cr_assert_eq(offenders.value_size, 56);
+
+	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, 100, 5, 0, 0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(packet_from(&pkt, "198.18.0.1"), 0);
+	cr_assert_eq(fixture_run_many(&dp, &pkt, 5), 5);
+	cr_assert_eq(fixture_bucket(&dp, "198.18.0.1", 0, &bucket), 0);
+	cr_assert_eq(bucket.rule_id & XRL_BUCKET_FLAGS, XRL_BUCKET_PASSED);
+	cr_assert_neq(bpf_map_get_next_key(dp.offenders_fd, NULL, &next), 0,
+		      "a source within its limit has an offender record");
+	/* Its first refusal makes one. */
+	cr_assert_eq(fixture_run_many(&dp, &pkt, 1), 0);
+	cr_assert(fixture_source_counts(&dp, "198.18.0.1", 0).refused);
 }

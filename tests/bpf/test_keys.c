@@ -119,8 +119,8 @@ Test(families, an_ipv4_mapped_source_never_shares_the_ipv4_bucket)
 	passes("::198.18.5.1", 20);
 	cr_assert_eq(passes("198.18.5.1", 5), 5, "the IPv4 victim was drained");
 	cr_assert_eq(fixture_bucket(&dp, "198.18.5.1", 0, &bucket), 0);
-	cr_assert_eq(bucket.passed, 5);
-	cr_assert_eq(bucket.dropped, 0);
+	cr_assert_eq(fixture_packets_owed(&bucket, 1, 5, NS_PER_S), 5);
+	cr_assert(!fixture_source_counts(&dp, "198.18.5.1", 0).refused);
 }
 
 /*
@@ -138,7 +138,9 @@ Test(families, ipv4_mapped_sources_judged_as_ipv6_get_a_bucket_each)
 	cr_assert_eq(passes("::ffff:198.18.5.2", 4), 2);
 	cr_assert_eq(passes("::198.18.5.3", 4), 2);
 	cr_assert_eq(fixture_bucket(&dp, "::ffff:198.18.5.2", 0, &bucket), 0);
-	cr_assert_eq(bucket.passed, 2);
+	cr_assert_eq(fixture_packets_owed(&bucket, 1, 2, NS_PER_S), 2);
+	cr_assert_eq(fixture_source_counts(&dp, "::ffff:198.18.5.2", 0).dropped,
+		     2);
 	cr_assert_eq(fixture_bucket(&dp, "198.18.5.2", 0, &bucket), -ENOENT,
 		     "an IPv6 source made an IPv4 bucket");
 }
@@ -153,7 +155,7 @@ Test(families, slash_128_keys_tell_every_ipv6_source_apart)
 	cr_assert_eq(passes("fd00::1", 5), 3);
 	cr_assert_eq(passes("fd00::2", 5), 3);
 	cr_assert_eq(fixture_bucket(&dp, "fd00::2", 0, &bucket), 0);
-	cr_assert_eq(bucket.dropped, 2);
+	cr_assert_eq(fixture_source_counts(&dp, "fd00::2", 0).dropped, 2);
 	cr_assert_eq(fixture_bucket(&dp, "fd00::", 0, &bucket), -ENOENT);
 }
 
@@ -234,6 +236,7 @@ Test(bucket_first, a_kept_rule_keeps_its_bucket_across_a_swap)
  */
 Test(bucket_first, a_deleted_and_reused_rule_id_never_inherits_a_bucket)
 {
+	struct fixture_counts counts;
 	struct xrl_bucket bucket;
 	uint32_t old_id, new_id;
 
@@ -251,8 +254,12 @@ Test(bucket_first, a_deleted_and_reused_rule_id_never_inherits_a_bucket)
 	cr_assert_eq(passes("198.18.0.1", 6), 4,
 		     "the new rule was judged by the old rule's bucket");
 	cr_assert_eq(fixture_bucket(&dp, "198.18.0.1", old_id, &bucket), 0);
-	cr_assert_eq(bucket.passed, 4);
-	cr_assert_eq(bucket.dropped, 2);
+	cr_assert_eq(fixture_packets_owed(&bucket, 1, 4, NS_PER_S), 4);
+	/* The old rule's record counts for it no more: only the new
+	 * rule's refusals. */
+	counts = fixture_source_counts(&dp, "198.18.0.1", old_id);
+	cr_assert_eq(counts.passed, 0);
+	cr_assert_eq(counts.dropped, 2);
 }
 
 /* A rule whose prefix grew covers a source that was under the default
@@ -296,9 +303,11 @@ Test(bucket_first, a_rule_longer_than_the_key_splits_the_key)
 	cr_assert_eq(passes("fd00::3", 4), 0, "shares fd00::2's /64 bucket");
 	cr_assert_eq(passes("fd00::1", 1), 0);
 	cr_assert_eq(fixture_bucket(&dp, "fd00::", host, &bucket), 0);
-	cr_assert_eq(bucket.passed, 5);
+	cr_assert_eq(fixture_packets_owed(&bucket, 1, 5, NS_PER_S), 5);
+	cr_assert_eq(fixture_source_counts(&dp, "fd00::", host).dropped, 3);
 	cr_assert_eq(fixture_bucket(&dp, "fd00::", 0, &bucket), 0);
-	cr_assert_eq(bucket.passed, 2);
+	cr_assert_eq(fixture_packets_owed(&bucket, 1, 2, NS_PER_S), 2);
+	cr_assert_eq(fixture_source_counts(&dp, "fd00::", 0).dropped, 6);
 
 	/* Unsplit again: one fresh bucket for the /64. */
 	cr_assert_eq(xrl_policy_del(&policy, "fd00::1/128"), 0);

@@ -189,6 +189,7 @@ Test(levels, a_refusing_level_consumes_nothing_of_the_source)
 		.action = XRL_ACTION_LIMIT, .pps = 1, .burst = 10,
 		.levels = { V4(24, 1000, 5) }, .n_levels = 1,
 	};
+	struct fixture_counts counts;
 	struct xrl_bucket bucket;
 	uint32_t id = add_rule("198.18.0.0/16", rule);
 
@@ -199,8 +200,14 @@ Test(levels, a_refusing_level_consumes_nothing_of_the_source)
 	cr_assert_eq(passes("198.18.1.1", 8), 5);
 	cr_assert_eq(passes("198.18.1.1", 1), 0);
 	cr_assert_eq(fixture_bucket(&dp, "198.18.1.1", id, &bucket), 0);
-	cr_assert_eq(bucket.passed, 10);
-	cr_assert_eq(bucket.dropped, 7);
+	/* 10 taken, none regained in 10 ms at 1 pps. */
+	cr_assert_eq(fixture_packets_owed(&bucket, 1, 10, NS_PER_S +
+					  10 * 1000000ULL), 10);
+	/* Counted from its first refusal, at 0 ms: 3 + 3 + 1 refused,
+	 * the 5 passed at 10 ms. */
+	counts = fixture_source_counts(&dp, "198.18.1.1", id);
+	cr_assert_eq(counts.passed, 5);
+	cr_assert_eq(counts.dropped, 7);
 }
 
 /* A source its own bucket refuses takes nothing from its /24: the next
@@ -232,6 +239,7 @@ Test(levels, three_levels_pass_the_least_of_the_three)
 		.action = XRL_ACTION_LIMIT, .pps = 1, .burst = 4,
 		.levels = { V6(56, 1, 6), V6(48, 1, 10) }, .n_levels = 2,
 	};
+	struct xrl_offender off;
 	struct xrl_bucket bucket;
 	uint32_t id = add_rule("fd00::/16", rule);
 
@@ -242,12 +250,17 @@ Test(levels, three_levels_pass_the_least_of_the_three)
 	cr_assert_eq(passes("fd00:0:0:300::1", 8), 0, "d");
 	cr_assert_eq(fixture_level_bucket(&dp, "fd00:0:0:100::", id, 0,
 					  &bucket), 0);
-	cr_assert_eq(bucket.dropped, 6, "b's refusals by its /56");
+	cr_assert_eq(fixture_level_offender(&dp, "fd00:0:0:100::", id, 0,
+					    &off), 0);
+	cr_assert_eq(off.dropped, 6, "b's refusals by its /56");
 	cr_assert_eq(fixture_level_bucket(&dp, "fd00:0:0:300::", id, 0,
 					  &bucket), 0);
-	cr_assert_eq(bucket.dropped, 0, "d was refused by the /48, not here");
+	cr_assert_eq(fixture_level_offender(&dp, "fd00:0:0:300::", id, 0,
+					    &off), -ENOENT,
+		     "d was refused by the /48, not here");
 	cr_assert_eq(fixture_level_bucket(&dp, "fd00::", id, 1, &bucket), 0);
-	cr_assert_eq(bucket.dropped, 8, "d's refusals");
+	cr_assert_eq(fixture_level_offender(&dp, "fd00::", id, 1, &off), 0);
+	cr_assert_eq(off.dropped, 8, "d's refusals");
 	/* d's refused packets took nothing from its /64 nor its /56. */
 	at_ms(1100);	/* the /48 and every /56 regain one */
 	cr_assert_eq(passes("fd00:0:0:300::1", 4), 1);
@@ -439,11 +452,13 @@ Test(levels, a_level_refusal_is_no_ban_offence)
 	at_ms(0);
 	cr_assert_eq(passes("198.18.1.1", 5), 3);
 	cr_assert_eq(fixture_bucket(&dp, "198.18.1.1", id, &bucket), 0);
-	cr_assert_eq(bucket.ban_until_ns, 0, "banned by its /24's refusals");
+	cr_assert_eq(fixture_source_counts(&dp, "198.18.1.1", id).ban_until_ns,
+		     0, "banned by its /24's refusals");
 	at_ms(5);
 	cr_assert_eq(passes("198.18.1.1", 3), 2, "not banned");
 	cr_assert_eq(fixture_bucket(&dp, "198.18.1.1", id, &bucket), 0);
-	cr_assert_neq(bucket.ban_until_ns, 0, "its own refusal bans it");
+	cr_assert_neq(fixture_source_counts(&dp, "198.18.1.1", id).ban_until_ns,
+		      0, "its own refusal bans it");
 	cr_assert_eq(passes("198.18.1.1", 1), 0);
 	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_BANNED), 1);
 }

@@ -110,9 +110,9 @@ static char bucket_policy(const struct xrl_bucket_key *key,
 		return 0;
 	if (key->tag != XRL_FAMILY_IPV6)
 		return 0;
-	if (bucket->rule_id == RULE_A && host_bits)
+	if (XRL_BUCKET_RULE(bucket->rule_id) == RULE_A && host_bits)
 		return 'A';
-	if (bucket->rule_id == RULE_B && !host_bits)
+	if (XRL_BUCKET_RULE(bucket->rule_id) == RULE_B && !host_bits)
 		return 'B';
 	return 0;
 }

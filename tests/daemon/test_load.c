@@ -77,8 +77,7 @@ static long fill_buckets(void)
 			keys[i].addr[6] = s >> 8;
 			keys[i].addr[7] = s;
 			keys[i].tag = XRL_FAMILY_IPV6;
-			values[i].rule_id = 1;
-			values[i].passed = 1;
+			values[i].rule_id = 1 | XRL_BUCKET_PASSED;
 		}
 		cr_assert_eq(bpf_map_update_batch(env.dp.buckets_fd, keys,
 						  values, &n, NULL),

@@ -385,7 +385,7 @@ Test(memory_limit, attach_over_the_limit_refuses_in_one_line_leaving_nothing)
 	cr_assert_neq(rc, 0, "%s%s", out_text, err_text);
 	cr_assert_eq(count_lines(err_text), 1, "%s", err_text);
 	cr_assert(strstr(err_text, "over --memory-limit 128.0 MiB; the largest: "
-			 "xrl_buckets, 168.0 MiB, sized by --max-sources"),
+			 "xrl_buckets, 120.0 MiB, sized by --max-sources"),
 		  "%s", err_text);
 	cr_assert(strstr(err_text, "the maps would take "), "%s", err_text);
 	cr_assert_not(pinned_program(), "a refusal pinned the program");

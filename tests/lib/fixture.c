@@ -8,7 +8,9 @@
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
+#include "bucket.h"
 #include "cidr.h"
+#include "limit.h"
 #include "fixture.h"
 #include "loader.h"
 #include "policy_map.h"
@@ -255,6 +257,16 @@ static int bucket_of_rule(struct xrl_datapath *dp,
 {
 	if (bpf_map_lookup_elem(dp->buckets_fd, key, out))
 		return -errno;
+	return XRL_BUCKET_RULE(out->rule_id) == rule_id ? 0 : -ENOENT;
+}
+
+/* The offender record of @key, if it is @rule_id's. */
+static int offender_of_rule(struct xrl_datapath *dp,
+			    const struct xrl_bucket_key *key, uint32_t rule_id,
+			    struct xrl_offender *out)
+{
+	if (bpf_map_lookup_elem(dp->offenders_fd, key, out))
+		return -errno;
 	return out->rule_id == rule_id ? 0 : -ENOENT;
 }
 
@@ -308,4 +320,60 @@ int fixture_bucket(struct xrl_datapath *dp, const char *key_addr,
 		return 0;
 	key.tag |= (rule_id + 1) << XRL_TAG_SPLIT_SHIFT;
 	return bucket_of_rule(dp, &key, rule_id, out);
+}
+
+int fixture_offender(struct xrl_datapath *dp, const char *key_addr,
+		     uint32_t rule_id, struct xrl_offender *out)
+{
+	struct xrl_bucket_key key;
+
+	key_of_text(key_addr, &key);
+	if (!offender_of_rule(dp, &key, rule_id, out))
+		return 0;
+	key.tag |= (rule_id + 1) << XRL_TAG_SPLIT_SHIFT;
+	return offender_of_rule(dp, &key, rule_id, out);
+}
+
+int fixture_level_offender(struct xrl_datapath *dp, const char *key_addr,
+			   uint32_t rule_id, unsigned level,
+			   struct xrl_offender *out)
+{
+	struct xrl_bucket_key key;
+
+	key_of_text(key_addr, &key);
+	key.tag = XRL_LEVEL_TAG(key.tag, rule_id, level);
+	return offender_of_rule(dp, &key, rule_id, out);
+}
+
+struct fixture_counts fixture_source_counts(struct xrl_datapath *dp,
+					    const char *key_addr,
+					    uint32_t rule_id)
+{
+	struct fixture_counts counts = { 0 };
+	struct xrl_offender off;
+	struct xrl_bucket bucket;
+
+	cr_assert_eq(fixture_bucket(dp, key_addr, rule_id, &bucket), 0,
+		     "no bucket of rule %u keyed %s", rule_id, key_addr);
+	counts.flags = bucket.rule_id & XRL_BUCKET_FLAGS;
+	if (fixture_offender(dp, key_addr, rule_id, &off))
+		return counts;
+	counts.refused = true;
+	counts.passed = off.passed;
+	counts.dropped = off.dropped;
+	counts.ban_until_ns = off.ban_until_ns;
+	return counts;
+}
+
+uint64_t fixture_packets_owed(const struct xrl_bucket *bucket, uint64_t pps,
+			      uint64_t burst, uint64_t now_ns)
+{
+	struct xrl_bucket_level level;
+	struct xrl_limit limit;
+
+	cr_assert_eq(xrl_limit_compile_pps(pps, burst, &limit), 0);
+	xrl_bucket_level(&limit, bucket->tat[XRL_LIMIT_PACKETS], now_ns,
+			 &level);
+	cr_assert(level.known, "the bucket's word is in other units");
+	return (uint64_t)(level.burst - level.tokens + 0.5);
 }

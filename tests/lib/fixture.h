@@ -112,4 +112,37 @@ int fixture_level_bucket(struct xrl_datapath *dp, const char *key_addr,
 			 uint32_t rule_id, unsigned level,
 			 struct xrl_bucket *out);
 
+/*
+ * The offender record (include/xrl.h) of (@key_addr, @rule_id), keyed as
+ * fixture_bucket() finds the bucket: the source's counts since its first
+ * refusal. 0, or -ENOENT when it has none of that rule.
+ */
+int fixture_offender(struct xrl_datapath *dp, const char *key_addr,
+		     uint32_t rule_id, struct xrl_offender *out);
+
+/* The offender record of level @level's bucket (fixture_level_bucket()):
+ * its drops are the level's refusals. */
+int fixture_level_offender(struct xrl_datapath *dp, const char *key_addr,
+			   uint32_t rule_id, unsigned level,
+			   struct xrl_offender *out);
+
+/* A source's counts as `top` shows them: its offender record's, since
+ * its first refusal; all 0 (refused false) while it has none. */
+struct fixture_counts {
+	bool refused;		/* it has an offender record */
+	uint32_t flags;		/* its bucket's XRL_BUCKET_FLAGS */
+	uint64_t passed, dropped;
+	uint64_t ban_until_ns;
+};
+
+/* The counts of (@key_addr, @rule_id), whose bucket must exist. */
+struct fixture_counts fixture_source_counts(struct xrl_datapath *dp,
+					    const char *key_addr,
+					    uint32_t rule_id);
+
+/* How many packets @bucket, under a limit of @pps and @burst, has taken
+ * and not yet earned back at @now_ns: at one instant, what it admitted. */
+uint64_t fixture_packets_owed(const struct xrl_bucket *bucket, uint64_t pps,
+			      uint64_t burst, uint64_t now_ns);
+
 #endif

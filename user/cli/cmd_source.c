@@ -138,12 +138,49 @@ static int print_tokens(const struct xrl_rule *rule,
 static int print_bucket(const struct xrl_rule *rule,
 			const struct xrl_bucket *bucket, __u64 now)
 {
-	printf("bucket: %llu passed, %llu dropped, last seen %.3f s ago\n",
-	       (unsigned long long)bucket->passed,
-	       (unsigned long long)bucket->dropped,
+	printf("bucket: last seen %.3f s ago\n",
 	       now > bucket->last_seen_ns ?
 	       (now - bucket->last_seen_ns) / 1e9 : 0.0);
 	return print_tokens(rule, bucket, now);
+}
+
+/* A level bucket's refusals: its offender record's drops (made at the
+ * level's first refusal), 0 while it has none. */
+static __u64 level_refused(const struct xrl_datapath *dp,
+			   const struct xrl_bucket_key *key,
+			   const struct xrl_bucket *bucket)
+{
+	struct xrl_offender off;
+
+	return xrl_offender_of(dp, key, bucket, &off) ? 0 : off.dropped;
+}
+
+/* The source's counts: kept only from its first refusal (include/xrl.h,
+ * struct xrl_offender). */
+static void print_offender(const struct xrl_datapath *dp,
+			   const struct xrl_bucket_key *key,
+			   const struct xrl_bucket *bucket)
+{
+	struct xrl_offender off;
+	int ret;
+
+	ret = xrl_offender_of(dp, key, bucket, &off);
+	if (ret == -ENOENT && (bucket->rule_id & XRL_BUCKET_OFFENDER)) {
+		printf("refused before: its counts were evicted; its bucket "
+		       "and any ban still hold\n");
+		return;
+	}
+	if (ret == -ENOENT) {
+		printf("never refused under its rule: no counts kept\n");
+		return;
+	}
+	if (ret) {
+		printf("its counts: unreadable (%s)\n", strerror(-ret));
+		return;
+	}
+	printf("since its first refusal: %llu passed, %llu dropped\n",
+	       (unsigned long long)off.passed,
+	       (unsigned long long)off.dropped);
 }
 
 /* The buckets of the rule's levels for @addr's family (docs/POLICY.md
@@ -180,12 +217,12 @@ static int print_levels(const struct xrl_datapath *dp,
 			continue;
 		}
 		if (bpf_map_lookup_elem(dp->buckets_fd, &key, &bucket) ||
-		    bucket.rule_id != rule->id) {
+		    XRL_BUCKET_RULE(bucket.rule_id) != rule->id) {
 			printf("  bucket: none yet: full\n");
 			continue;
 		}
 		printf("  bucket: %llu refused by this level\n",
-		       (unsigned long long)bucket.dropped);
+		       (unsigned long long)level_refused(dp, &key, &bucket));
 		level_fits = print_tokens(&level, &bucket,
 					  xrl_clock_ns(CLOCK_MONOTONIC));
 		if (fits == 1 || level_fits == -1)
@@ -289,15 +326,19 @@ static bool explain_rule_ban(const struct xrl_datapath *dp,
 			     const struct xrl_bucket_key *key,
 			     const struct xrl_bucket *bucket, __u64 now)
 {
+	struct xrl_offender off;
 	struct xrl_ban record;
 	__u64 until = 0;
 
 	if (!rule->ban.duration_ns)
 		return false;
-	if (bucket)
-		until = bucket->ban_until_ns;
-	else if (!bpf_map_lookup_elem(dp->bans_fd, key, &record) &&
-		 record.rule_id == rule->id)
+	/* In the source's offender record, or (that evicted, or the bucket)
+	 * in its ban record, as the program reads them (bpf/bans.h). */
+	if (bucket && !xrl_offender_of(dp, key, bucket, &off))
+		until = off.ban_until_ns;
+	if (!ban_holds(until, now) &&
+	    !bpf_map_lookup_elem(dp->bans_fd, key, &record) &&
+	    record.rule_id == rule->id)
 		until = record.until_ns;
 	if (!ban_holds(until, now))
 		return false;
@@ -337,14 +378,15 @@ static int explain_bucket(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		return -errno;
 	}
 	/* A bucket of another rule is taken over anew (bpf rebind()). */
-	bound = have && bucket.rule_id == rule->id;
+	bound = have && XRL_BUCKET_RULE(bucket.rule_id) == rule->id;
 	if (explain_rule_ban(dp, rule, &key, bound ? &bucket : NULL, now)) {
 		judged(next, false, XRL_VERDICT_BANNED);
 		return 0;
 	}
-	if (bound)
+	if (bound) {
 		fits = print_bucket(rule, &bucket, now);
-	else
+		print_offender(dp, &key, &bucket);
+	} else
 		printf("bucket: none (not seen, forgotten or evicted): its "
 		       "next packet is a new source's\n");
 	levels = print_levels(dp, rule, addr->addr);

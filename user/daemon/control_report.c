@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include "bucket.h"
 #include "budget.h"
 #include "cidr.h"
@@ -154,27 +155,46 @@ int xrl_control_status(struct xrl_request *req)
 struct top_entry {
 	struct xrl_bucket_key key;
 	__u32 rule_id;
-	__u64 dropped;
+	bool rebound;	/* its bucket is bound to another rule now */
+	bool has_bucket;	/* tat[] is its bucket's (else evicted) */
+	__u64 dropped;	/* since its first refusal (struct xrl_offender) */
 	__u64 passed;
 	__u64 tat[XRL_LIMIT_KINDS];
 	__u64 ban_until_ns;	/* the program's clock; 0: never banned */
 };
 
 struct top_walk {
+	int buckets_fd;
 	struct top_entry *entries;
 	size_t n, cap;
 };
 
+/* The source's bucket, for its fill and whether it is still the
+ * record's rule's (a bucket bound anew starts a new record). */
+static void top_entry_bucket(int buckets_fd, struct top_entry *entry)
+{
+	struct xrl_bucket bucket;
+
+	if (bpf_map_lookup_elem(buckets_fd, &entry->key, &bucket))
+		return;	/* evicted: its counts and ban still stand */
+	entry->has_bucket = true;
+	entry->rebound = XRL_BUCKET_RULE(bucket.rule_id) != entry->rule_id ||
+			 !(bucket.rule_id & XRL_BUCKET_OFFENDER);
+	memcpy(entry->tat, bucket.tat, sizeof(bucket.tat));
+}
+
+/* Sources are listed from their offender records: only a source that
+ * was refused has counts (include/xrl.h). */
 static int collect_dropping(const void *key, const void *value, void *ctx)
 {
 	const struct xrl_bucket_key *k = key;
-	const struct xrl_bucket *bucket = value;
+	const struct xrl_offender *off = value;
 	struct top_walk *walk = ctx;
-	struct top_entry *grown;
+	struct top_entry *grown, *entry;
 
-	/* A level's bucket is a subnet's (docs/POLICY.md "Levels"): top
-	 * lists sources, and it is no stale one either. */
-	if (!bucket->dropped || XRL_TAG_LEVEL(k->tag))
+	/* A level's record is a subnet's (docs/POLICY.md "Levels"): top
+	 * lists sources. */
+	if (!off->dropped || XRL_TAG_LEVEL(k->tag))
 		return 0;
 	if (walk->n == walk->cap) {
 		walk->cap = walk->cap ? walk->cap * 2 : 256;
@@ -183,13 +203,14 @@ static int collect_dropping(const void *key, const void *value, void *ctx)
 			return -ENOMEM;
 		walk->entries = grown;
 	}
-	memcpy(&walk->entries[walk->n].key, key, sizeof(struct xrl_bucket_key));
-	walk->entries[walk->n].rule_id = bucket->rule_id;
-	walk->entries[walk->n].dropped = bucket->dropped;
-	walk->entries[walk->n].passed = bucket->passed;
-	memcpy(walk->entries[walk->n].tat, bucket->tat, sizeof(bucket->tat));
-	walk->entries[walk->n].ban_until_ns = bucket->ban_until_ns;
-	walk->n++;
+	entry = &walk->entries[walk->n++];
+	memset(entry, 0, sizeof(*entry));
+	memcpy(&entry->key, key, sizeof(struct xrl_bucket_key));
+	entry->rule_id = off->rule_id;
+	entry->dropped = off->dropped;
+	entry->passed = off->passed;
+	entry->ban_until_ns = off->ban_until_ns;
+	top_entry_bucket(walk->buckets_fd, entry);
 	return 0;
 }
 
@@ -344,7 +365,7 @@ static json_t *top_entry_json(const struct xrl_policy *policy,
 	source.prefixlen = key_prefixlen(policy, &entry->key);
 	xrl_cidr_format(&source, text, sizeof(text));
 	rule = rule_by_id(policy, entry->rule_id);
-	fill = bucket_fill(rule, entry->tat);
+	fill = entry->has_bucket ? bucket_fill(rule, entry->tat) : -1;
 	obj = json_pack("{s:s, s:I, s:s?, s:I, s:I, s:o}",
 			"source", text,
 			"rule_id", (json_int_t)entry->rule_id,
@@ -452,11 +473,12 @@ int xrl_control_top(struct xrl_request *req)
 	ret = need_datapath(req);
 	if (ret)
 		return ret;
-	ret = xrl_map_walk(req->state->dp->buckets_fd,
+	walk.buckets_fd = req->state->dp->buckets_fd;
+	ret = xrl_map_walk(req->state->dp->offenders_fd,
 			   sizeof(struct xrl_bucket_key),
-			   sizeof(struct xrl_bucket), collect_dropping, &walk);
+			   sizeof(struct xrl_offender), collect_dropping, &walk);
 	if (ret) {
-		snprintf(req->err, sizeof(req->err), "reading the buckets: %s",
+		snprintf(req->err, sizeof(req->err), "reading the offenders: %s",
 			 strerror(-ret));
 		goto free_walk;
 	}
@@ -471,7 +493,8 @@ int xrl_control_top(struct xrl_request *req)
 			json_array_append(top, bans[b++]);
 			continue;
 		}
-		if (!judged_now(&req->state->policy, &walk.entries[i])) {
+		if (walk.entries[i].rebound ||
+		    !judged_now(&req->state->policy, &walk.entries[i])) {
 			stale++;
 			i++;
 			continue;

@@ -222,6 +222,10 @@ int xrl_buckets_forget(const struct xrl_datapath *dp,
 	if (walk.table_fd >= 0)
 		close(walk.table_fd);
 	for (i = 0; !ret && i < walk.n; i++) {
+		/* Its counts go with it; a ban in force stays in the ban
+		 * record (bpf/bans.h). */
+		if (dp->offenders_fd >= 0)
+			bpf_map_delete_elem(dp->offenders_fd, &walk.keys[i]);
 		if (!bpf_map_delete_elem(dp->buckets_fd, &walk.keys[i]))
 			(*n_deleted)++;
 		else if (errno != ENOENT)	/* evicted meanwhile: fine */
@@ -232,4 +236,17 @@ int xrl_buckets_forget(const struct xrl_datapath *dp,
 	if (!ret)
 		ret = xrl_table_forgotten_add(dp, *n_deleted);
 	return ret;
+}
+
+int xrl_offender_of(const struct xrl_datapath *dp,
+		    const struct xrl_bucket_key *key,
+		    const struct xrl_bucket *bucket, struct xrl_offender *out)
+{
+	if (!(bucket->rule_id & XRL_BUCKET_OFFENDER) || dp->offenders_fd < 0)
+		return -ENOENT;
+	if (bpf_map_lookup_elem(dp->offenders_fd, key, out))
+		return -errno;
+	if (out->rule_id != XRL_BUCKET_RULE(bucket->rule_id))
+		return -ENOENT;	/* another rule's: counts for it no more */
+	return 0;
 }

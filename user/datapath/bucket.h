@@ -74,4 +74,14 @@ int xrl_buckets_forget(const struct xrl_datapath *dp,
 		       const struct xrl_lpm_key *prefix, enum xrl_family family,
 		       size_t *n_deleted);
 
+/*
+ * The offender record (struct xrl_offender) of the source whose bucket
+ * under @key is @bucket: its counts since its first refusal, its ban.
+ * 0; -ENOENT when it has none (never refused under its rule, or the LRU
+ * evicted the record), -errno.
+ */
+int xrl_offender_of(const struct xrl_datapath *dp,
+		    const struct xrl_bucket_key *key,
+		    const struct xrl_bucket *bucket, struct xrl_offender *out);
+
 #endif

@@ -34,6 +34,7 @@ static void reset_fds(struct xrl_datapath *dp)
 	dp->events_fd = dp->event_state_fd = -1;
 	dp->ids_fd = -1;
 	dp->bans_fd = dp->ban_stats_fd = dp->manual_bans_fd = -1;
+	dp->offenders_fd = -1;
 }
 
 static __u32 map_btf_id(int map_fd)
@@ -113,6 +114,15 @@ static int set_templates(struct xdp_ratelimit_bpf *skel,
 	return ret;
 }
 
+__u32 xrl_offender_entries(__u32 max_sources)
+{
+	__u32 floor = max_sources < XRL_OFFENDER_MIN ? max_sources :
+						       XRL_OFFENDER_MIN;
+	__u32 share = max_sources / XRL_OFFENDER_SHARE;
+
+	return share > floor ? share : floor;
+}
+
 int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 {
 	__u32 max_rules = opts && opts->max_rules ? opts->max_rules :
@@ -144,6 +154,11 @@ int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 			opts->max_sources < XRL_WINDOW_SOURCES ?
 			opts->max_sources : XRL_WINDOW_SOURCES);
 	if (!ret)
+		ret = bpf_map__set_max_entries(skel->maps.xrl_offenders,
+			xrl_offender_entries(opts && opts->max_sources ?
+					     opts->max_sources :
+					     XRL_DEFAULT_SOURCES));
+	if (!ret)
 		ret = set_templates(skel, templates);
 	if (!ret)
 		ret = xdp_ratelimit_bpf__load(skel);
@@ -166,6 +181,7 @@ int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 	dp->events_fd = bpf_map__fd(skel->maps.xrl_events);
 	dp->event_state_fd = bpf_map__fd(skel->maps.xrl_event_state);
 	dp->bans_fd = bpf_map__fd(skel->maps.xrl_bans);
+	dp->offenders_fd = bpf_map__fd(skel->maps.xrl_offenders);
 	dp->ban_stats_fd = bpf_map__fd(skel->maps.xrl_ban_stats);
 	dp->manual_bans_fd = bpf_map__fd(skel->maps.xrl_manual_bans);
 	dp->btf_id = map_btf_id(dp->buckets_fd);
@@ -214,6 +230,7 @@ static const struct pinned_object pinned_objects[] = {
 	{ XRL_MAP_EVENTS, offsetof(struct xrl_datapath, events_fd) },
 	{ XRL_MAP_EVENT_STATE, offsetof(struct xrl_datapath, event_state_fd) },
 	{ XRL_MAP_BANS, offsetof(struct xrl_datapath, bans_fd) },
+	{ XRL_MAP_OFFENDERS, offsetof(struct xrl_datapath, offenders_fd) },
 	{ XRL_MAP_BAN_STATS, offsetof(struct xrl_datapath, ban_stats_fd) },
 	{ XRL_MAP_MANUAL_BANS, offsetof(struct xrl_datapath, manual_bans_fd) },
 	/* Last: pins made before it existed are adopted without it. */

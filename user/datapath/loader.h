@@ -20,6 +20,11 @@ struct xrl_load_opts {
 				 * (xrl_datapath_adopt_or_load(), memory.h) */
 };
 
+/* The offender records (include/xrl.h, struct xrl_offender) a table of
+ * @max_sources gets: one per XRL_OFFENDER_SHARE, at least
+ * XRL_OFFENDER_MIN or every source if fewer. */
+__u32 xrl_offender_entries(__u32 max_sources);
+
 /*
  * Loads the program and its maps, with default settings (/32 and /64
  * keys, malformed frames passed) and a policy of one default rule that

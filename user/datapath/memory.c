@@ -226,6 +226,7 @@ static const char *sized_by(const char *map)
 	static const struct { const char *map, *option; } sizes[] = {
 		{ "xrl_buckets", "--max-sources" },
 		{ "xrl_windows", "--max-sources" },
+		{ "xrl_offenders", "--max-sources" },
 	};
 	size_t i;
 

@@ -571,11 +571,12 @@ static int collect_bucket(const void *key, const void *value, void *ctx)
 	const struct xrl_bucket_key *k = key;
 	const struct xrl_bucket *b = value;
 	__u32 split_id = XRL_TAG_SPLIT_ID(k->tag);
+	__u32 id = XRL_BUCKET_RULE(b->rule_id);
 	struct scrub_ctx *scrub = ctx;
 	struct xrl_bucket_key *grown;
 
 	/* Bound to the id, or keyed by it in a split subnet or a level. */
-	if ((b->rule_id >= XRL_RULE_IDS || !scrub->reused[b->rule_id]) &&
+	if ((id >= XRL_RULE_IDS || !scrub->reused[id]) &&
 	    (!split_id || split_id > XRL_RULE_IDS ||
 	     !scrub->reused[split_id - 1]))
 		return 0;
@@ -626,6 +627,9 @@ static int scrub_reused(const struct xrl_datapath *dp,
 				   sizeof(struct xrl_bucket), collect_bucket,
 				   &scrub);
 	for (i = 0; !ret && i < scrub.n; i++) {
+		/* Its offender record, if any, is the id's too. */
+		if (dp->offenders_fd >= 0)
+			bpf_map_delete_elem(dp->offenders_fd, &scrub.keys[i]);
 		if (!bpf_map_delete_elem(dp->buckets_fd, &scrub.keys[i]))
 			deleted++;
 		else if (errno != ENOENT)
