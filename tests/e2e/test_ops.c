@@ -117,7 +117,7 @@ Test(ops, explain_shows_rule_key_and_tokens_after_known_packets)
 	cli_ok("explain 198.18.1.7");
 	tokens_of(&tokens, &full_in);
 	cr_assert_lt(tokens, 1, "%s", out);
-	cr_assert(strstr(out, " dropped, last seen "), "%s", out);
+	cr_assert(strstr(out, "\nsince its first refusal: "), "%s", out);
 	cr_assert_not(strstr(out, " 0 dropped"), "%s", out);
 }
 
