@@ -49,6 +49,7 @@ struct source {
 	struct wire_cost cost;
 	struct l4_info l4;		/* what classify() read of it */
 	struct classify_walk walk;
+	__u64 now;	/* the clock as its bucket was judged: read once */
 };
 
 struct {

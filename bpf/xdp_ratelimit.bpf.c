@@ -237,27 +237,29 @@ enum counted {
  * offender record if it has one (else a flag, once), a refusal in the
  * record, made at the first, which then looks at limit events and, for
  * a rule with a ban, at the offence (a level's refusal is its
- * subnet's, not the source's). The clock is read again for a refusal
- * only: a pass costs no more than the flag's read.
+ * subnet's, not the source's). The clock is the one the judgement read
+ * (s->now): a pass costs no more than the flag's read.
  */
 
-static __noinline void judge_counted(const struct xrl_bucket_key *key,
+static __noinline void judge_counted(const struct source *s,
 				     struct xrl_bucket *bucket,
 				     const struct xrl_rule *rule,
 				     const struct xrl_settings *settings,
 				     enum counted how)
 {
+	const struct xrl_bucket_key *key;
 	struct xrl_offender *off;
 	__u64 now;
 
-	if (!key || !bucket || !rule || !settings)
+	if (!s || !bucket || !rule || !settings)
 		return;
+	key = &s->key;
 	off = offender_of(key, bucket);
 	if (how == COUNTED_PASSED) {
 		offender_passed(bucket, off);
 		return;
 	}
-	now = now_ns();
+	now = s->now;	/* the judgement's, not a second read */
 	off = offender_open(key, bucket, off, rule, now);
 	if (!off)
 		return;
@@ -274,7 +276,7 @@ static __noinline void judge_counted(const struct xrl_bucket_key *key,
  * bucket keeps the binding, counts and events, the window its own state.
  * Fails open, counted, only when the kernel cannot make the state.
  */
-static __noinline int judge_window(const struct source *s,
+static __noinline int judge_window(struct source *s,
 				   const struct xrl_settings *settings,
 				   const struct xrl_rule *rule,
 				   struct xrl_bucket *bucket)
@@ -295,7 +297,8 @@ static __noinline int judge_window(const struct source *s,
 	admitted = window_take(st, &rule->window, now, cost->packets);
 	if (admitted)
 		bucket->last_seen_ns = now;
-	judge_counted(&s->key, bucket, rule, settings,
+	s->now = now;
+	judge_counted(s, bucket, rule, settings,
 		      admitted ? COUNTED_PASSED : COUNTED_REFUSED);
 	return judge_outcome(rule, admitted, frame_len);
 }
@@ -310,7 +313,7 @@ __noinline int judge_limited(const struct xrl_settings *settings,
 			     const struct xrl_rule *rule,
 			     struct xrl_bucket *bucket)
 {
-	const struct source *s = this_packet();
+	struct source *s = this_packet();
 	const struct wire_cost *cost;
 	bool by_level = false;
 	int taken;
@@ -337,7 +340,8 @@ __noinline int judge_limited(const struct xrl_settings *settings,
 		taken = 0;
 		by_level = true;
 	}
-	judge_counted(&s->key, bucket, rule, settings,
+	s->now = now;
+	judge_counted(s, bucket, rule, settings,
 		      taken ? COUNTED_PASSED : by_level ?
 		      COUNTED_REFUSED_BY_LEVEL : COUNTED_REFUSED);
 	return judge_outcome(rule, taken, cost->frame_len);
