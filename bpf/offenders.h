@@ -34,6 +34,15 @@ struct {
 	__type(value, struct xrl_offender);
 } xrl_offender_scratch SEC(".maps");
 
+/* This CPU's tally of a hot offender's refusals (struct
+ * xrl_refusal_tally): read by userspace with the records. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xrl_refusal_tally);
+} xrl_tally SEC(".maps");
+
 /* The bucket's flags word (the low half of its binding). */
 static __always_inline __u32 bucket_flags(const struct xrl_bucket *b)
 {
@@ -145,15 +154,96 @@ offender_open(const struct xrl_bucket_key *key, struct xrl_bucket *b,
 	return offender_get(key, b, off, rule, now, true);
 }
 
+static __always_inline struct xrl_refusal_tally *cpu_tally(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&xrl_tally, &zero);
+}
+
+/* The binding word of @b with its flags clear: what a tally names. */
+static __always_inline __u64 tally_binding(const struct xrl_bucket *b)
+{
+	return *(volatile const __u64 *)&b->rule_id &
+	       ~(__u64)XRL_BUCKET_FLAGS;
+}
+
+static __always_inline bool tally_same_key(const struct xrl_refusal_tally *t,
+					   const struct xrl_bucket_key *key)
+{
+	const __u32 *a = (const __u32 *)&t->key, *b = (const __u32 *)key;
+
+	_Static_assert(sizeof(*key) == 20, "five words");
+	return !((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) |
+		 (a[3] ^ b[3]) | (a[4] ^ b[4]));
+}
+
+/* Whether a refusal of @key's source in @b at @now is only tallied. */
+static __always_inline bool tally_holds(const struct xrl_refusal_tally *t,
+					const struct xrl_bucket_key *key,
+					const struct xrl_bucket *b, __u64 now)
+{
+	return (__s64)(t->until_ns - now) > 0 && t->dropped < XRL_TALLY_MAX &&
+	       t->binding == tally_binding(b) && tally_same_key(t, key);
+}
+
+/*
+ * What the tally holds that the record @off (of the source a refusal
+ * just took the whole path for) should count: the tally's refusals if
+ * they are that record's, else 0 once they are added to their own
+ * record (evicted or rebound since: forgotten, as its counts are).
+ */
+static __always_inline __u64 tally_carried(struct xrl_refusal_tally *t,
+					   const struct xrl_bucket_key *key,
+					   const struct xrl_offender *off)
+{
+	struct xrl_offender *other;
+	__u64 held = t->dropped;
+
+	if (!held)
+		return 0;
+	t->dropped = 0;
+	if (tally_same_key(t, key))
+		return off->rule_id == t->rule_id && off->gen == t->gen ?
+		       held : 0;
+	other = bpf_map_lookup_elem(&xrl_offenders, &t->key);
+	if (other && other->rule_id == t->rule_id && other->gen == t->gen)
+		__sync_fetch_and_add(&other->dropped, held);
+	return 0;
+}
+
+/* Starts a tally of @key's refusals in @b, counted by @off, at @now
+ * (after what the tally held is carried). */
+static __always_inline void tally_start(struct xrl_refusal_tally *t,
+					const struct xrl_bucket_key *key,
+					const struct xrl_bucket *b,
+					const struct xrl_offender *off,
+					__u64 now)
+{
+	__builtin_memcpy(&t->key, key, sizeof(t->key));
+	t->rule_id = off->rule_id;
+	t->gen = off->gen;
+	t->binding = tally_binding(b);
+	t->until_ns = now + XRL_TALLY_NS;
+}
+
 /* An admitted packet: counted in the record, or, until the source has
- * one, only flagged once in its bucket (the first refusal reports). */
+ * one, only flagged once in its bucket (the first refusal reports). A
+ * pass of an offender ends this CPU's tally: the next refusal takes the
+ * whole path, which reports the source limited again. */
 static __always_inline void offender_passed(struct xrl_bucket *b,
 					    struct xrl_offender *off)
 {
-	if (off)
+	struct xrl_refusal_tally *t;
+
+	if (off) {
 		__sync_fetch_and_add(&off->passed, 1);
-	else if (!(bucket_flags(b) & XRL_BUCKET_PASSED))
+		t = cpu_tally();
+		if (t)
+			t->until_ns = 0;
+	} else if (!(bucket_flags(b) & XRL_BUCKET_PASSED)) {
 		__sync_fetch_and_or(&b->rule_id, XRL_BUCKET_PASSED);
+	}
 }
 
 #endif /* XRL_OFFENDERS_H */

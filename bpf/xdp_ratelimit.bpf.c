@@ -238,7 +238,10 @@ enum counted {
  * record, made at the first, which then looks at limit events and, for
  * a rule with a ban, at the offence (a level's refusal is its
  * subnet's, not the source's). The clock is the one the judgement read
- * (s->now): a pass costs no more than the flag's read.
+ * (s->now): a pass costs no more than the flag's read. A source refused
+ * again on this CPU within XRL_TALLY_NS of such a refusal is only
+ * tallied (struct xrl_refusal_tally): a flood of one source pays the
+ * record, the events and the ban once a millisecond, not per packet.
  */
 
 static __noinline void judge_counted(const struct source *s,
@@ -248,27 +251,37 @@ static __noinline void judge_counted(const struct source *s,
 				     enum counted how)
 {
 	const struct xrl_bucket_key *key;
+	struct xrl_refusal_tally *tally;
 	struct xrl_offender *off;
-	__u64 now;
+	__u64 now, carried = 0;
 
 	if (!s || !bucket || !rule || !settings)
 		return;
 	key = &s->key;
-	off = offender_of(key, bucket);
 	if (how == COUNTED_PASSED) {
-		offender_passed(bucket, off);
+		offender_passed(bucket, offender_of(key, bucket));
 		return;
 	}
 	now = s->now;	/* the judgement's, not a second read */
-	off = offender_open(key, bucket, off, rule, now);
+	tally = cpu_tally();
+	if (tally && how == COUNTED_REFUSED &&
+	    tally_holds(tally, key, bucket, now)) {
+		tally->dropped++;
+		return;
+	}
+	off = offender_open(key, bucket, offender_of(key, bucket), rule, now);
 	if (!off)
 		return;
-	__sync_fetch_and_add(&off->dropped, 1);
+	if (tally)
+		carried = tally_carried(tally, key, off);
+	__sync_fetch_and_add(&off->dropped, 1 + carried);
 	report_limited(key, off, rule, settings, now);
 	if (how == COUNTED_REFUSED_BY_LEVEL)
 		level_refusal_count(rule, now);
 	else if (rule->ban.duration_ns)
 		ban_offence(key, off, rule, settings, now);
+	if (tally && how == COUNTED_REFUSED)
+		tally_start(tally, key, bucket, off, now);
 }
 
 /*

@@ -31,6 +31,7 @@
 #define XRL_MAP_WINDOWS		"xrl_windows"
 #define XRL_MAP_BANS		"xrl_bans"
 #define XRL_MAP_OFFENDERS	"xrl_offenders"
+#define XRL_MAP_TALLY		"xrl_tally"
 #define XRL_MAP_BAN_STATS	"xrl_ban_stats"
 #define XRL_MAP_MANUAL_BANS	"xrl_manual_bans"
 #define XRL_MAP_FRAGS		"xrl_frags"
@@ -674,6 +675,34 @@ struct xrl_offender {
 	__u32 gen;	/* the generation the record was made in */
 };
 
+/*
+ * A CPU's tally of one hot offender's refusals (xrl_tally, a per-CPU
+ * array of one): the refusals of the source it names, under the bucket
+ * binding it names, counted here for up to XRL_TALLY_NS after one that
+ * took the whole path (offender record, limit events, ban offence),
+ * instead of each taking it. A flood of one source then costs a refusal
+ * no shared write and no lookup beside its bucket's. What the tally
+ * holds belongs to the record it names (rule_id, gen: the record's):
+ * added to it when the tally moves to another source or its time is up,
+ * and added by readers (user/datapath/bucket.c) meanwhile, so counts
+ * read are exact. What it delays, by at most XRL_TALLY_NS: a limit
+ * event after a pass on another CPU (a pass on this CPU ends the tally),
+ * and the start of a ban (a ban's `after` is counted from offences
+ * seen at least that often). Up to 2^16 refusals, then it is added.
+ */
+struct xrl_refusal_tally {
+	struct xrl_bucket_key key;	/* the source, as its bucket's */
+	__u32 rule_id;			/* the record's */
+	__u64 binding;			/* its bucket's word, flags clear */
+	__u64 dropped;			/* refusals not yet in the record */
+	__u64 until_ns;			/* 0: no tally */
+	__u32 gen;			/* the record's */
+	__u32 reserved;
+};
+
+#define XRL_TALLY_NS		1000000ULL	/* 1 ms */
+#define XRL_TALLY_MAX		65536
+
 #define XRL_MARK_EVENT		1ULL
 /* Bit 1 of a record's first mark: its bucket had admitted a packet, so
  * the refusal that made the record is reported (time loses 2 ns). */
@@ -938,6 +967,7 @@ _Static_assert(sizeof(struct xrl_window_state) == 144, "window state layout");
 _Static_assert(XRL_WINDOW_LIMIT_MAX + 4096 < (1ULL << XRL_WINDOW_COUNT_BITS),
 	       "a window's count never carries into its epoch");
 _Static_assert(sizeof(struct xrl_ban) == 40, "ban layout");
+_Static_assert(sizeof(struct xrl_refusal_tally) == 56, "tally layout");
 _Static_assert(sizeof(struct xrl_ban_counters) == 16, "ban counters layout");
 _Static_assert(sizeof(struct xrl_rule_match) == 16, "rule match layout");
 _Static_assert(sizeof(struct xrl_rule) == 136, "xrl_rule layout");

@@ -45,6 +45,43 @@ def no_counters(files):
     files[MAIN] = t
 
 
+def no_rule_counters(files):
+    # The per-rule counters alone (a per-CPU hash looked up by rule id).
+    files[MAIN] = empty_body(files[MAIN],
+                             "static __always_inline void count_rule(")
+
+
+def no_offender_counting(files):
+    # A refusal counts nothing for its source: no offender record, no
+    # limit event, no ban offence, no tally (judge_counted()).
+    remove(files, MAIN, "\tif (!s || !bucket || !rule || !settings)\n"
+           "\t\treturn;\n\tkey = &s->key;\n",
+           "\tif (!s || !bucket || !rule || !settings ||\n"
+           "\t    how != COUNTED_PASSED)\n\t\treturn;\n\tkey = &s->key;\n")
+
+
+def no_refusal_tally(files):
+    # Every refusal takes the whole path (record, events, ban): what the
+    # tally (include/xrl.h, struct xrl_refusal_tally) saves a hot source.
+    remove(files, MAIN, "\ttally = cpu_tally();\n", "\ttally = NULL;\n")
+
+
+def no_second_clock_read(files):
+    # A refusal is not judged again at a later reading of the clock
+    # (bpf/gcra.h, take_refresh() and limit_admits_at()).
+    remove(files, "gcra.h", "\t__u64 later = clock_after(t->now_ns);\n",
+           "\t__u64 later = t->now_ns;\n")
+    remove(files, "gcra.h", "\tlater = clock_after(now_ns);\n",
+           "\tlater = now_ns;\n")
+
+
+def no_clock_reads(files):
+    # The test clock (a plain load) instead of bpf_ktime_get_ns(): what
+    # reading the clock costs, both readings.
+    remove(files, "clock.h", "const volatile bool use_test_clock = false;",
+           "const volatile bool use_test_clock = true;")
+
+
 # The locked add to the bucket's passed/dropped counter, in either of the
 # forms the data path has had.
 BUCKET_ADDS = [
@@ -83,14 +120,16 @@ def no_rule_table(files):
     # head's slot (an array of maps, then the table), with no generation
     # check: the cost of finding a known source's rule.
     t = files[MAIN]
-    old = ("\t\trule = table_rule(s.q.slot, (__u32)word);\n"
+    old = ("\t\trule = table_rule(s->q.slot, XRL_BUCKET_RULE((__u32)word));\n"
            "\t\tif (rule && rule->gen == (__u32)(word >> 32))\n")
     if old not in t:
         raise ValueError("the hot path's table_rule()")
     t = t.replace(old, "\t\t__u32 zero = 0;\n\n"
                   "\t\trule = bpf_map_lookup_elem(&xrl_elim_rule, &zero);\n"
                   "\t\tif (rule)\n")
-    anchor = "static __always_inline __u64 now_ns(void)"
+    anchor = "/* BTF anchor of the head's type"
+    if anchor not in t:
+        raise ValueError(anchor)
     files[MAIN] = t.replace(anchor, ELIM_RULE_MAP + "\n" + anchor)
 
 
@@ -112,9 +151,9 @@ def no_head(files):
 
 
 def no_limit_events(files):
-    # A drop does not look at the bucket's limit-event state.
+    # A drop does not look at the source's limit-event state.
     t = files[MAIN]
-    old = "\t\treport_limited(key, bucket, rule, settings, now);\n"
+    old = "\treport_limited(key, off, rule, settings, now);\n"
     if old not in t:
         raise ValueError("report_limited() on drops")
     files[MAIN] = t.replace(old, "")
@@ -129,8 +168,8 @@ def no_vlan(files):
 
 
 def no_atomics(files):
-    # The hot drop path has no CAS; the bucket counters are its atomics.
-    no_bucket_counters(files)
+    # No counter of any kind: the verdicts', the rules', the sources'.
+    no_offender_counting(files)
     no_counters(files)
 
 
@@ -200,21 +239,31 @@ def bucket_72(files):
 VARIANTS = {
     "full": lambda files: None,
     "no-global-and-rule-counters": no_counters,
-    "no-bucket-passed-dropped": no_bucket_counters,
-    "plain-bucket-passed-dropped": plain_bucket_counters,
+    "no-rule-counters": no_rule_counters,
     "no-rule-table": no_rule_table,
     "no-head-or-rule-table": no_head,
     "no-vlan-parsing": no_vlan,
     "no-limit-events": no_limit_events,
+    "no-offender-counting": no_offender_counting,
+    "no-refusal-tally": no_refusal_tally,
     "no-counters-at-all": no_atomics,
 }
+# With the real clock only (`scripts/bench/eliminate --keep=...` without
+# --clockless): what the clock's readings cost.
+CLOCK = {
+    "no-second-clock-read": no_second_clock_read,
+    "no-clock-reads": no_clock_reads,
+}
 OPT_IN = {
+    "no-bucket-passed-dropped": no_bucket_counters,
+    "plain-bucket-passed-dropped": plain_bucket_counters,
     "no-ban-branches": no_ban_branches,
     "no-window-branch": no_window_branch,
     "no-l4-classify": no_l4_classify,
     "no-issue14-branches": no_issue14_branches,
     "no-ban-bucket-72": bucket_72,
 }
+OPT_IN.update(CLOCK)
 VARIANTS.update(OPT_IN)
 
 originals = {}
@@ -229,9 +278,9 @@ for variant, edit in VARIANTS.items():
     files = dict(originals)
     if clockless:
         old = "const volatile bool use_test_clock = false;"
-        if old not in files[MAIN]:
+        if old not in files["clock.h"]:
             sys.exit("variants: cannot find the test clock switch")
-        files[MAIN] = files[MAIN].replace(old, old.replace("false", "true"))
+        files["clock.h"] = files["clock.h"].replace(old, old.replace("false", "true"))
     try:
         edit(files)
     except ValueError as e:

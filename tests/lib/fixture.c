@@ -265,8 +265,10 @@ static int offender_of_rule(struct xrl_datapath *dp,
 			    const struct xrl_bucket_key *key, uint32_t rule_id,
 			    struct xrl_offender *out)
 {
-	if (bpf_map_lookup_elem(dp->offenders_fd, key, out))
-		return -errno;
+	int ret = xrl_offender_read(dp, key, out);
+
+	if (ret)
+		return ret;
 	return out->rule_id == rule_id ? 0 : -ENOENT;
 }
 

@@ -167,6 +167,9 @@ struct top_walk {
 	int buckets_fd;
 	struct top_entry *entries;
 	size_t n, cap;
+	/* What the CPUs' tallies hold beside the records (bucket.h). */
+	struct xrl_refusal_tally *tallies;
+	int n_tallies;
 };
 
 /* The source's bucket, for its fill and whether it is still the
@@ -207,7 +210,8 @@ static int collect_dropping(const void *key, const void *value, void *ctx)
 	memset(entry, 0, sizeof(*entry));
 	memcpy(&entry->key, key, sizeof(struct xrl_bucket_key));
 	entry->rule_id = off->rule_id;
-	entry->dropped = off->dropped;
+	entry->dropped = off->dropped + xrl_tallied(walk->tallies,
+						    walk->n_tallies, k, off);
 	entry->passed = off->passed;
 	entry->ban_until_ns = off->ban_until_ns;
 	top_entry_bucket(walk->buckets_fd, entry);
@@ -474,6 +478,13 @@ int xrl_control_top(struct xrl_request *req)
 	if (ret)
 		return ret;
 	walk.buckets_fd = req->state->dp->buckets_fd;
+	walk.tallies = xrl_tallies_read(req->state->dp, &walk.n_tallies);
+	if (!walk.tallies) {
+		ret = -errno;
+		snprintf(req->err, sizeof(req->err), "reading the tallies: %s",
+			 strerror(errno));
+		goto free_walk;
+	}
 	ret = xrl_map_walk(req->state->dp->offenders_fd,
 			   sizeof(struct xrl_bucket_key),
 			   sizeof(struct xrl_offender), collect_dropping, &walk);
@@ -510,6 +521,7 @@ int xrl_control_top(struct xrl_request *req)
 	json_object_set_new(req->response, "stale_hidden",
 			    json_integer((json_int_t)stale));
 free_walk:
+	free(walk.tallies);
 	free(walk.entries);
 	return ret;
 }

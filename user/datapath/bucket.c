@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "bucket.h"
 #include "cidr.h"
 #include "datapath.h"
@@ -238,14 +239,76 @@ int xrl_buckets_forget(const struct xrl_datapath *dp,
 	return ret;
 }
 
+struct xrl_refusal_tally *xrl_tallies_read(const struct xrl_datapath *dp,
+					   int *n)
+{
+	struct xrl_refusal_tally *tallies;
+	int cpus = libbpf_num_possible_cpus();
+	__u32 zero = 0;
+
+	if (cpus < 0) {
+		errno = -cpus;
+		return NULL;
+	}
+	tallies = calloc(cpus, sizeof(*tallies));
+	if (!tallies)
+		return NULL;
+	*n = cpus;
+	/* A data path without tallies holds none: all counts are in
+	 * the records. */
+	if (dp->tally_fd >= 0 &&
+	    bpf_map_lookup_elem(dp->tally_fd, &zero, tallies)) {
+		free(tallies);
+		return NULL;
+	}
+	return tallies;
+}
+
+__u64 xrl_tallied(const struct xrl_refusal_tally *tallies, int n,
+		  const struct xrl_bucket_key *key,
+		  const struct xrl_offender *off)
+{
+	__u64 held = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (tallies[i].dropped && tallies[i].rule_id == off->rule_id &&
+		    tallies[i].gen == off->gen &&
+		    !memcmp(&tallies[i].key, key, sizeof(*key)))
+			held += tallies[i].dropped;
+	return held;
+}
+
+int xrl_offender_read(const struct xrl_datapath *dp,
+		      const struct xrl_bucket_key *key,
+		      struct xrl_offender *out)
+{
+	struct xrl_refusal_tally *tallies;
+	int n;
+
+	if (dp->offenders_fd < 0)
+		return -ENOENT;
+	if (bpf_map_lookup_elem(dp->offenders_fd, key, out))
+		return -errno;
+	tallies = xrl_tallies_read(dp, &n);
+	if (!tallies)
+		return -errno;
+	out->dropped += xrl_tallied(tallies, n, key, out);
+	free(tallies);
+	return 0;
+}
+
 int xrl_offender_of(const struct xrl_datapath *dp,
 		    const struct xrl_bucket_key *key,
 		    const struct xrl_bucket *bucket, struct xrl_offender *out)
 {
-	if (!(bucket->rule_id & XRL_BUCKET_OFFENDER) || dp->offenders_fd < 0)
+	int ret;
+
+	if (!(bucket->rule_id & XRL_BUCKET_OFFENDER))
 		return -ENOENT;
-	if (bpf_map_lookup_elem(dp->offenders_fd, key, out))
-		return -errno;
+	ret = xrl_offender_read(dp, key, out);
+	if (ret)
+		return ret;
 	if (out->rule_id != XRL_BUCKET_RULE(bucket->rule_id))
 		return -ENOENT;	/* another rule's: counts for it no more */
 	return 0;

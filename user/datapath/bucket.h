@@ -84,4 +84,23 @@ int xrl_offender_of(const struct xrl_datapath *dp,
 		    const struct xrl_bucket_key *key,
 		    const struct xrl_bucket *bucket, struct xrl_offender *out);
 
+/*
+ * The offender record under @key, whoever's it is, with the refusals
+ * the CPUs' tallies hold for it (struct xrl_refusal_tally) in its
+ * dropped count. 0, -ENOENT, -errno.
+ */
+int xrl_offender_read(const struct xrl_datapath *dp,
+		      const struct xrl_bucket_key *key,
+		      struct xrl_offender *out);
+
+/* Every CPU's tally, for a walk of the records to add with
+ * xrl_tallied(): an array of *@n to free(); NULL with errno. */
+struct xrl_refusal_tally *xrl_tallies_read(const struct xrl_datapath *dp,
+					   int *n);
+
+/* The refusals of the record @off of @key that @tallies (@n) hold. */
+__u64 xrl_tallied(const struct xrl_refusal_tally *tallies, int n,
+		  const struct xrl_bucket_key *key,
+		  const struct xrl_offender *off);
+
 #endif

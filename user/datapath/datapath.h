@@ -35,6 +35,7 @@ struct xrl_datapath {
 	int ids_fd;		/* the rule id mark (policy_map.h) */
 	int bans_fd;		/* ban records of sources (bpf/bans.h) */
 	int offenders_fd;	/* refused sources' counts (bpf/offenders.h) */
+	int tally_fd;		/* per-CPU tallies of those (include/xrl.h) */
 	int ban_stats_fd;	/* per-CPU bans started */
 	int manual_bans_fd;	/* the daemon's bans by prefix (LPM trie) */
 	/* Sources tracked, as counted by someone who keeps counting (the

@@ -34,7 +34,7 @@ static void reset_fds(struct xrl_datapath *dp)
 	dp->events_fd = dp->event_state_fd = -1;
 	dp->ids_fd = -1;
 	dp->bans_fd = dp->ban_stats_fd = dp->manual_bans_fd = -1;
-	dp->offenders_fd = -1;
+	dp->offenders_fd = dp->tally_fd = -1;
 }
 
 static __u32 map_btf_id(int map_fd)
@@ -182,6 +182,7 @@ int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 	dp->event_state_fd = bpf_map__fd(skel->maps.xrl_event_state);
 	dp->bans_fd = bpf_map__fd(skel->maps.xrl_bans);
 	dp->offenders_fd = bpf_map__fd(skel->maps.xrl_offenders);
+	dp->tally_fd = bpf_map__fd(skel->maps.xrl_tally);
 	dp->ban_stats_fd = bpf_map__fd(skel->maps.xrl_ban_stats);
 	dp->manual_bans_fd = bpf_map__fd(skel->maps.xrl_manual_bans);
 	dp->btf_id = map_btf_id(dp->buckets_fd);
@@ -231,6 +232,7 @@ static const struct pinned_object pinned_objects[] = {
 	{ XRL_MAP_EVENT_STATE, offsetof(struct xrl_datapath, event_state_fd) },
 	{ XRL_MAP_BANS, offsetof(struct xrl_datapath, bans_fd) },
 	{ XRL_MAP_OFFENDERS, offsetof(struct xrl_datapath, offenders_fd) },
+	{ XRL_MAP_TALLY, offsetof(struct xrl_datapath, tally_fd) },
 	{ XRL_MAP_BAN_STATS, offsetof(struct xrl_datapath, ban_stats_fd) },
 	{ XRL_MAP_MANUAL_BANS, offsetof(struct xrl_datapath, manual_bans_fd) },
 	/* Last: pins made before it existed are adopted without it. */
