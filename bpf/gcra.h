@@ -13,10 +13,15 @@
  * struct xrl_bucket in include/xrl.h.
  *
  * A refusal is decided only at a time read after the word that refuses
- * it (take_refresh()): a CPU held between reading the clock and reading
- * the word (an interrupt, a descheduled virtual CPU) would otherwise
- * count the admissions other CPUs made meanwhile, later than its reading,
- * as debt owed at that reading, and refuse a packet within its limit.
+ * it: a CPU held between reading the clock and reading the word (an
+ * interrupt, a descheduled virtual CPU) would otherwise count the
+ * admissions other CPUs made meanwhile, later than its reading, as debt
+ * owed at that reading, and refuse a packet within its limit. A source's
+ * own bucket is read before the clock (bucket_take_read()), so its
+ * refusals read the clock once; a bucket judged at a time read before
+ * its words (a level's, a prefix's, a word read again after a lost
+ * compare-and-swap) reads the clock again before refusing
+ * (take_refresh()).
  */
 #ifndef XRL_GCRA_H
 #define XRL_GCRA_H
@@ -406,12 +411,39 @@ enum bucket_taken {
  * went past the verifier's million instructions). Its pointers may then
  * be NULL as far as the verifier knows, hence the check.
  */
-__noinline int bucket_take(struct xrl_bucket *b,
-			   const struct xrl_limits *limits,
-			   __u64 now_ns, __u64 packets, __u64 bytes)
+/*
+ * A bucket's words and last admission, as read before the clock
+ * (bucket_take_read()): judged at a later reading, they refuse only
+ * what is refused then.
+ */
+struct take_seen {
+	__u64 word[XRL_LIMIT_KINDS];
+	__u64 last_seen_ns;
+};
+
+/*
+ * Whether @lim's word admits @t's cost at @t's time: @seen's word, read
+ * before that time (no second reading needed), or else the word now,
+ * read after it (take_admits(): read again before a refusal).
+ */
+static __always_inline bool take_asks(struct take_loop *t,
+				      const struct xrl_limit *lim,
+				      const __u64 *word,
+				      const struct take_seen *seen, int kind)
 {
-	if (!b || !limits)
-		return false;
+	if (seen)
+		return limit_admit(seen->word[kind & 1], lim, t->now_ns,
+				   t->idle_ns, t->cost) != 0;
+	return take_admits(t, lim, *(volatile __u64 *)word);
+}
+
+/* bucket_take()'s body; @seen: the words read before @now_ns, or NULL. */
+static __always_inline int take_bucket(struct xrl_bucket *b,
+				       const struct xrl_limits *limits,
+				       __u64 now_ns, __u64 last_seen_ns,
+				       __u64 packets, __u64 bytes,
+				       const struct take_seen *seen)
+{
 	const struct xrl_limit *pkt = &limits->kind[XRL_LIMIT_PACKETS];
 	const struct xrl_limit *byte = &limits->kind[XRL_LIMIT_BYTES];
 	__u64 *pkt_word = &b->tat[XRL_LIMIT_PACKETS];
@@ -431,22 +463,22 @@ __noinline int bucket_take(struct xrl_bucket *b,
 	 * packet within its limit. So the packet is judged at the later
 	 * time, which never lies ahead of the real one.
 	 */
-	t.idle_ns = now_ns - b->last_seen_ns;
+	t.idle_ns = now_ns - last_seen_ns;
 	if (t.idle_ns < 0) {
 		t.now_ns -= t.idle_ns;	/* the other CPU's last_seen_ns */
 		t.idle_ns = 0;
 	}
 
-	/* Asked first without writing (take_admits(): at a later reading
-	 * of the clock too before a refusal). */
+	/* Asked first without writing (take_asks()). */
 	t.lim = pkt;
 	t.cost = pkt_cost;
-	if (pkt->interval && !take_admits(&t, pkt, *(volatile __u64 *)pkt_word))
+	if (pkt->interval &&
+	    !take_asks(&t, pkt, pkt_word, seen, XRL_LIMIT_PACKETS))
 		return false;
 	t.lim = byte;
 	t.cost = byte_cost;
 	if (byte->interval &&
-	    !take_admits(&t, byte, *(volatile __u64 *)byte_word))
+	    !take_asks(&t, byte, byte_word, seen, XRL_LIMIT_BYTES))
 		return false;
 
 	if (pkt->interval) {
@@ -469,6 +501,41 @@ __noinline int bucket_take(struct xrl_bucket *b,
 	b->last_seen_ns = t.now_ns;
 	return TAKEN | (taken == TAKE_CHARGED ? TAKEN_PACKETS : 0) |
 	       (byte_taken == TAKE_CHARGED ? TAKEN_BYTES : 0);
+}
+
+__noinline int bucket_take(struct xrl_bucket *b,
+			   const struct xrl_limits *limits,
+			   __u64 now_ns, __u64 packets, __u64 bytes)
+{
+	if (!b || !limits)
+		return false;
+	return take_bucket(b, limits, now_ns, b->last_seen_ns, packets, bytes,
+			   NULL);
+}
+
+/*
+ * bucket_take() for a bucket whose words are read first, then the clock
+ * (a source's own: see the top of this file); the reading in *@read_ns.
+ * A refusal then reads the clock once.
+ */
+__noinline int bucket_take_read(struct xrl_bucket *b,
+				const struct xrl_limits *limits,
+				__u64 packets, __u64 bytes, __u64 *read_ns)
+{
+	struct take_seen seen;
+
+	if (!b || !limits || !read_ns)
+		return false;
+	seen.word[XRL_LIMIT_PACKETS] =
+		*(volatile __u64 *)&b->tat[XRL_LIMIT_PACKETS];
+	seen.word[XRL_LIMIT_BYTES] =
+		*(volatile __u64 *)&b->tat[XRL_LIMIT_BYTES];
+	seen.last_seen_ns = *(volatile __u64 *)&b->last_seen_ns;
+	/* Ordered after the loads above: a call, which the compiler does
+	 * not move loads of memory across. */
+	*read_ns = now_ns();
+	return take_bucket(b, limits, *read_ns, seen.last_seen_ns, packets,
+			   bytes, &seen);
 }
 
 /*

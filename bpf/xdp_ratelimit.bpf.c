@@ -337,14 +337,22 @@ __noinline int judge_limited(const struct xrl_settings *settings,
 	if (rule->window.limit)
 		return judge_window(s, settings, rule, bucket);
 	cost = &s->cost;
-	now = now_ns();
-	/* Clear unless the source was refused: one predictable branch. */
+	/* Clear unless the source was refused under a banning rule: one
+	 * predictable branch. Else the bucket's words are read before the
+	 * clock, which a refusal then reads once (bpf/gcra.h). */
 	if ((bucket_flags(bucket) & XRL_BUCKET_OFFENDER) &&
-	    rule->ban.duration_ns &&
-	    offender_banned(&s->key, offender_of(&s->key, bucket), rule, now))
-		return judge_banned(rule, cost->frame_len);
-	taken = bucket_take(bucket, &rule->limits, now, cost->packets,
-			    cost->bytes);
+	    rule->ban.duration_ns) {
+		now = now_ns();
+		if (offender_banned(&s->key, offender_of(&s->key, bucket),
+				    rule, now))
+			return judge_banned(rule, cost->frame_len);
+		taken = bucket_take(bucket, &rule->limits, now, cost->packets,
+				    cost->bytes);
+	} else {
+		taken = bucket_take_read(bucket, &rule->limits, cost->packets,
+					 cost->bytes, &s->now);
+		now = s->now;
+	}
 	/* 0 unless the rule has levels: one predictable branch. */
 	if (taken && rule->levels.count &&
 	    !judge_levels(settings, rule, now)) {

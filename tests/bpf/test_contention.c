@@ -223,12 +223,29 @@ Test(contention, a_packet_judged_at_an_older_clock_reading_is_not_refused)
 	cr_assert(!fixture_source_counts(&dp, SOURCE, id).refused);
 }
 
+/* A rule of huge limits for the source whose /24 level has @pps and
+ * @burst: the level's bucket is judged at the source's clock reading,
+ * made before the level's words are read. Returns the rule's id. */
+static uint32_t rule_with_level(uint64_t pps, uint64_t burst)
+{
+	struct xrl_rule_spec rule = {
+		.action = XRL_ACTION_LIMIT, .pps = HUGE_RATE,
+		.burst = HUGE_BURST, .n_levels = 1,
+		.levels = { { .family = XRL_FAMILY_IPV4, .prefix = 24,
+			      .pps = pps, .burst = burst } },
+	};
+
+	return fixture_rule_spec(&policy, "198.18.0.0/16", rule);
+}
+
 /*
  * The race the real-clock runs hit under preemption (issue 28), made
  * exact on the test clock: a CPU reads the clock, is held, and meanwhile
  * another admits packets for longer than the tolerance and has written
  * the bucket's TAT but not yet its last_seen_ns (the guard of the test
- * above). Judged at its old reading, the packet would see a debt past
+ * above). A source's own bucket is read before the clock (the next
+ * test); a level's is judged at that reading, after which its words are
+ * read. Judged at the held reading, the packet would see a debt past
  * the tolerance; the clock read again after the word (the test clock's
  * second reading) shows the time that debt belongs to, and the packet,
  * within its limit, passes. Without that second reading the same bucket
@@ -242,36 +259,74 @@ Test(contention, a_packet_of_a_cpu_held_past_the_tolerance_is_not_refused)
 	uint32_t id;
 
 	load(true);
-	id = fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT, HUGE_RATE,
-			  HUGE_BURST, HUGE_RATE, HUGE_BURST);
+	id = rule_with_level(HUGE_RATE, HUGE_BURST);
 	fixture_apply(&dp, &policy);
 	cr_assert_eq(packet_from(&pkt, SOURCE), 0);
 	xrl_datapath_set_time(&dp, later);
 	cr_assert_eq(fixture_run(&dp, &pkt), XDP_PASS);
-	cr_assert_eq(fixture_bucket(&dp, SOURCE, id, &bucket), 0);
+	cr_assert_eq(fixture_level_bucket(&dp, "198.18.0.0", id, 0, &bucket),
+		     0);
 	bucket.last_seen_ns = held - 1;	/* not yet written */
-	fixture_bucket_write(&dp, SOURCE, &bucket);
+	fixture_level_bucket_write(&dp, "198.18.0.0", id, 0, &bucket);
 
 	xrl_datapath_set_time(&dp, held);
 	cr_assert_eq(fixture_run(&dp, &pkt), XDP_DROP,
 		     "control: judged at the held reading alone");
-	fixture_bucket_write(&dp, SOURCE, &bucket);
+	fixture_level_bucket_write(&dp, "198.18.0.0", id, 0, &bucket);
 	xrl_datapath_set_later_time(&dp, later + 1000);
 	cr_assert_eq(fixture_run(&dp, &pkt), XDP_PASS,
 		     "read again after the word: within its limit");
-	cr_assert_eq(fixture_bucket(&dp, SOURCE, id, &bucket), 0);
+	cr_assert_eq(fixture_level_bucket(&dp, "198.18.0.0", id, 0, &bucket),
+		     0);
 	cr_assert_eq(bucket.last_seen_ns, later + 1000);
 }
 
+/*
+ * A source's own bucket: its words are read, then the clock, once
+ * (bpf/gcra.h bucket_take_read()), so no CPU held before its reading
+ * sees admissions made after it, and a refusal needs no second reading.
+ * The same bucket as above, written by a CPU whose clock ran ahead of
+ * this reading: refused at the one reading, with no second one asked.
+ */
+Test(contention, a_source_s_refusal_reads_the_clock_once)
+{
+	struct xrl_bucket bucket;
+	struct packet pkt;
+	uint64_t now = 10 * NS_PER_S, ahead = now + 10 * 1000000ULL;
+	uint32_t id;
+
+	load(true);
+	id = fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT, HUGE_RATE,
+			  HUGE_BURST, HUGE_RATE, HUGE_BURST);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(packet_from(&pkt, SOURCE), 0);
+	xrl_datapath_set_time(&dp, ahead);
+	cr_assert_eq(fixture_run(&dp, &pkt), XDP_PASS);
+	cr_assert_eq(fixture_bucket(&dp, SOURCE, id, &bucket), 0);
+	bucket.last_seen_ns = now - 1;
+	fixture_bucket_write(&dp, SOURCE, &bucket);
+	xrl_datapath_set_time(&dp, now);
+	xrl_datapath_set_later_time(&dp, ahead + 1000);
+	cr_assert_eq(fixture_run(&dp, &pkt), XDP_DROP,
+		     "judged at its one reading, not at a second");
+	/* At a reading of its own past the other CPU's, it passes. */
+	fixture_bucket_write(&dp, SOURCE, &bucket);
+	xrl_datapath_set_time(&dp, ahead + 1000);
+	cr_assert_eq(fixture_run(&dp, &pkt), XDP_PASS);
+	cr_assert_eq(fixture_bucket(&dp, SOURCE, id, &bucket), 0);
+	cr_assert_eq(bucket.last_seen_ns, ahead + 1000);
+}
+
 /* The second reading never turns a real refusal into an admission: a
- * bucket over its limit at the later time still refuses. */
+ * bucket over its limit at the later time still refuses (a level's,
+ * judged at a reading made before its words). */
 Test(contention, a_clock_read_again_refuses_what_is_over_the_limit_then)
 {
 	struct packet pkt;
 	uint64_t now = 10 * NS_PER_S;
 
 	load(true);
-	fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT, 1, 2, 0, 0);
+	rule_with_level(1, 2);
 	fixture_apply(&dp, &policy);
 	cr_assert_eq(packet_from(&pkt, SOURCE), 0);
 	xrl_datapath_set_time(&dp, now);

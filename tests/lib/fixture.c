@@ -300,6 +300,19 @@ int fixture_level_bucket(struct xrl_datapath *dp, const char *key_addr,
 	return bucket_of_rule(dp, &key, rule_id, out);
 }
 
+void fixture_level_bucket_write(struct xrl_datapath *dp, const char *key_addr,
+				uint32_t rule_id, unsigned level,
+				const struct xrl_bucket *bucket)
+{
+	struct xrl_bucket_key key;
+
+	key_of_text(key_addr, &key);
+	key.tag = XRL_LEVEL_TAG(key.tag, rule_id, level);
+	cr_assert_eq(bpf_map_update_elem(dp->buckets_fd, &key, bucket, BPF_EXIST),
+		     0, "writing the level bucket of %s: %s", key_addr,
+		     strerror(errno));
+}
+
 void fixture_bucket_write(struct xrl_datapath *dp, const char *key_addr,
 			  const struct xrl_bucket *bucket)
 {

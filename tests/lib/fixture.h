@@ -112,6 +112,11 @@ int fixture_level_bucket(struct xrl_datapath *dp, const char *key_addr,
 			 uint32_t rule_id, unsigned level,
 			 struct xrl_bucket *out);
 
+/* Overwrites that level bucket, as fixture_bucket_write() does. */
+void fixture_level_bucket_write(struct xrl_datapath *dp, const char *key_addr,
+				uint32_t rule_id, unsigned level,
+				const struct xrl_bucket *bucket);
+
 /*
  * The offender record (include/xrl.h) of (@key_addr, @rule_id), keyed as
  * fixture_bucket() finds the bucket: the source's counts since its first
