@@ -331,8 +331,11 @@ __noinline int classify(struct xdp_md *ctx, __u32 key_len)
 		w->lengths[2] = meta->v6_lengths[2];
 	}
 	w->key.family = family;
-	/* One step per length held, and one that finds none left. */
-	if (have_bpf_loop)
+	/* One step per length held, and one that finds none left; none
+	 * when no length is held (a policy of the default rule alone). */
+	if (!(w->lengths[0] | w->lengths[1] | w->lengths[2]))
+		;
+	else if (have_bpf_loop)
 		bpf_loop(ipv4 ? 33 : 129, classify_step, NULL, 0);
 	else
 		classify_walk(ipv4 ? 33 : 129);
