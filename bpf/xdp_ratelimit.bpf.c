@@ -17,6 +17,7 @@
 #include "bans.h"
 #include "offenders.h"
 #include "fragments.h"
+#include "routes.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -659,6 +660,8 @@ __noinline int judge_classified(struct xdp_md *ctx,
 	if (s && (s->l4.how & CLASSIFY_L4) && s->l4.first &&
 	    s->l4.state == L4_READ)
 		frag_remember(&s->l4, rule, verdict);
+	if (s)
+		route_remember(s, rule, s->l4.how);
 	return verdict;
 }
 
@@ -677,9 +680,38 @@ static __noinline bool source_banned(const struct source *s)
 }
 
 /*
+ * The packet of this CPU's routed flow (bpf/routes.h), judged by its
+ * bucket under the routed rule; XDP_ABORTED (never a verdict here) when
+ * it is not, or its bucket is gone: then it is classified. Inlined in
+ * the entry, so the judging chain has no frame more.
+ */
+static __always_inline int judge_routed(struct xdp_md *ctx, struct source *s,
+					const struct xrl_settings *settings)
+{
+	struct flow_route *r = cpu_route();
+	const struct xrl_rule *rule;
+	struct xrl_bucket *bucket;
+
+	if (!r || !r->family || !route_same_source(r, s) || !routed_flow(ctx))
+		return XDP_ABORTED;
+	rule = route_rule(r, s->q.slot);
+	if (!rule)
+		return XDP_ABORTED;
+	s->key.tag = XRL_BUCKET_TAG(s->q.family, rule->id + 1);
+	bucket = bpf_map_lookup_elem(&xrl_buckets, &s->key);
+	if (!bucket) {
+		s->key.tag = XRL_BUCKET_TAG(s->q.family, 0);
+		return XDP_ABORTED;
+	}
+	rebind(bucket, rule);
+	return judge_limited(settings, rule, bucket);
+}
+
+/*
  * Bucket first: a source whose bucket names a rule of the table in force
  * under the generation it was classified in is judged without walking
- * any rule. Everything else is classified.
+ * any rule, as is this CPU's routed L4 flow. Everything else is
+ * classified.
  */
 SEC("xdp")
 int xdp_ratelimit(struct xdp_md *ctx)
@@ -691,6 +723,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	enum parse_result parsed;
 	struct source *s;
 	__u64 word;
+	int verdict;
 
 	/* Only before the first policy (the loader installs one). */
 	head = policy_head();
@@ -729,6 +762,9 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	if (settings->manual_bans && source_banned(s))
 		return XDP_DROP;
 	bucket_key(&s->key, s->q.addr, s->q.family, settings);
+	verdict = judge_routed(ctx, s, settings);
+	if (verdict != XDP_ABORTED)
+		return verdict;
 	bucket = bpf_map_lookup_elem(&xrl_buckets, &s->key);
 	if (bucket) {
 		word = bucket_binding(bucket);

@@ -262,3 +262,64 @@ Test(l4, swapping_to_a_policy_without_l4_rules_and_back)
 	cr_assert_eq(passes(&syn, 5), 3);
 	cr_assert_eq(passes(&ack, 5), 5);
 }
+
+/*
+ * Routes (bpf/routes.h): a CPU's last L4 flow goes straight to its
+ * bucket. Each judged exactly as the classifier would: a route never
+ * outlives its policy, nor takes another flow's packets.
+ */
+Test(l4, a_routed_flow_is_judged_by_the_policy_swapped_in_after_it)
+{
+	struct packet syn = l4_packet("198.18.0.1", TCP_SYN, 40000, 80);
+
+	apply_yaml(SYN_POLICY);
+	cr_assert_eq(passes(&syn, 10), 3, "the SYN rule's burst");
+	apply_yaml("rules:\n"
+		   "  - name: syn\n    cidr: 198.18.0.0/24\n    proto: tcp\n"
+		   "    tcp_flags: syn\n    action: deny\n"
+		   "  - name: plain\n    cidr: 198.18.0.0/24\n"
+		   "    pps: 1000\n    burst: 100\n");
+	cr_assert_eq(passes(&syn, 10), 0, "denied now, not routed to a bucket");
+	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_DENY), 10);
+}
+
+Test(l4, flows_of_one_source_taking_turns_are_each_judged_by_their_rule)
+{
+	struct packet syn = l4_packet("198.18.0.1", TCP_SYN, 40000, 80),
+		      ack = l4_packet("198.18.0.1", TCP_ACK, 40000, 80),
+		      other = l4_packet("198.18.0.2", TCP_SYN, 40000, 80);
+	unsigned syns = 0, acks = 0, others = 0;
+
+	apply_yaml(SYN_POLICY);
+	for (int i = 0; i < 20; i++) {
+		syns += passes(&syn, 1);
+		acks += passes(&ack, 1);
+		others += passes(&other, 1);
+		acks += passes(&ack, 1);
+	}
+	cr_assert_eq(syns, 3, "the SYN rule's burst, whatever came between");
+	cr_assert_eq(others, 3, "another source's SYNs: its own bucket");
+	cr_assert_eq(acks, 40, "ACKs: the plain rule");
+	cr_assert_eq(judged(rule_id("syn")), 40);
+	cr_assert_eq(judged(rule_id("plain")), 40);
+}
+
+Test(l4, a_flood_from_random_ports_is_judged_as_one_source)
+{
+	unsigned passed = 0;
+
+	apply_yaml("rules:\n"
+		   "  - name: dns\n    cidr: 198.18.0.0/24\n    proto: udp\n"
+		   "    dport: 53\n    pps: 10\n    burst: 5\n"
+		   "  - name: plain\n    cidr: 198.18.0.0/24\n"
+		   "    pps: 1000\n    burst: 1000\n");
+	for (uint16_t sport = 1000; sport < 2000; sport++) {
+		struct packet pkt = l4_packet("198.18.0.1", UDP, sport,
+					      sport % 2 ? 53 : 54);
+
+		passed += passes(&pkt, 1);
+	}
+	cr_assert_eq(passed, 5 + 500, "dport 53: its burst; 54: the plain rule");
+	cr_assert_eq(judged(rule_id("dns")), 500);
+	cr_assert_eq(judged(rule_id("plain")), 500);
+}
