@@ -197,17 +197,17 @@ static size_t key_hash(const struct xrl_rule_key *key)
 	return h >> 20;
 }
 
-static int grouping_init(struct grouping *g, size_t n)
+static int grouping_init(struct grouping *g, size_t n_groups, size_t n_rules)
 {
 	size_t slots = 16;
 
-	while (slots < 2 * n)
+	while (slots < 2 * n_groups)
 		slots *= 2;
 	g->n_groups = 0;
 	g->mask = slots - 1;
-	g->groups = malloc((n ? n : 1) * sizeof(*g->groups));
+	g->groups = malloc((n_groups ? n_groups : 1) * sizeof(*g->groups));
 	g->slots = calloc(slots, sizeof(*g->slots));
-	g->next = malloc((n ? n : 1) * sizeof(*g->next));
+	g->next = malloc((n_rules ? n_rules : 1) * sizeof(*g->next));
 	return g->groups && g->slots && g->next ? 0 : -ENOMEM;
 }
 
@@ -218,20 +218,15 @@ static void grouping_free(struct grouping *g)
 	free(g->next);
 }
 
-/* The group of @key, made empty when new. */
-static struct key_group *group_of(struct grouping *g,
-				  const struct xrl_rule_key *key)
+/* A new empty group of @key, which has none. */
+static struct key_group *group_add(struct grouping *g,
+				   const struct xrl_rule_key *key)
 {
 	size_t at = key_hash(key) & g->mask;
-	struct key_group *group;
+	struct key_group *group = &g->groups[g->n_groups++];
 
-	while (g->slots[at]) {
-		group = &g->groups[g->slots[at] - 1];
-		if (!memcmp(&group->key, key, sizeof(*key)))
-			return group;
+	while (g->slots[at])
 		at = (at + 1) & g->mask;
-	}
-	group = &g->groups[g->n_groups++];
 	g->slots[at] = g->n_groups;
 	group->key = *key;
 	group->l4[0] = group->l4[1] = NONE;
@@ -282,30 +277,76 @@ static size_t link_group(struct xrl_compiled *c, const struct grouping *g,
 	return head;
 }
 
+/* The group of @key, or NULL. */
+static struct key_group *group_find(const struct grouping *g,
+				    const struct xrl_rule_key *key)
+{
+	size_t at = key_hash(key) & g->mask;
+	struct key_group *group;
+
+	while (g->slots[at]) {
+		group = &g->groups[g->slots[at] - 1];
+		if (!memcmp(&group->key, key, sizeof(*key)))
+			return group;
+		at = (at + 1) & g->mask;
+	}
+	return NULL;
+}
+
+/* The rules with an L4 match, grouped by key. */
+static int group_l4_rules(const struct xrl_policy *policy, struct grouping *g,
+			  struct xrl_policy_meta *meta)
+{
+	struct xrl_rule_key key;
+	struct key_group *group;
+	size_t i, n_l4 = 0;
+	int ret;
+
+	for (i = 0; i < policy->n_rules; i++)
+		n_l4 += !xrl_match_is_plain(&policy->rules[i].match);
+	ret = grouping_init(g, n_l4, policy->n_rules);
+	for (i = 0; !ret && i < policy->n_rules; i++) {
+		if (xrl_match_is_plain(&policy->rules[i].match))
+			continue;
+		xrl_rule_key_of(&policy->rules[i].prefix, &key);
+		group = group_find(g, &key);
+		if (!group)
+			group = group_add(g, &key);
+		list_append(group->l4, g->next, i);
+		meta->long_rules |= XRL_META_L4;
+	}
+	return ret;
+}
+
 /*
  * The classifier holds the first rule of each key's chain; each rule of
  * the table names the next of its key (struct xrl_rule_match, next).
- * Grouped by a hash of the keys: one pass, no sort.
+ * A plain rule is alone at its key (a policy holds a prefix and L4
+ * match once) unless L4 rules share it: only those are grouped, by a
+ * hash of their keys, and no rule is sorted.
  */
 static int chain_rules(const struct xrl_policy *policy, struct xrl_compiled *c,
 		       struct xrl_policy_meta *meta)
 {
+	struct key_group *group, alone;
 	struct xrl_rule_key key;
-	struct key_group *group;
 	struct grouping g;
 	size_t i;
 	int ret;
 
-	ret = grouping_init(&g, policy->n_rules);
+	ret = group_l4_rules(policy, &g, meta);
 	for (i = 0; !ret && i < policy->n_rules; i++) {
+		if (!xrl_match_is_plain(&policy->rules[i].match))
+			continue;
 		xrl_rule_key_of(&policy->rules[i].prefix, &key);
-		group = group_of(&g, &key);
-		if (xrl_match_is_plain(&policy->rules[i].match)) {
+		group = g.n_groups ? group_find(&g, &key) : NULL;
+		if (group) {
 			list_append(group->plain, g.next, i);
-		} else {
-			list_append(group->l4, g.next, i);
-			meta->long_rules |= XRL_META_L4;
+			continue;
 		}
+		alone.key = key;
+		c->rules[i].match.next = 0;
+		add_chain_head(c, meta, policy, &alone, i);
 	}
 	for (i = 0; !ret && i < g.n_groups; i++)
 		add_chain_head(c, meta, policy, &g.groups[i],
