@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <criterion/criterion.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include "cidr.h"
 #include "fixture.h"
@@ -634,4 +635,151 @@ Test(full_swap, a_full_policy_replaces_a_disjoint_full_one_both_ways)
 	}
 	xrl_policy_free(&a);
 	xrl_policy_free(&b);
+}
+
+/* ---- swaps back to an edited policy (issue 25, item 5) -------------- */
+
+#define EDIT_RULES	48
+
+/* The prefix of rule @n of side @side, and a source inside it. */
+static void edit_prefix(unsigned side, unsigned n, char *cidr, char *src,
+			size_t len)
+{
+	snprintf(cidr, len, "fd00:%x:0:%x::/64", side, n);
+	snprintf(src, len, "fd00:%x:0:%x::1", side, n);
+}
+
+/* The default rule and rules @first .. @last of side @side: deny, or
+ * allow for those of @allow_from on. */
+static void edit_policy(struct xrl_policy *p, unsigned side, unsigned first,
+			unsigned last, unsigned allow_from)
+{
+	char cidr[64], src[64];
+	unsigned n;
+
+	cr_assert_eq(xrl_policy_init(p), 0);
+	fixture_rule(p, NULL, XRL_ACTION_LIMIT, 1000, 1000, 0, 0);
+	for (n = first; n <= last; n++) {
+		edit_prefix(side, n, cidr, src, sizeof(cidr));
+		fixture_rule(p, cidr, n >= allow_from ? XRL_ACTION_ALLOW :
+					       XRL_ACTION_DENY, 0, 0, 0, 0);
+	}
+}
+
+/* The id in force of the rule of @cidr in @p (after put_in_force()). */
+static uint32_t id_of(struct xrl_policy *p, const char *cidr)
+{
+	struct xrl_rule_spec *rule = xrl_policy_find(p, cidr);
+
+	cr_assert_not_null(rule, "%s", cidr);
+	return rule->id;
+}
+
+/*
+ * Every rule of side @side from 1 to @upto judged as @p says: a source
+ * of a rule of @p by that rule (its verdict, counted on its id), one of
+ * a rule not in @p by the default rule.
+ */
+static void expect_judged_by(struct xrl_policy *p, unsigned side,
+			     unsigned upto)
+{
+	char cidr[64], src[64];
+	struct xrl_rule_spec *rule;
+	uint64_t before;
+	bool pass;
+	unsigned n;
+
+	for (n = 1; n <= upto; n++) {
+		edit_prefix(side, n, cidr, src, sizeof(cidr));
+		rule = xrl_policy_find(p, cidr);
+		if (!rule) {
+			before = rule_packets(p->rules[0].id, XRL_RULE_PASSED);
+			cr_assert_eq(passes(src, 1), 1, "%s: no rule", src);
+			cr_assert_eq(rule_packets(p->rules[0].id,
+						  XRL_RULE_PASSED),
+				     before + 1, "%s: on the default rule", src);
+			continue;
+		}
+		pass = rule->action == XRL_ACTION_ALLOW;
+		before = rule_packets(rule->id, pass ? XRL_RULE_PASSED :
+						       XRL_RULE_DROPPED);
+		cr_assert_eq(passes(src, 1), pass, "%s judged by %s", src,
+			     cidr);
+		cr_assert_eq(rule_packets(rule->id, pass ? XRL_RULE_PASSED :
+							   XRL_RULE_DROPPED),
+			     before + 1, "%s counted on %s (id %u)", src, cidr,
+			     rule->id);
+	}
+}
+
+/* Whether the counters map holds an entry for @id. */
+static bool has_counters(uint32_t id)
+{
+	struct xrl_rule_counters values[256];
+
+	cr_assert_leq(libbpf_num_possible_cpus(), 256);
+	return !bpf_map_lookup_elem(dp.rule_stats_fd, &id, values);
+}
+
+Test(full_swap, back_to_an_edited_policy_every_rule_is_judged_by_its_own)
+{
+	struct xrl_policy a, b, edited, again;
+	char cidr[64], src[64];
+	uint32_t kept_id, gone_id;
+	uint64_t kept_drops;
+	unsigned n;
+
+	/* A: rules 1..48 deny; B: another side; A': A without rules 1..4,
+	 * rules 5..8 now allow, rules 49..52 new; A'': A' with 9..12 allow. */
+	edit_policy(&a, 0xc, 1, EDIT_RULES, EDIT_RULES + 1);
+	edit_policy(&b, 0xd, 1, EDIT_RULES, EDIT_RULES + 1);
+	edit_policy(&edited, 0xc, 5, EDIT_RULES + 4, EDIT_RULES + 1);
+	for (n = 5; n <= 8; n++) {
+		edit_prefix(0xc, n, cidr, src, sizeof(cidr));
+		xrl_policy_find(&edited, cidr)->action = XRL_ACTION_ALLOW;
+	}
+	put_in_force(&a);
+	expect_judged_by(&a, 0xc, EDIT_RULES + 4);
+	edit_prefix(0xc, 2, cidr, src, sizeof(cidr));
+	gone_id = id_of(&a, cidr);
+	put_in_force(&b);
+	expect_judged_by(&b, 0xd, EDIT_RULES);
+	expect_judged_by(&b, 0xc, EDIT_RULES + 4);
+	put_in_force(&edited);
+	expect_judged_by(&edited, 0xc, EDIT_RULES + 4);
+	expect_judged_by(&edited, 0xd, EDIT_RULES);
+	/* A's rules went out a swap ago and are not back under their ids:
+	 * their counters are gone; B's stay one swap more. */
+	cr_assert(!has_counters(gone_id), "id %u of a deleted rule", gone_id);
+	cr_assert(has_counters(id_of(&b, "fd00:d:0:1::/64")));
+	cr_assert_eq(id_of(&edited, "::/0"), id_of(&b, "::/0"));
+	cr_assert_eq(counter_entries(),
+		     (long)(b.n_rules + edited.n_rules - 1),
+		     "the counters of B and A' only (one default rule)");
+
+	/* An edit of A' in place: the rules it keeps keep their ids, and
+	 * their counters count on. */
+	edit_prefix(0xc, 20, cidr, src, sizeof(cidr));
+	kept_id = id_of(&edited, cidr);
+	kept_drops = rule_packets(kept_id, XRL_RULE_DROPPED);
+	cr_assert_geq(kept_drops, 1);
+	edit_policy(&again, 0xc, 5, EDIT_RULES + 4, EDIT_RULES + 1);
+	for (n = 5; n <= 12; n++) {
+		edit_prefix(0xc, n, cidr, src, sizeof(cidr));
+		xrl_policy_find(&again, cidr)->action = XRL_ACTION_ALLOW;
+	}
+	put_in_force(&again);
+	edit_prefix(0xc, 20, cidr, src, sizeof(cidr));
+	cr_assert_eq(id_of(&again, cidr), kept_id, "an id carried over");
+	cr_assert_eq(rule_packets(kept_id, XRL_RULE_DROPPED), kept_drops);
+	expect_judged_by(&again, 0xc, EDIT_RULES + 4);
+	expect_judged_by(&again, 0xd, EDIT_RULES);
+	/* B went out a swap ago: only the ids of A' and A'' count now. */
+	cr_assert(!has_counters(id_of(&b, "fd00:d:0:1::/64")));
+	cr_assert_eq(counter_entries(), (long)edited.n_rules,
+		     "A'' holds the ids of A'");
+	xrl_policy_free(&again);
+	xrl_policy_free(&edited);
+	xrl_policy_free(&b);
+	xrl_policy_free(&a);
 }

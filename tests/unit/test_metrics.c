@@ -101,3 +101,58 @@ Test(metrics_text, features_add_families_of_their_own)
 		  "%s", text);
 	free(text);
 }
+
+/* The lines of one rule as xrl_metrics_sample_u64() writes them. */
+static void expect_rule_lines(FILE *out, const struct xrl_metrics_rule *rule,
+			      const char *label)
+{
+	static const char *const verdicts[] = { "pass", "drop", "banned" };
+	const char *labels[5] = { "rule", label, "verdict", NULL, NULL };
+	int o;
+
+	for (o = 0; o < XRL_RULE_OUTCOMES; o++) {
+		labels[3] = o == XRL_RULE_DROPPED && rule->monitor ?
+				    "would_drop" : verdicts[o];
+		xrl_metrics_sample_u64(out, "xdp_ratelimit_rule_packets_total",
+				       labels,
+				       rule->counters.outcome[o].packets);
+	}
+}
+
+Test(metrics_text, rule_lines_are_those_of_the_label_writer)
+{
+	static char long_name[601];
+	struct xrl_metrics_rule rules[3] = {
+		{ .name = "web", .id = 1, .monitor = true },
+		{ .name = long_name, .id = 2 },	/* past the line buffer */
+		{ .name = NULL, .id = 4294967295U },
+	};
+	struct xrl_metrics m = {
+		.rules = rules, .n_rules = 3, .tracked_sources = -1,
+	};
+	char *text, *expected, *at;
+	size_t len, i;
+	FILE *out;
+
+	memset(long_name, '\\', sizeof(long_name) - 1);
+	rules[0].counters.outcome[XRL_RULE_DROPPED].packets = UINT64_MAX;
+	rules[1].counters.outcome[XRL_RULE_PASSED].packets = 10;
+	rules[2].counters.outcome[XRL_RULE_BANNED].packets = 1234567890;
+	out = open_memstream(&expected, &len);
+	cr_assert_not_null(out);
+	fputs("# TYPE xdp_ratelimit_rule_packets_total counter\n", out);
+	for (i = 0; i < 2; i++)
+		expect_rule_lines(out, &rules[i], rules[i].name);
+	expect_rule_lines(out, &rules[2], "id-4294967295");
+	fputs("# HELP", out);
+	fclose(out);
+	text = format(&m);
+	at = strstr(text, "# TYPE xdp_ratelimit_rule_packets_total counter\n");
+	cr_assert_not_null(at, "%s", text);
+	cr_assert_eq(strncmp(at, expected, len), 0, "%s\nexpected:\n%s", at,
+		     expected);
+	cr_assert(strstr(text, "{rule=\"web\",verdict=\"would_drop\"} "
+			 "18446744073709551615\n"), "%s", text);
+	free(expected);
+	free(text);
+}

@@ -6,6 +6,7 @@
  * settings.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,77 +164,195 @@ static bool same_numbers(const struct xrl_rule_spec *a,
 	       a->ban.max_ns == b->ban.max_ns && xrl_levels_equal(a, b);
 }
 
-/* Rules of one classifier key side by side, in policy order but a
- * plain rule last: it takes what none of its prefix's L4 rules take. */
-struct chained {
+/*
+ * The rules of one classifier key, in policy order but the plain rules
+ * last: a plain rule takes what none of its prefix's L4 rules take.
+ * Each list is linked through the rules' indexes (NONE ends it).
+ */
+#define NONE	SIZE_MAX
+
+struct key_group {
 	struct xrl_rule_key key;
-	bool plain;
-	size_t index;
+	size_t l4[2], plain[2];		/* first and last */
 };
 
-static int compare_chained(const void *a, const void *b)
-{
-	const struct chained *x = a, *y = b;
-	int order = memcmp(&x->key, &y->key, sizeof(x->key));
+struct grouping {
+	struct key_group *groups;	/* in order of first rule */
+	size_t n_groups;
+	size_t *slots;			/* open addressing: group + 1 */
+	size_t mask;
+	size_t *next;			/* by rule index */
+};
 
-	if (order)
-		return order;
-	if (x->plain != y->plain)
-		return x->plain ? 1 : -1;
-	return x->index < y->index ? -1 : x->index > y->index;
+/* The key's words mixed by multiplication (its padding is zero). */
+static size_t key_hash(const struct xrl_rule_key *key)
+{
+	__u32 words[sizeof(*key) / sizeof(__u32)];
+	__u64 h = 0;
+	size_t i;
+
+	memcpy(words, key, sizeof(words));
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		h = (h ^ words[i]) * 0x9e3779b97f4a7c15ULL;
+	return h >> 20;
+}
+
+static int grouping_init(struct grouping *g, size_t n_groups, size_t n_rules)
+{
+	size_t slots = 16;
+
+	while (slots < 2 * n_groups)
+		slots *= 2;
+	g->n_groups = 0;
+	g->mask = slots - 1;
+	g->groups = malloc((n_groups ? n_groups : 1) * sizeof(*g->groups));
+	g->slots = calloc(slots, sizeof(*g->slots));
+	g->next = malloc((n_rules ? n_rules : 1) * sizeof(*g->next));
+	return g->groups && g->slots && g->next ? 0 : -ENOMEM;
+}
+
+static void grouping_free(struct grouping *g)
+{
+	free(g->groups);
+	free(g->slots);
+	free(g->next);
+}
+
+/* A new empty group of @key, which has none. */
+static struct key_group *group_add(struct grouping *g,
+				   const struct xrl_rule_key *key)
+{
+	size_t at = key_hash(key) & g->mask;
+	struct key_group *group = &g->groups[g->n_groups++];
+
+	while (g->slots[at])
+		at = (at + 1) & g->mask;
+	g->slots[at] = g->n_groups;
+	group->key = *key;
+	group->l4[0] = group->l4[1] = NONE;
+	group->plain[0] = group->plain[1] = NONE;
+	return group;
+}
+
+static void list_append(size_t list[2], size_t *next, size_t index)
+{
+	next[index] = NONE;
+	if (list[1] == NONE)
+		list[0] = index;
+	else
+		next[list[1]] = index;
+	list[1] = index;
 }
 
 /* The classifier entry of the first rule of a key's chain. */
 static void add_chain_head(struct xrl_compiled *c,
 			   struct xrl_policy_meta *meta,
 			   const struct xrl_policy *policy,
-			   const struct chained *head)
+			   const struct key_group *group, size_t head)
 {
-	c->keys[c->n] = head->key;
-	c->values[c->n].rule = c->rules[head->index];
-	meta_add_length(meta, head->key.family, head->key.prefixlen);
+	c->keys[c->n] = group->key;
+	c->values[c->n].rule = c->rules[head];
+	meta_add_length(meta, group->key.family, group->key.prefixlen);
 	c->n++;
-	add_split_marker(c, meta, &head->key,
-			 head->key.family == XRL_FAMILY_IPV4 ?
+	add_split_marker(c, meta, &group->key,
+			 group->key.family == XRL_FAMILY_IPV4 ?
 			 policy->v4_prefix : policy->v6_prefix);
+}
+
+/* Links the rules of @group, L4 ones then plain ones, by id. */
+static size_t link_group(struct xrl_compiled *c, const struct grouping *g,
+			 struct key_group *group)
+{
+	size_t head, i;
+
+	if (group->l4[1] != NONE) {
+		g->next[group->l4[1]] = group->plain[0];
+		head = group->l4[0];
+	} else {
+		head = group->plain[0];
+	}
+	for (i = head; i != NONE; i = g->next[i])
+		c->rules[i].match.next = g->next[i] == NONE ? 0 :
+					 c->rules[g->next[i]].id + 1;
+	return head;
+}
+
+/* The group of @key, or NULL. */
+static struct key_group *group_find(const struct grouping *g,
+				    const struct xrl_rule_key *key)
+{
+	size_t at = key_hash(key) & g->mask;
+	struct key_group *group;
+
+	while (g->slots[at]) {
+		group = &g->groups[g->slots[at] - 1];
+		if (!memcmp(&group->key, key, sizeof(*key)))
+			return group;
+		at = (at + 1) & g->mask;
+	}
+	return NULL;
+}
+
+/* The rules with an L4 match, grouped by key. */
+static int group_l4_rules(const struct xrl_policy *policy, struct grouping *g,
+			  struct xrl_policy_meta *meta)
+{
+	struct xrl_rule_key key;
+	struct key_group *group;
+	size_t i, n_l4 = 0;
+	int ret;
+
+	for (i = 0; i < policy->n_rules; i++)
+		n_l4 += !xrl_match_is_plain(&policy->rules[i].match);
+	ret = grouping_init(g, n_l4, policy->n_rules);
+	for (i = 0; !ret && i < policy->n_rules; i++) {
+		if (xrl_match_is_plain(&policy->rules[i].match))
+			continue;
+		xrl_rule_key_of(&policy->rules[i].prefix, &key);
+		group = group_find(g, &key);
+		if (!group)
+			group = group_add(g, &key);
+		list_append(group->l4, g->next, i);
+		meta->long_rules |= XRL_META_L4;
+	}
+	return ret;
 }
 
 /*
  * The classifier holds the first rule of each key's chain; each rule of
  * the table names the next of its key (struct xrl_rule_match, next).
+ * A plain rule is alone at its key (a policy holds a prefix and L4
+ * match once) unless L4 rules share it: only those are grouped, by a
+ * hash of their keys, and no rule is sorted.
  */
 static int chain_rules(const struct xrl_policy *policy, struct xrl_compiled *c,
 		       struct xrl_policy_meta *meta)
 {
-	struct chained *order = calloc(policy->n_rules ? policy->n_rules : 1,
-				       sizeof(*order));
-	size_t i, head;
+	struct key_group *group, alone;
+	struct xrl_rule_key key;
+	struct grouping g;
+	size_t i;
+	int ret;
 
-	if (!order)
-		return -ENOMEM;
-	for (i = 0; i < policy->n_rules; i++) {
-		xrl_rule_key_of(&policy->rules[i].prefix, &order[i].key);
-		order[i].plain = xrl_match_is_plain(&policy->rules[i].match);
-		order[i].index = i;
-		if (!order[i].plain)
-			meta->long_rules |= XRL_META_L4;
-	}
-	qsort(order, policy->n_rules, sizeof(*order), compare_chained);
-	for (i = 0, head = 0; i < policy->n_rules; i++) {
-		struct xrl_rule *rule = &c->rules[order[i].index];
-		bool last = i + 1 == policy->n_rules ||
-			    memcmp(&order[i + 1].key, &order[i].key,
-				   sizeof(order[i].key));
-
-		rule->match.next = last ? 0 :
-				   c->rules[order[i + 1].index].id + 1;
-		if (!last)
+	ret = group_l4_rules(policy, &g, meta);
+	for (i = 0; !ret && i < policy->n_rules; i++) {
+		if (!xrl_match_is_plain(&policy->rules[i].match))
 			continue;
-		add_chain_head(c, meta, policy, &order[head]);
-		head = i + 1;
+		xrl_rule_key_of(&policy->rules[i].prefix, &key);
+		group = g.n_groups ? group_find(&g, &key) : NULL;
+		if (group) {
+			list_append(group->plain, g.next, i);
+			continue;
+		}
+		alone.key = key;
+		c->rules[i].match.next = 0;
+		add_chain_head(c, meta, policy, &alone, i);
 	}
-	free(order);
-	return 0;
+	for (i = 0; !ret && i < g.n_groups; i++)
+		add_chain_head(c, meta, policy, &g.groups[i],
+			       link_group(c, &g, &g.groups[i]));
+	grouping_free(&g);
+	return ret;
 }
 
 /*

@@ -68,22 +68,28 @@ void xrl_metrics_sample(FILE *out, const char *name,
 	fprintf(out, " %.17g\n", value);
 }
 
-/* Thousands of these per scrape: digits by hand, not through printf. */
+/* @value in decimal, written backwards ending at @end: its first
+ * digit. Thousands per scrape: by hand, not through printf. */
+static char *digits_before(char *end, uint64_t value)
+{
+	do {
+		*--end = '0' + value % 10;
+		value /= 10;
+	} while (value);
+	return end;
+}
+
 void xrl_metrics_sample_u64(FILE *out, const char *name,
 			    const char *const *labels, uint64_t value)
 {
-	char digits[24];
-	size_t at = sizeof(digits);
+	char digits[24], *first;
 
-	digits[--at] = '\0';
-	digits[--at] = '\n';
-	do {
-		digits[--at] = '0' + value % 10;
-		value /= 10;
-	} while (value);
-	digits[--at] = ' ';
+	digits[sizeof(digits) - 1] = '\0';
+	digits[sizeof(digits) - 2] = '\n';
+	first = digits_before(digits + sizeof(digits) - 2, value);
+	*--first = ' ';
 	write_labels(out, name, labels);
-	fputs_unlocked(digits + at, out);
+	fputs_unlocked(first, out);
 }
 
 static void write_totals(FILE *out, const struct xrl_metrics *m)
@@ -109,6 +115,116 @@ static void write_totals(FILE *out, const struct xrl_metrics *m)
 	}
 }
 
+static const char *const rule_outcomes[XRL_RULE_OUTCOMES] = {
+	[XRL_RULE_PASSED] = "pass",
+	[XRL_RULE_DROPPED] = "drop",
+	[XRL_RULE_BANNED] = "banned",
+};
+
+/* A monitor rule drops nothing: its own label, so a sum of drops counts
+ * only real ones. */
+static const char *rule_outcome(const struct xrl_metrics_rule *rule, int o)
+{
+	return o == XRL_RULE_DROPPED && rule->monitor ? "would_drop" :
+						       rule_outcomes[o];
+}
+
+/* A rule's lines as xrl_metrics_sample_u64() writes them, through its
+ * labels: for a name too long for the buffer of write_rule_lines(). */
+static void write_rule_samples(FILE *out, const char *name,
+			       const struct xrl_metrics_rule *rule,
+			       const char *label, int kind)
+{
+	const char *labels[5] = { "rule", label, "verdict", NULL, NULL };
+	const struct xrl_counter *c;
+	int o;
+
+	for (o = 0; o < XRL_RULE_OUTCOMES; o++) {
+		c = &rule->counters.outcome[o];
+		labels[3] = rule_outcome(rule, o);
+		xrl_metrics_sample_u64(out, name, labels,
+				       kind ? c->bytes : c->packets);
+	}
+}
+
+struct line_buf {
+	char text[1024];
+	size_t len;
+	bool full;	/* something did not fit: nothing of it is used */
+};
+
+static void put(struct line_buf *b, const char *text, size_t len)
+{
+	if (b->full || len >= sizeof(b->text) - b->len) {
+		b->full = true;
+		return;
+	}
+	memcpy(b->text + b->len, text, len);
+	b->len += len;
+}
+
+static void put_str(struct line_buf *b, const char *text)
+{
+	put(b, text, strlen(text));
+}
+
+/* @text as write_escaped() writes a label value. */
+static void put_label_value(struct line_buf *b, const char *text)
+{
+	const char *plain;
+
+	while (*text) {
+		plain = text + strcspn(text, "\\\n\"");
+		put(b, text, plain - text);
+		if (!*plain)
+			return;
+		put(b, *plain == '\n' ? "\\n" : *plain == '"' ? "\\\"" :
+			"\\\\", 2);
+		text = plain + 1;
+	}
+}
+
+static void put_u64(struct line_buf *b, uint64_t value)
+{
+	char digits[24], *end = digits + sizeof(digits);
+	char *first = digits_before(end, value);
+
+	put(b, first, end - first);
+}
+
+/*
+ * A rule's three lines of family @name, as write_rule_samples() writes
+ * them, in one write: the part before the verdict made once.
+ */
+static void write_rule_lines(FILE *out, const char *name,
+			     const struct xrl_metrics_rule *rule,
+			     const char *label, int kind)
+{
+	struct line_buf b = { .len = 0 };
+	const struct xrl_counter *c;
+	size_t head_len;
+	int o;
+
+	put_str(&b, name);
+	put_str(&b, "{rule=\"");
+	put_label_value(&b, label);
+	put_str(&b, "\",verdict=\"");
+	head_len = b.len;
+	for (o = 0; o < XRL_RULE_OUTCOMES; o++) {
+		if (o)
+			put(&b, b.text, head_len);
+		c = &rule->counters.outcome[o];
+		put_str(&b, rule_outcome(rule, o));
+		put(&b, "\"} ", 3);
+		put_u64(&b, kind ? c->bytes : c->packets);
+		put(&b, "\n", 1);
+	}
+	if (b.full)
+		write_rule_samples(out, name, rule, label, kind);
+	else
+		fwrite_unlocked(b.text, 1, b.len, out);
+}
+
 static void write_rules(FILE *out, const struct xrl_metrics *m)
 {
 	static const char *const names[] = {
@@ -121,35 +237,22 @@ static void write_rules(FILE *out, const struct xrl_metrics *m)
 		"Bytes of each rule's sources, passed or dropped (monitor "
 		"rules: verdict=\"would_drop\").",
 	};
-	static const char *const outcomes[XRL_RULE_OUTCOMES] = {
-		[XRL_RULE_PASSED] = "pass",
-		[XRL_RULE_DROPPED] = "drop",
-		[XRL_RULE_BANNED] = "banned",
-	};
-	const char *labels[5] = { "rule", NULL, "verdict", NULL, NULL };
-	const struct xrl_counter *c;
 	char id_name[32];
+	const char *label;
 	size_t i;
-	int kind, o;
+	int kind;
 
 	for (kind = 0; kind < 2; kind++) {
 		xrl_metrics_family(out, names[kind], "counter", helps[kind]);
 		for (i = 0; i < m->n_rules; i++) {
-			snprintf(id_name, sizeof(id_name), "id-%u",
-				 m->rules[i].id);
-			labels[1] = m->rules[i].name ? m->rules[i].name :
-						       id_name;
-			for (o = 0; o < XRL_RULE_OUTCOMES; o++) {
-				c = &m->rules[i].counters.outcome[o];
-				/* A monitor rule drops nothing: its own label,
-				 * so a sum of drops counts only real ones. */
-				labels[3] = o == XRL_RULE_DROPPED &&
-					    m->rules[i].monitor ? "would_drop" :
-					    outcomes[o];
-				xrl_metrics_sample_u64(out, names[kind], labels,
-						       kind ? c->bytes :
-							      c->packets);
+			label = m->rules[i].name;
+			if (!label) {
+				snprintf(id_name, sizeof(id_name), "id-%u",
+					 m->rules[i].id);
+				label = id_name;
 			}
+			write_rule_lines(out, names[kind], &m->rules[i], label,
+					 kind);
 		}
 	}
 }

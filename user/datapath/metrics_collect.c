@@ -61,7 +61,7 @@ static int read_rule_counters(const struct xrl_datapath *dp,
 	int n_cpus = libbpf_num_possible_cpus();
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	struct xrl_rule_counters *values;
-	__u32 in, out, got, *keys, i;
+	__u32 in, out, got, *keys, i, batch;
 	bool more = true, first = true;
 	size_t r;
 	int ret = 0;
@@ -73,14 +73,21 @@ static int read_rule_counters(const struct xrl_datapath *dp,
 	if (!m->n_rules)
 		return 0;
 	qsort(m->rules, m->n_rules, sizeof(*m->rules), by_id);
-	values = calloc((size_t)RULE_BATCH * n_cpus, sizeof(*values));
-	keys = calloc(RULE_BATCH, sizeof(*keys));
+	/* The map holds the rules listed and, for a swap, those going
+	 * out: one call for most scrapes, and buffers no larger than it
+	 * takes (under malloc's mmap threshold, so no page is faulted in
+	 * afresh per scrape). */
+	batch = m->n_rules + m->n_rules / 4 + 16;
+	if (batch > RULE_BATCH)
+		batch = RULE_BATCH;
+	values = malloc((size_t)batch * n_cpus * sizeof(*values));
+	keys = malloc(batch * sizeof(*keys));
 	if (!values || !keys) {
 		ret = -ENOMEM;
 		goto free_buffers;
 	}
 	while (more) {
-		got = RULE_BATCH;
+		got = batch;
 		if (bpf_map_lookup_batch(dp->rule_stats_fd, first ? NULL : &in,
 					 &out, keys, values, &got, &opts)) {
 			if (errno != ENOENT) {

@@ -36,6 +36,13 @@ struct xrl_rules_known {
 	 * on one swap more. */
 	size_t n_before;
 	__u8 *before;
+	/* The ids whose counters the next sweep deletes: in force two
+	 * swaps ago, in neither policy since. Enough only when the
+	 * counters map holds no id but those this process knows of
+	 * (swept): else the sweep reads the map whole. */
+	__u32 *gone;
+	size_t n_gone;
+	bool swept;
 };
 
 __u32 xrl_rule_id_limit(const struct xrl_datapath *dp)
@@ -170,6 +177,7 @@ void xrl_rules_forget(struct xrl_datapath *dp)
 	if (dp->known) {
 		free(dp->known->by_id);
 		free(dp->known->before);
+		free(dp->known->gone);
 	}
 	free(dp->known);
 	dp->known = NULL;
@@ -346,14 +354,15 @@ static int collect_stale(const void *key, const void *value, void *ctx)
 	return 0;
 }
 
-int xrl_rule_counters_sweep(const struct xrl_datapath *dp)
+/* Every counter of an id neither in force nor in force before: what
+ * a process that did not install the rules, or a swap that failed, may
+ * have left. */
+static int sweep_all(const struct xrl_datapath *dp)
 {
 	struct stale_counters stale = { .known = dp->known };
 	size_t i;
 	int ret;
 
-	if (!dp->known)
-		return 0;	/* unknown: left for the next swap */
 	ret = xrl_map_walk(dp->rule_stats_fd, sizeof(__u32), 0, collect_stale,
 			   &stale);
 	for (i = 0; !ret && i < stale.n; i++)
@@ -364,16 +373,61 @@ int xrl_rule_counters_sweep(const struct xrl_datapath *dp)
 	return ret;
 }
 
-/* The ids of the rules known now, as the ones in force before. */
-static int remember_before(struct xrl_rules_known *known)
+int xrl_rule_counters_sweep(const struct xrl_datapath *dp)
+{
+	struct xrl_rules_known *known = dp->known;
+	size_t i;
+	int ret = 0;
+
+	if (!known)
+		return 0;	/* unknown: left for the next swap */
+	if (!known->swept) {
+		ret = sweep_all(dp);
+		known->swept = !ret;
+		return ret;
+	}
+	/* A swap's own leftovers: as many deletes as rules went out. */
+	for (i = 0; !ret && i < known->n_gone; i++)
+		if (bpf_map_delete_elem(dp->rule_stats_fd, &known->gone[i]) &&
+		    errno != ENOENT)
+			ret = -errno;
+	known->n_gone = 0;
+	if (ret)
+		known->swept = false;	/* the next sweep reads it whole */
+	return ret;
+}
+
+/* The ids of the rules known now, as the ones in force before; those
+ * in force before them that neither keeps, as the ones gone. */
+static int remember_before(struct xrl_rules_known *known,
+			   const struct xrl_compiled *c)
 {
 	__u8 *before = calloc(known->n ? known->n : 1, 1);
-	size_t id;
+	__u32 *gone = NULL;
+	size_t id, n_gone = 0, i;
 
 	if (!before)
 		return -ENOMEM;
 	for (id = 0; id < known->n; id++)
 		before[id] = known->by_id[id].since != 0;
+	for (i = 0; i < c->n_rules; i++)
+		before[c->ids[i]] |= 2;	/* in the new policy */
+	for (id = 0; id < known->n_before; id++)
+		n_gone += known->before[id] && !before[id];
+	if (n_gone + known->n_gone) {
+		gone = reallocarray(known->gone, n_gone + known->n_gone,
+				    sizeof(*gone));
+		if (!gone) {
+			free(before);
+			return -ENOMEM;
+		}
+		known->gone = gone;
+	}
+	for (id = 0; id < known->n_before; id++)
+		if (known->before[id] && !before[id])
+			known->gone[known->n_gone++] = id;
+	for (id = 0; id < known->n; id++)
+		before[id] &= 1;
 	free(known->before);
 	known->before = before;
 	known->n_before = known->n;
@@ -390,7 +444,7 @@ static int remember(struct xrl_datapath *dp, const struct xrl_compiled *c)
 
 	ret = grow_known(known, (size_t)c->max_id + 1);
 	if (!ret)
-		ret = remember_before(known);
+		ret = remember_before(known, c);
 	if (ret) {
 		xrl_rules_forget(dp);	/* read back next time */
 		return 0;
