@@ -357,6 +357,7 @@ void xrl_policy_settings(const struct xrl_policy *policy, __u32 max_sources,
 			 unsigned n_cpus, struct xrl_settings *out)
 {
 	uint64_t pps, burst;
+	size_t i;
 
 	memset(out, 0, sizeof(*out));
 	prefix_mask(policy->v4_prefix, &out->v4_mask, 1);
@@ -370,6 +371,9 @@ void xrl_policy_settings(const struct xrl_policy *policy, __u32 max_sources,
 	out->v6_prefix = policy->v6_prefix;
 	out->unknown_verdict = policy->unknown;
 	out->manual_bans = policy->manual_bans;
+	out->blocklists = policy->n_blocklists;
+	for (i = 0; i < policy->n_blocklists && i < XRL_BLOCKLISTS_MAX; i++)
+		out->blocklist_action[i] = policy->blocklists[i].action;
 	out->new_sources_set = policy->new_sources_off || policy->new_pps;
 	xrl_new_sources_budget(policy, max_sources, &pps, &burst);
 	/* Checked by the parsers; a failure leaves the budget off. */
