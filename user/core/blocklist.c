@@ -170,12 +170,23 @@ static int compare_keys(const void *a, const void *b)
 	       ka->prefixlen > kb->prefixlen;
 }
 
+/* Whether @e's keys are sorted already, each once (feeds usually are). */
+static bool sorted_unique(const struct xrl_blocklist_entries *e)
+{
+	size_t i;
+
+	for (i = 1; i < e->n; i++)
+		if (compare_keys(&e->keys[i - 1], &e->keys[i]) >= 0)
+			return false;
+	return true;
+}
+
 /* Sorts @e's keys and keeps each once: the trie is sized to them. */
 static void sort_unique(struct xrl_blocklist_entries *e)
 {
 	size_t i, n = 0;
 
-	if (!e->n)
+	if (!e->n || sorted_unique(e))
 		return;
 	qsort(e->keys, e->n, sizeof(*e->keys), compare_keys);
 	for (i = 1; i < e->n; i++)
