@@ -7,10 +7,12 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "blocklist.h"
 #include "cidr.h"
 #include "fields.h"
@@ -283,20 +285,22 @@ int xrl_blocklist_load(const char *path, size_t max,
 {
 	struct stat st;
 	FILE *in;
-	int ret;
+	int fd, ret;
 
 	memset(out, 0, sizeof(*out));
-	in = fopen(path, "re");
-	if (!in) {
+	/* Opened without waiting (a FIFO's open waits for a writer), and
+	 * read only if a regular file: a FIFO or a device would keep the
+	 * reader waiting forever or reading without end. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
 		ret = -errno;
 		snprintf(err, len, "%s: %s", path, strerror(-ret));
 		return ret;
 	}
-	/* Not a FIFO or a device: the reader would wait on it forever or
-	 * read it without end. */
-	if (fstat(fileno(in), &st) || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    fcntl(fd, F_SETFL, O_RDONLY) || !(in = fdopen(fd, "r"))) {
 		snprintf(err, len, "%s: not a regular file", path);
-		fclose(in);
+		close(fd);
 		return -EINVAL;
 	}
 	ret = xrl_blocklist_read(in, path, max, out, err, len);
