@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +20,8 @@
 #include "blocklists.h"
 #include "cidr.h"
 #include "loader.h"
+#include "metrics.h"
+#include "metrics_collect.h"
 #include "policy_map.h"
 #include "fixture.h"
 #include "policy_running.h"
@@ -72,6 +75,20 @@ static int judge(const char *src)
 
 	cr_assert_eq(packet_from(&pkt, src), 0, "%s", src);
 	return fixture_run(&dp, &pkt);
+}
+
+/* /metrics, as the daemon serves it, holds @line. */
+static void assert_metric(const char *line)
+{
+	struct xrl_metrics m = { .tracked_sources = -1 };
+	size_t len;
+	char *text;
+
+	cr_assert_eq(xrl_metrics_collect(&dp, &m), 0);
+	cr_assert_eq(xrl_metrics_format(&m, &text, &len), 0);
+	cr_assert_not_null(strstr(text, line), "no %s in:\n%s", line, text);
+	free(text);
+	free(m.rules);
 }
 
 static double ms_since(const struct timespec *t0)
@@ -131,6 +148,13 @@ Test(blocklists, million_entries_denied_others_judged)
 	cr_assert_eq(lists[0].entries, 1000000);
 	cr_assert_eq(lists[0].hits.packets, 8);
 	cr_assert_eq(lists[0].action, XRL_BLOCKLIST_DENY);
+	assert_metric("xdp_ratelimit_blocklist_entries{list=\"drop\"} "
+		      "1000000\n");
+	assert_metric("xdp_ratelimit_blocklist_capacity{list=\"drop\"} "
+		      "1048576\n");
+	assert_metric("xdp_ratelimit_blocklist_hits_total{list=\"drop\"} 8\n");
+	assert_metric("xdp_ratelimit_packets_total{verdict=\"blocklisted\"} "
+		      "8\n");
 }
 
 Test(blocklists, cidrs_of_both_families)
