@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cidr.h"
 #include "limit.h"
 #include "match.h"
@@ -36,8 +37,20 @@ int xrl_policy_init(struct xrl_policy *policy)
 	return 0;
 }
 
+void xrl_policy_blocklists_applied(struct xrl_policy *policy)
+{
+	size_t i;
+
+	for (i = 0; policy->blocklists_built && i < policy->n_blocklists; i++)
+		if (policy->blocklist_fds[i] >= 0)
+			close(policy->blocklist_fds[i]);
+	policy->blocklists_built = false;
+	policy->blocklists_read = false;
+}
+
 void xrl_policy_free(struct xrl_policy *policy)
 {
+	xrl_policy_blocklists_applied(policy);
 	free(policy->rules);
 	memset(policy, 0, sizeof(*policy));
 }

@@ -50,6 +50,10 @@ struct xrl_policy {
 	struct xrl_blocklist_spec blocklists[XRL_BLOCKLISTS_MAX];
 	size_t n_blocklists;
 	bool blocklists_read;
+	/* Their tries built already (the daemon's reload thread), owned
+	 * here: fds, -1 for a list of no entries. Not copied. */
+	bool blocklists_built;
+	int blocklist_fds[XRL_BLOCKLISTS_MAX];
 	struct xrl_rule_spec *rules;	/* rules[0] is the default rule */
 	size_t n_rules;
 	size_t cap_rules;
@@ -58,6 +62,9 @@ struct xrl_policy {
 /* A policy of just a default rule that allows all, /32 and /64 keys. */
 int xrl_policy_init(struct xrl_policy *policy);
 void xrl_policy_free(struct xrl_policy *policy);
+/* Once @policy is in force: its tries built are the data path's now (the
+ * fds closed), and a later apply of it keeps the lists in force. */
+void xrl_policy_blocklists_applied(struct xrl_policy *policy);
 
 /* Appends a copy of @rule (its id is assigned). -EEXIST for a prefix
  * and L4 match already in the policy, -EMLINK for a prefix that holds

@@ -40,6 +40,14 @@ static void *load_thread(void *arg)
 	else
 		load->ret = xrl_config_load_file(load->path, &load->config,
 						 load->err, sizeof(load->err));
+	/* A policy's lists too: reading and building them is most of a
+	 * reload of large lists. */
+	if (!load->list.active && !load->ret) {
+		load->ret = xrl_blocklists_build(&load->config.policy,
+						 load->err, sizeof(load->err));
+		if (load->ret)
+			xrl_config_free(&load->config);
+	}
 	/* An eventfd write of 1 cannot fail short of a bug. */
 	if (write(load->done_fd, &one, sizeof(one)) != sizeof(one))
 		abort();

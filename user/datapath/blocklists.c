@@ -116,6 +116,29 @@ int xrl_blocklist_build(const struct xrl_blocklist_spec *spec, int *fd,
 	return ret < 0 ? ret : 0;
 }
 
+int xrl_blocklists_build(struct xrl_policy *policy, char *err, size_t len)
+{
+	char why[768];
+	size_t i, n;
+	int ret;
+
+	for (i = 0; i < policy->n_blocklists; i++) {
+		ret = xrl_blocklist_build(&policy->blocklists[i],
+					  &policy->blocklist_fds[i], &n, why,
+					  sizeof(why));
+		if (ret) {
+			snprintf(err, len, "blocklists: %s: %s",
+				 policy->blocklists[i].name, why);
+			while (i--)
+				if (policy->blocklist_fds[i] >= 0)
+					close(policy->blocklist_fds[i]);
+			return ret;
+		}
+	}
+	policy->blocklists_built = true;
+	return 0;
+}
+
 /* Slot @index of xrl_blocklists holds @fd (-1: nothing). */
 static int put(const struct xrl_datapath *dp, __u32 index, int fd)
 {
@@ -155,6 +178,17 @@ static int stage_list(const struct xrl_datapath *dp,
 	size_t n;
 	int fd = -1, ret;
 
+	if (policy->blocklists_read && policy->blocklists_built) {
+		/* Built ahead: the policy keeps its fd (put() takes a
+		 * reference of its own). */
+		ret = put(dp, index, policy->blocklist_fds[i]);
+		if (!ret)
+			ret = zero_hits(dp, index);
+		if (!ret)
+			return 0;
+		fd = ret;
+		goto refuse;
+	}
 	if (!policy->blocklists_read && in_force_slot >= 0) {
 		fd = xrl_datapath_inner_fd(dp->blocklists_fd,
 					   (__u32)in_force_slot *

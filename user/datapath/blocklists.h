@@ -27,6 +27,11 @@ int xrl_blocklist_trie(const struct xrl_blocklist_entries *e, char *err,
 int xrl_blocklist_build(const struct xrl_blocklist_spec *spec, int *fd,
 			size_t *n, char *err, size_t len);
 
+/* The tries of every list of @policy, built ahead of its apply (off the
+ * daemon's control loop): @policy->blocklist_fds, blocklists_built. 0,
+ * or -errno with "blocklists: NAME: ..." in @err and none built. */
+int xrl_blocklists_build(struct xrl_policy *policy, char *err, size_t len);
+
 /*
  * The lists of @policy into rules slot @slot (no head in force names it):
  * read from their files when @policy->blocklists_read, else the tries in
