@@ -71,10 +71,7 @@ static const char *policy_of(const char *action)
 
 static int judge(const char *src)
 {
-	struct packet pkt;
-
-	cr_assert_eq(packet_from(&pkt, src), 0, "%s", src);
-	return fixture_run(&dp, &pkt);
+	return fixture_run_from(&dp, src);
 }
 
 /* /metrics, as the daemon serves it, holds @line. */

@@ -65,10 +65,7 @@ static int cli(const char *args)
 
 static int judge(const char *src)
 {
-	struct packet pkt;
-
-	cr_assert_eq(packet_from(&pkt, src), 0);
-	return fixture_run(&env.dp, &pkt);
+	return fixture_run_from(&env.dp, src);
 }
 
 Test(blocklists_daemon, in_force_from_the_start_and_shown)

@@ -377,3 +377,11 @@ uint64_t fixture_packets_owed(const struct xrl_bucket *bucket, uint64_t pps,
 	cr_assert(level.known, "the bucket's word is in other units");
 	return (uint64_t)(level.burst - level.tokens + 0.5);
 }
+
+int fixture_run_from(struct xrl_datapath *dp, const char *src)
+{
+	struct packet pkt;
+
+	cr_assert_eq(packet_from(&pkt, src), 0, "%s", src);
+	return fixture_run(dp, &pkt);
+}

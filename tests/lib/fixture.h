@@ -63,6 +63,9 @@ struct xrl_table_counters fixture_table_counters(struct xrl_datapath *dp);
 /* Judges @pkt once; returns the XDP verdict. */
 int fixture_run(struct xrl_datapath *dp, const struct packet *pkt);
 
+/* Judges a minimal packet from @src ("198.18.0.1", "fd00::1") once. */
+int fixture_run_from(struct xrl_datapath *dp, const char *src);
+
 /* Judges @pkt @repeat times at the current test time; returns how many
  * passed (from the program's pass + monitor + allow counters). */
 uint64_t fixture_run_many(struct xrl_datapath *dp, const struct packet *pkt,

@@ -23,30 +23,23 @@ static void print_reloaded(json_t *response)
 	       xrl_json_str(response, "file"));
 }
 
+/* "blocklist reload NAME": the one verb, then a request of one NAME
+ * (argv[0] is the command's name; options may come anywhere after). */
 static int run_blocklist(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 			 int argc, char **argv)
 {
-	struct xrl_request_args args = {};
-	json_t *response;
-	int ret;
-
-	ret = xrl_request_parse(cmd, cli, argc, argv, &args);
-	if (ret >= 0)
-		goto put_request;
-	ret = EXIT_FAILURE;
-	if (args.n_args != 2 || strcmp(args.args[0], "reload")) {
+	if (argc >= 2 && (!strcmp(argv[1], "-h") ||
+			  !strcmp(argv[1], "--help")))
+		return xrl_request_run(cmd, cli, argc, argv, "", "name",
+				       "NAME", print_reloaded);
+	if (argc < 2 || strcmp(argv[1], "reload")) {
 		xrl_cmd_error(cli, cmd, "expected reload NAME");
-		goto put_request;
+		return EXIT_FAILURE;
 	}
-	json_object_set_new(args.request, "cmd",
-			    json_string("blocklist.reload"));
-	json_object_set_new(args.request, "name", json_string(args.args[1]));
-	response = xrl_request_call(cmd, cli, &args);
-	if (response)
-		ret = xrl_request_print(&args, response, print_reloaded);
-put_request:
-	json_decref(args.request);
-	return ret;
+	argv[1] = argv[0];
+	return xrl_request_run(cmd, cli, argc - 1, argv + 1,
+			       "blocklist.reload", "name", "NAME",
+			       print_reloaded);
 }
 
 const struct xrl_cmd xrl_cmd_blocklist = {

@@ -75,6 +75,15 @@ close_fd:
 	return ret;
 }
 
+/* The file's refusal @why, as the answer: the list in force stays. */
+static int refuse_file(struct xrl_request *req, const char *name,
+		       const char *why, int ret)
+{
+	snprintf(req->err, sizeof(req->err), "blocklist %s: %.440s", name,
+		 why);
+	return ret;
+}
+
 int xrl_control_blocklist_reload(struct xrl_request *req)
 {
 	struct xrl_daemon_state *state = req->state;
@@ -108,12 +117,8 @@ int xrl_control_blocklist_reload(struct xrl_request *req)
 		return ret ? ret : XRL_REQUEST_LATER;
 	}
 	ret = xrl_blocklist_build(spec, &fd, &entries, why, sizeof(why));
-	if (ret) {
-		snprintf(req->err, sizeof(req->err), "blocklist %s: %.440s", name,
-			 why);
-		return ret;
-	}
-	return swap_in(req, name, fd, entries);
+	return ret ? refuse_file(req, name, why, ret) :
+		     swap_in(req, name, fd, entries);
 }
 
 int xrl_control_blocklist_done(struct xrl_request *req)
@@ -125,10 +130,6 @@ int xrl_control_blocklist_done(struct xrl_request *req)
 
 	snprintf(name, sizeof(name), "%s", load->list.spec.name);
 	ret = xrl_file_load_finish_list(load, &fd, &entries, why, sizeof(why));
-	if (ret) {
-		snprintf(req->err, sizeof(req->err), "blocklist %s: %.440s", name,
-			 why);
-		return ret;
-	}
-	return swap_in(req, name, fd, entries);
+	return ret ? refuse_file(req, name, why, ret) :
+		     swap_in(req, name, fd, entries);
 }
