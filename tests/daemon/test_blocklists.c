@@ -4,14 +4,18 @@
  * the policy file in force from the start, shown by status (text and
  * JSON) and /metrics; `xdp-ratelimit blocklist reload NAME` swapping one
  * list alone while the policy stays; a bad line refusing the whole list,
- * the list in force kept; a reload of the policy re-reading its lists.
+ * the list in force kept; a reload of the policy re-reading its lists;
+ * reloads under traffic, every frame judged by the old list or the new.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <criterion/criterion.h>
 #include <linux/bpf.h>
+#include <bpf/bpf.h>
 #include "daemon.h"
 #include "fixture.h"
 
@@ -166,4 +170,59 @@ Test(blocklists_daemon, a_policy_reload_reads_the_lists_again)
 			      "or IPv6 address or CIDR"), "%s", out);
 	cr_assert_eq(judge("198.18.5.1"), XDP_DROP);
 	cr_assert_eq(judge("198.18.10.1"), XDP_DROP);
+}
+
+struct traffic {
+	struct packet pkt;
+	atomic_bool stop;
+	uint64_t frames, dropped;
+};
+
+static void *send_listed(void *arg)
+{
+	struct traffic *t = arg;
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = t->pkt.data,
+		    .data_size_in = (__u32)t->pkt.len, .repeat = 1);
+
+	while (!atomic_load(&t->stop)) {
+		if (bpf_prog_test_run_opts(env.dp.prog_fd, &opts))
+			break;
+		t->frames++;
+		t->dropped += opts.retval == XDP_DROP;
+	}
+	return NULL;
+}
+
+/*
+ * 40 reloads of one list through the daemon under traffic from a source
+ * both versions of the file hold: every frame met the old trie or the
+ * new one, whole (dropped), never neither (passed).
+ */
+Test(blocklists_daemon, reloads_under_traffic_judge_every_frame)
+{
+	struct traffic t = {};
+	pthread_t thread;
+	json_t *reply;
+	int i;
+
+	daemon_start(&env, NULL);
+	cr_assert_eq(packet_from(&t.pkt, "198.18.4.7"), 0);
+	cr_assert_eq(pthread_create(&thread, NULL, send_listed, &t), 0);
+	for (i = 0; i < 40; i++) {
+		write_list(drop_path, i % 2 ? "198.18.4.0/24\n" :
+			   "198.18.4.7\n198.18.5.0/24\n");
+		reply = request_ok(&env, "{\"cmd\":\"blocklist.reload\", "
+				   "\"name\":\"drop\"}");
+		cr_assert_eq(json_integer_value(json_object_get(reply,
+							       "entries")),
+			     i % 2 ? 1 : 2);
+		json_decref(reply);
+	}
+	atomic_store(&t.stop, true);
+	pthread_join(thread, NULL);
+	cr_log_info("%llu frames through 40 reloads",
+		    (unsigned long long)t.frames);
+	cr_assert_gt(t.frames, 0);
+	cr_assert_eq(t.dropped, t.frames, "every frame met a whole list");
+	cr_assert_eq(judge("198.18.5.1"), XDP_PASS, "the last file in force");
 }
