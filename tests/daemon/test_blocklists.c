@@ -2,7 +2,7 @@
 /*
  * Blocklists through a real daemon, as an operator meets them: a list of
  * the policy file in force from the start, shown by status (text and
- * JSON) and /metrics; `xdp-ratelimit blocklist reload NAME` swapping one
+ * JSON; /metrics: tests/bpf); `xdp-ratelimit blocklist reload NAME` swapping one
  * list alone while the policy stays; a bad line refusing the whole list,
  * the list in force kept; a reload of the policy re-reading its lists;
  * reloads under traffic, every frame judged by the old list or the new.
