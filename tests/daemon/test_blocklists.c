@@ -131,7 +131,7 @@ Test(blocklists_daemon, one_list_reloaded_alone_the_policy_stays)
 
 Test(blocklists_daemon, a_bad_line_refuses_the_list_the_old_one_stays)
 {
-	char want[PATH_MAX + 128];
+	char want[PATH_MAX + 128], args[PATH_MAX + 16];
 
 	daemon_start(&env, NULL);
 	write_list(drop_path, "198.18.5.0/24\n\n1.2.3.4/33\n");
@@ -139,6 +139,11 @@ Test(blocklists_daemon, a_bad_line_refuses_the_list_the_old_one_stays)
 	snprintf(want, sizeof(want), "blocklist drop: %s:3: \"1.2.3.4/33\": "
 		 "prefix longer than 32", drop_path);
 	cr_assert(strstr(out, want), "%s", out);
+	/* check reads the lists as a reload would. */
+	snprintf(args, sizeof(args), "check %s", env.config);
+	cr_assert_neq(cli(args), 0, "%s", out);
+	cr_assert(strstr(out, want + strlen("blocklist ")), "%s", out);
+	cr_assert(strstr(out, "blocklists: drop: "), "%s", out);
 	cr_assert_eq(judge("198.18.4.1"), XDP_DROP, "the list in force stays");
 	cr_assert_eq(judge("198.18.5.1"), XDP_PASS);
 	cr_assert_str_eq(request_fail(&env, "{\"cmd\":\"blocklist.reload\", "

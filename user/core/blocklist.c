@@ -314,6 +314,28 @@ void xrl_blocklist_entries_free(struct xrl_blocklist_entries *e)
 	memset(e, 0, sizeof(*e));
 }
 
+int xrl_blocklists_check(const struct xrl_policy *policy, char *err,
+			 size_t len)
+{
+	struct xrl_blocklist_entries e;
+	char why[768];
+	size_t i;
+	int ret;
+
+	for (i = 0; i < policy->n_blocklists; i++) {
+		ret = xrl_blocklist_load(policy->blocklists[i].file,
+					 XRL_BLOCKLIST_ENTRIES, &e, why,
+					 sizeof(why));
+		if (ret) {
+			snprintf(err, len, "blocklists: %s: %s",
+				 policy->blocklists[i].name, why);
+			return ret;
+		}
+		xrl_blocklist_entries_free(&e);
+	}
+	return 0;
+}
+
 /* ---- the policy's blocklists: --------------------------------------- */
 
 static bool valid_name(const char *name)

@@ -41,6 +41,11 @@ int xrl_blocklist_read(FILE *in, const char *name, size_t max,
 		       size_t len);
 void xrl_blocklist_entries_free(struct xrl_blocklist_entries *e);
 
+/* Reads every list file of @policy, as applying it would, keeping
+ * nothing: 0, or -errno with "blocklists: NAME: ..." in @err. */
+int xrl_blocklists_check(const struct xrl_policy *policy, char *err,
+			 size_t len);
+
 /* The list named @name of @policy, or NULL. */
 const struct xrl_blocklist_spec *
 xrl_blocklist_find(const struct xrl_policy *policy, const char *name);
