@@ -8,8 +8,6 @@
  * under traffic, no packet judged by neither the old trie nor the new.
  */
 #include <arpa/inet.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,15 +47,6 @@ static void teardown(void)
 }
 
 TestSuite(blocklists, .init = setup, .fini = teardown, .timeout = 240);
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	cr_assert_not_null(f);
-	fputs(text, f);
-	cr_assert_eq(fclose(f), 0);
-}
 
 /* A policy of a 100 pps default and the list at @path as "drop". */
 static const char *policy_of(const char *action)
@@ -156,7 +145,7 @@ Test(blocklists, million_entries_denied_others_judged)
 
 Test(blocklists, cidrs_of_both_families)
 {
-	write_file(list_path, "198.18.4.0/24   # a comment\n"
+	fixture_write_file(list_path, "198.18.4.0/24   # a comment\n"
 			      "\t fd00:1::/64\r\n"
 			      "198.18.9.9\n#198.18.10.0/24\n");
 	fixture_yaml_apply(&dp, &fy, policy_of("deny"));
@@ -175,7 +164,7 @@ Test(blocklists, monitor_counts_then_the_rules_judge)
 {
 	struct xrl_blocklist_report lists[XRL_BLOCKLISTS_MAX];
 
-	write_file(list_path, "198.18.4.0/24\n");
+	fixture_write_file(list_path, "198.18.4.0/24\n");
 	fixture_yaml_apply(&dp, &fy, policy_of("monitor"));
 	cr_assert_eq(judge("198.18.4.1"), XDP_PASS);
 	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_BLOCKLISTED), 0);
@@ -201,9 +190,9 @@ Test(blocklists, bad_line_keeps_the_list_in_force)
 	struct xrl_config config;
 	char err[512], want[256];
 
-	write_file(list_path, "198.18.4.0/24\n");
+	fixture_write_file(list_path, "198.18.4.0/24\n");
 	fixture_yaml_apply(&dp, &fy, policy_of("deny"));
-	write_file(list_path, "198.18.5.0/24\n# fine\n1.2.3.4/33\n");
+	fixture_write_file(list_path, "198.18.5.0/24\n# fine\n1.2.3.4/33\n");
 	cr_assert_eq(xrl_config_load_string(yaml, strlen(yaml), "t.yaml",
 					    &config, err, sizeof(err)), 0);
 	cr_assert_neq(xrl_policy_apply(&dp, &config.policy, err, sizeof(err)),
@@ -222,7 +211,7 @@ Test(blocklists, policy_change_keeps_the_trie)
 {
 	struct xrl_policy next;
 
-	write_file(list_path, "198.18.4.0/24\n");
+	fixture_write_file(list_path, "198.18.4.0/24\n");
 	fixture_yaml_apply(&dp, &fy, policy_of("deny"));
 	cr_assert_eq(xrl_policy_copy(&next, &fy.config.policy), 0);
 	unlink(list_path);
@@ -246,8 +235,8 @@ Test(blocklists, one_list_swapped_alone)
 	size_t n;
 	int fd;
 
-	write_file(list_path, "198.18.4.0/24\n");
-	write_file(other_path, "198.18.6.0/24\n");
+	fixture_write_file(list_path, "198.18.4.0/24\n");
+	fixture_write_file(other_path, "198.18.6.0/24\n");
 	snprintf(yaml, sizeof(yaml),
 		 "default: {pps: 100, burst: 100}\n"
 		 "blocklists:\n"
@@ -258,7 +247,7 @@ Test(blocklists, one_list_swapped_alone)
 	cr_assert_eq(judge("198.18.6.1"), XDP_DROP, "a hit of spam's");
 	cr_assert_eq(xrl_datapath_settings(&dp, &before), 0);
 
-	write_file(other_path, "198.18.7.0/24\n");
+	fixture_write_file(other_path, "198.18.7.0/24\n");
 	spec = fy.config.policy.blocklists[1];
 	cr_assert_eq(xrl_blocklist_build(&spec, &fd, &n, err, sizeof(err)), 0,
 		     "%s", err);
@@ -277,27 +266,6 @@ Test(blocklists, one_list_swapped_alone)
 	cr_assert_eq(lists[1].hits.packets, 2, "its hits before the swap stay");
 }
 
-struct traffic {
-	struct packet pkt;
-	atomic_bool stop;
-	uint64_t frames, dropped;
-};
-
-static void *send_listed(void *arg)
-{
-	struct traffic *t = arg;
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = t->pkt.data,
-		    .data_size_in = (__u32)t->pkt.len, .repeat = 1);
-
-	while (!atomic_load(&t->stop)) {
-		if (bpf_prog_test_run_opts(dp.prog_fd, &opts))
-			break;
-		t->frames++;
-		t->dropped += opts.retval == XDP_DROP;
-	}
-	return NULL;
-}
-
 /*
  * Swaps under traffic: a source both the old and the new trie hold is
  * dropped by every frame, whichever trie it met, through 200 swaps.
@@ -306,12 +274,11 @@ Test(blocklists, swap_under_traffic_judges_every_frame)
 {
 	struct xrl_blocklist_entries a = {}, b = {};
 	struct xrl_lpm_key keys_a[2], keys_b[2];
-	struct traffic t = {};
-	pthread_t thread;
+	struct fixture_traffic t;
 	char err[256];
 	int fds[2], i;
 
-	write_file(list_path, "198.18.4.0/24\n");
+	fixture_write_file(list_path, "198.18.4.0/24\n");
 	fixture_yaml_apply(&dp, &fy, policy_of("deny"));
 	cr_assert_eq(xrl_cidr_parse("198.18.4.0/24", &keys_a[0]), 0);
 	cr_assert_eq(xrl_cidr_parse("198.18.5.0/24", &keys_a[1]), 0);
@@ -324,13 +291,11 @@ Test(blocklists, swap_under_traffic_judges_every_frame)
 	fds[0] = xrl_blocklist_trie(&a, err, sizeof(err));
 	fds[1] = xrl_blocklist_trie(&b, err, sizeof(err));
 	cr_assert(fds[0] >= 0 && fds[1] >= 0, "%s", err);
-	cr_assert_eq(packet_from(&t.pkt, "198.18.4.7"), 0);
-	cr_assert_eq(pthread_create(&thread, NULL, send_listed, &t), 0);
+	fixture_traffic_start(&t, &dp, "198.18.4.7");
 	for (i = 0; i < 200; i++)
 		cr_assert_eq(xrl_blocklist_swap(&dp, 0, fds[i % 2], err,
 						sizeof(err)), 0, "%s", err);
-	atomic_store(&t.stop, true);
-	pthread_join(thread, NULL);
+	fixture_traffic_stop(&t);
 	cr_log_info("%llu frames through 200 swaps",
 		    (unsigned long long)t.frames);
 	cr_assert_gt(t.frames, 0);

@@ -7,8 +7,6 @@
  * the list in force kept; a reload of the policy re-reading its lists;
  * reloads under traffic, every frame judged by the old list or the new.
  */
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,15 +22,6 @@ static char out[1 << 16];
 static char drop_path[PATH_MAX + 16], spam_path[PATH_MAX + 16];
 static char listen_at[64];
 
-static void write_list(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	cr_assert_not_null(f);
-	fputs(text, f);
-	cr_assert_eq(fclose(f), 0);
-}
-
 static void setup(void)
 {
 	char yaml[2 * PATH_MAX + 256];
@@ -42,8 +31,8 @@ static void setup(void)
 		 20000 + (getpid() + 11) % 30000);
 	snprintf(drop_path, sizeof(drop_path), "%s/drop.txt", env.dir);
 	snprintf(spam_path, sizeof(spam_path), "%s/spam.txt", env.dir);
-	write_list(drop_path, "# drop\n198.18.4.0/24\nfd00:4::/64\n");
-	write_list(spam_path, "198.18.6.0/24\n");
+	fixture_write_file(drop_path, "# drop\n198.18.4.0/24\nfd00:4::/64\n");
+	fixture_write_file(spam_path, "198.18.6.0/24\n");
 	snprintf(yaml, sizeof(yaml),
 		 "default: {pps: 1000, burst: 1000}\n"
 		 "rules:\n  - {cidr: 198.18.9.0/24, action: deny}\n"
@@ -110,7 +99,7 @@ Test(blocklists_daemon, one_list_reloaded_alone_the_policy_stays)
 
 	daemon_start(&env, NULL);
 	before = request_ok(&env, "{\"cmd\":\"rule.list\"}");
-	write_list(drop_path, "198.18.5.0/24\n198.18.7.7\n");
+	fixture_write_file(drop_path, "198.18.5.0/24\n198.18.7.7\n");
 	cr_assert_eq(cli("blocklist reload drop"), 0, "%s", out);
 	cr_assert(strstr(out, "reloaded blocklist drop: 2 entries from "),
 		  "%s", out);
@@ -134,7 +123,7 @@ Test(blocklists_daemon, a_bad_line_refuses_the_list_the_old_one_stays)
 	char want[PATH_MAX + 128], args[PATH_MAX + 16];
 
 	daemon_start(&env, NULL);
-	write_list(drop_path, "198.18.5.0/24\n\n1.2.3.4/33\n");
+	fixture_write_file(drop_path, "198.18.5.0/24\n\n1.2.3.4/33\n");
 	cr_assert_neq(cli("blocklist reload drop"), 0, "%s", out);
 	snprintf(want, sizeof(want), "blocklist drop: %s:3: \"1.2.3.4/33\": "
 		 "prefix longer than 32", drop_path);
@@ -157,45 +146,24 @@ Test(blocklists_daemon, a_bad_line_refuses_the_list_the_old_one_stays)
 Test(blocklists_daemon, a_policy_reload_reads_the_lists_again)
 {
 	daemon_start(&env, NULL);
-	write_list(drop_path, "198.18.5.0/24\n");
+	fixture_write_file(drop_path, "198.18.5.0/24\n");
 	cr_assert_eq(cli("reload"), 0, "%s", out);
 	cr_assert_eq(judge("198.18.5.1"), XDP_DROP);
 	cr_assert_eq(judge("198.18.4.1"), XDP_PASS);
 	/* A rule added keeps the tries in force without reading them. */
-	write_list(drop_path, "198.18.8.0/24\n");
+	fixture_write_file(drop_path, "198.18.8.0/24\n");
 	cr_assert_eq(cli("rule add 198.18.10.0/24 --action deny"), 0, "%s",
 		     out);
 	cr_assert_eq(judge("198.18.5.1"), XDP_DROP);
 	cr_assert_eq(judge("198.18.8.1"), XDP_PASS);
 	cr_assert_eq(judge("198.18.10.1"), XDP_DROP);
 	/* A policy reload refused by a list leaves everything in force. */
-	write_list(drop_path, "not an address\n");
+	fixture_write_file(drop_path, "not an address\n");
 	cr_assert_neq(cli("reload"), 0, "%s", out);
 	cr_assert(strstr(out, "drop.txt:1: \"not an address\": not an IPv4 "
 			      "or IPv6 address or CIDR"), "%s", out);
 	cr_assert_eq(judge("198.18.5.1"), XDP_DROP);
 	cr_assert_eq(judge("198.18.10.1"), XDP_DROP);
-}
-
-struct traffic {
-	struct packet pkt;
-	atomic_bool stop;
-	uint64_t frames, dropped;
-};
-
-static void *send_listed(void *arg)
-{
-	struct traffic *t = arg;
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = t->pkt.data,
-		    .data_size_in = (__u32)t->pkt.len, .repeat = 1);
-
-	while (!atomic_load(&t->stop)) {
-		if (bpf_prog_test_run_opts(env.dp.prog_fd, &opts))
-			break;
-		t->frames++;
-		t->dropped += opts.retval == XDP_DROP;
-	}
-	return NULL;
 }
 
 /*
@@ -205,16 +173,14 @@ static void *send_listed(void *arg)
  */
 Test(blocklists_daemon, reloads_under_traffic_judge_every_frame)
 {
-	struct traffic t = {};
-	pthread_t thread;
+	struct fixture_traffic t;
 	json_t *reply;
 	int i;
 
 	daemon_start(&env, NULL);
-	cr_assert_eq(packet_from(&t.pkt, "198.18.4.7"), 0);
-	cr_assert_eq(pthread_create(&thread, NULL, send_listed, &t), 0);
+	fixture_traffic_start(&t, &env.dp, "198.18.4.7");
 	for (i = 0; i < 40; i++) {
-		write_list(drop_path, i % 2 ? "198.18.4.0/24\n" :
+		fixture_write_file(drop_path, i % 2 ? "198.18.4.0/24\n" :
 			   "198.18.4.7\n198.18.5.0/24\n");
 		reply = request_ok(&env, "{\"cmd\":\"blocklist.reload\", "
 				   "\"name\":\"drop\"}");
@@ -223,8 +189,7 @@ Test(blocklists_daemon, reloads_under_traffic_judge_every_frame)
 			     i % 2 ? 1 : 2);
 		json_decref(reply);
 	}
-	atomic_store(&t.stop, true);
-	pthread_join(thread, NULL);
+	fixture_traffic_stop(&t);
 	cr_log_info("%llu frames through 40 reloads",
 		    (unsigned long long)t.frames);
 	cr_assert_gt(t.frames, 0);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <criterion/criterion.h>
 #include <jansson.h>
+#include "fixture.h"
 #include "topo.h"
 #include "wire.h"
 
@@ -20,15 +21,6 @@ static struct topo topo;
 static struct wire_rx rx;
 static char out[1 << 16], err[4096];
 static char drop_path[64], watch_path[64], policy_path[64];
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	cr_assert_not_null(f);
-	fputs(text, f);
-	cr_assert_eq(fclose(f), 0);
-}
 
 static void setup(void)
 {
@@ -42,15 +34,15 @@ static void setup(void)
 		 "%d-watch.txt", topo.pid);
 	snprintf(policy_path, sizeof(policy_path), "/tmp/" TOPO_PREFIX
 		 "%d-policy.yaml", topo.pid);
-	write_file(drop_path, "198.18.3.0/24\nfd00:3::/64\n");
-	write_file(watch_path, "198.18.5.5\n");
+	fixture_write_file(drop_path, "198.18.3.0/24\nfd00:3::/64\n");
+	fixture_write_file(watch_path, "198.18.5.5\n");
 	snprintf(policy, sizeof(policy),
 		 "default:\n  action: allow\n"
 		 "blocklists:\n"
 		 "  - {name: drop, file: %s}\n"
 		 "  - {name: watch, file: %s, action: monitor}\n",
 		 drop_path, watch_path);
-	write_file(policy_path, policy);
+	fixture_write_file(policy_path, policy);
 }
 
 static void teardown(void)
