@@ -213,15 +213,23 @@ Test(blocklists, policy_change_keeps_the_trie)
 
 	fixture_write_file(list_path, "198.18.4.0/24\n");
 	fixture_yaml_apply(&dp, &fy, policy_of("deny"));
+	cr_assert_eq(judge("198.18.4.2"), XDP_DROP);
 	cr_assert_eq(xrl_policy_copy(&next, &fy.config.policy), 0);
 	unlink(list_path);
 	fixture_rule(&next, "198.18.8.0/24", XRL_ACTION_DENY, 0, 0, 0, 0);
 	fixture_apply(&dp, &next);
 	cr_assert_eq(judge("198.18.4.1"), XDP_DROP);
 	cr_assert_eq(judge("198.18.8.1"), XDP_DROP);
-	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_BLOCKLISTED), 1);
+	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_BLOCKLISTED), 2);
+	assert_metric("xdp_ratelimit_blocklist_hits_total{list=\"drop\"} 2\n");
+	/* A reload (the file read again) keeps the list's count too. */
+	fixture_write_file(list_path, "198.18.4.0/24\n");
+	fixture_yaml_apply(&dp, &fy, policy_of("deny"));
+	cr_assert_eq(judge("198.18.4.3"), XDP_DROP);
+	assert_metric("xdp_ratelimit_blocklist_hits_total{list=\"drop\"} 3\n");
 	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_DENY), 1);
 	xrl_policy_free(&next);
+	unlink(list_path);
 }
 
 /* One list swapped alone: the other list, the rules and their buckets

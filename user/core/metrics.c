@@ -261,7 +261,7 @@ static void write_blocklists(FILE *out, const struct xrl_metrics *m)
 	}
 	xrl_metrics_family(out, "xdp_ratelimit_blocklist_hits_total",
 			   "counter", "Packets of sources each blocklist "
-			   "holds, since its policy was applied.");
+			   "holds, since it came in force under its name.");
 	for (i = 0; i < m->n_blocklists; i++) {
 		labels[1] = m->blocklists[i].name;
 		xrl_metrics_sample_u64(out,

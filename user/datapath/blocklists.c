@@ -150,30 +150,52 @@ static int put(const struct xrl_datapath *dp, __u32 index, int fd)
 	return 0;
 }
 
-/* The hits of slot @index back to 0: only for a slot no head names. */
-static int zero_hits(const struct xrl_datapath *dp, __u32 index)
+/*
+ * The hits of slot @index (no head names it) start from those of slot
+ * @from, the same list in force (-1: from 0), so that a list's counter
+ * runs on through policy changes. What the list in force counts between
+ * this copy and the swap is lost: the packets of one swap's wait.
+ */
+static int start_hits(const struct xrl_datapath *dp, __u32 index, int from)
 {
 	int n_cpus = libbpf_num_possible_cpus(), ret = 0;
-	struct xrl_counter *zero;
+	struct xrl_counter *hits;
+	__u32 key = (__u32)from;
 
 	if (n_cpus < 0)
 		return n_cpus;
-	zero = calloc((size_t)n_cpus, sizeof(*zero));
-	if (!zero)
+	hits = calloc((size_t)n_cpus, sizeof(*hits));
+	if (!hits)
 		return -ENOMEM;
-	if (bpf_map_update_elem(dp->block_hits_fd, &index, zero, 0))
+	if (from >= 0 && bpf_map_lookup_elem(dp->block_hits_fd, &key, hits))
+		memset(hits, 0, (size_t)n_cpus * sizeof(*hits));
+	if (bpf_map_update_elem(dp->block_hits_fd, &index, hits, 0))
 		ret = -errno;
-	free(zero);
+	free(hits);
 	return ret;
+}
+
+/* The slot of list @i of @policy in force under the same name, or -1. */
+static int same_list_in_force(const struct xrl_policy *policy, size_t i,
+			      const struct xrl_policy_head *in_force,
+			      int in_force_slot)
+{
+	if (in_force_slot < 0 || i >= in_force->settings.blocklists ||
+	    strncmp(in_force->blocklist_names[i], policy->blocklists[i].name,
+		    XRL_BLOCKLIST_NAME_LEN))
+		return -1;
+	return in_force_slot * XRL_BLOCKLISTS_MAX + (int)i;
 }
 
 /* List @i of @policy into slot @index: read fresh, or the in-force
  * one's trie (@in_force_slot, -1 for none). */
 static int stage_list(const struct xrl_datapath *dp,
 		      const struct xrl_policy *policy, size_t i, __u32 index,
+		      const struct xrl_policy_head *in_force,
 		      int in_force_slot, char *err, size_t len)
 {
 	const struct xrl_blocklist_spec *spec = &policy->blocklists[i];
+	int from = same_list_in_force(policy, i, in_force, in_force_slot);
 	char why[768];
 	size_t n;
 	int fd = -1, ret;
@@ -183,7 +205,7 @@ static int stage_list(const struct xrl_datapath *dp,
 		 * reference of its own). */
 		ret = put(dp, index, policy->blocklist_fds[i]);
 		if (!ret)
-			ret = zero_hits(dp, index);
+			ret = start_hits(dp, index, from);
 		if (!ret)
 			return 0;
 		fd = ret;
@@ -207,7 +229,7 @@ static int stage_list(const struct xrl_datapath *dp,
 	}
 	ret = put(dp, index, fd);
 	if (!ret)
-		ret = zero_hits(dp, index);
+		ret = start_hits(dp, index, from);
 	if (fd >= 0)
 		close(fd);
 	if (!ret)
@@ -239,7 +261,7 @@ int xrl_blocklists_stage(const struct xrl_datapath *dp,
 	xrl_blocklists_clear(dp, slot);
 	for (i = 0; i < policy->n_blocklists; i++) {
 		ret = stage_list(dp, policy, i, slot * XRL_BLOCKLISTS_MAX +
-				 (__u32)i, in_force_slot, err, len);
+				 (__u32)i, &in_force, in_force_slot, err, len);
 		if (ret) {
 			xrl_blocklists_clear(dp, slot);
 			return ret;
