@@ -679,6 +679,18 @@ static __noinline bool source_banned(const struct source *s)
 	return true;
 }
 
+/* Blocklists (bpf/blocklists.h) count their verdict here. */
+#include "blocklists.h"
+
+static __noinline bool source_blocklisted(const struct source *s,
+					  const struct xrl_settings *settings)
+{
+	if (blocklist_verdict(s, settings) != XDP_DROP)
+		return false;
+	count_verdict(XRL_VERDICT_BLOCKLISTED, s->cost.frame_len);
+	return true;
+}
+
 /*
  * The packet of this CPU's routed flow (bpf/routes.h), judged by its
  * bucket under the routed rule; XDP_ABORTED (never a verdict here) when
@@ -760,6 +772,10 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	s->q.family = parsed == PARSE_IPV4 ? XRL_FAMILY_IPV4 : XRL_FAMILY_IPV6;
 	/* Only while the daemon holds manual bans: before any rule. */
 	if (settings->manual_bans && source_banned(s))
+		return XDP_DROP;
+	/* Only while the policy has blocklists: after the bans, before
+	 * any rule. */
+	if (settings->blocklists && source_blocklisted(s, settings))
 		return XDP_DROP;
 	bucket_key(&s->key, s->q.addr, s->q.family, settings);
 	verdict = judge_routed(ctx, s, settings);

@@ -35,6 +35,8 @@
 #define XRL_MAP_BAN_STATS	"xrl_ban_stats"
 #define XRL_MAP_MANUAL_BANS	"xrl_manual_bans"
 #define XRL_MAP_FRAGS		"xrl_frags"
+#define XRL_MAP_BLOCKLISTS	"xrl_blocklists"
+#define XRL_MAP_BLOCK_HITS	"xrl_block_hits"
 /* Not maps of the program: the inner maps in force, pinned for bpftool. */
 #define XRL_PIN_RULES		"xrl_rules"
 #define XRL_PIN_TABLE		"xrl_table"
@@ -120,6 +122,7 @@ enum xrl_verdict {
 	XRL_VERDICT_TINY_FRAGMENT,	/* a first fragment cut inside it */
 	XRL_VERDICT_UNJUDGED_FRAGMENT,	/* a later one, its first unseen */
 	XRL_VERDICT_HEADER_OVERFLOW,	/* too many extension headers */
+	XRL_VERDICT_BLOCKLISTED,	/* a deny blocklist holds the source */
 	XRL_VERDICT_COUNT,
 };
 
@@ -752,6 +755,35 @@ enum xrl_header_overflow_verdict {
 	XRL_HEADER_OVERFLOW_PLAIN,
 };
 
+/*
+ * Blocklist feeds (policy key blocklists:; bpf/blocklists.h): each list
+ * one LPM trie of struct xrl_lpm_key (IPv4-mapped, as the rules'
+ * prefixes: one trie holds both families), not preallocated and sized
+ * by userspace to its list, at most XRL_BLOCKLIST_ENTRIES entries. The
+ * tries are inner maps of xrl_blocklists, at XRL_BLOCKLISTS_MAX slots
+ * per rules slot of the policy head (index rules_slot *
+ * XRL_BLOCKLISTS_MAX + list): a policy's lists are written in the slot
+ * its head will name and swapped in with it; one list alone is swapped
+ * by one update of its slot in force, so a packet reads either the old
+ * trie or the new one, whole. Looked at after the manual bans and before
+ * the rules, only while the settings count lists. Hits are counted per
+ * CPU in xrl_block_hits at the same index.
+ */
+#define XRL_BLOCKLISTS_MAX	8
+#define XRL_BLOCKLIST_ENTRIES	1048576
+#define XRL_BLOCKLIST_SLOTS	(XRL_POLICY_SLOTS * XRL_BLOCKLISTS_MAX)
+
+enum xrl_blocklist_action {
+	XRL_BLOCKLIST_DENY = 0,		/* dropped, counted as blocklisted */
+	XRL_BLOCKLIST_MONITOR,		/* counted as a hit, then judged */
+	XRL_BLOCKLIST_ACTIONS,
+};
+
+/* The value of a trie's entry: nothing the program reads. */
+struct xrl_blocklist_value {
+	__u32 listed;		/* 1 */
+};
+
 struct xrl_settings {
 	__u32 v4_mask;		/* network order, applied to the IPv4 address */
 	__u32 v6_mask[4];	/* network order, applied to the IPv6 address */
@@ -776,6 +808,10 @@ struct xrl_settings {
 	__u32 manual_bans;
 	__u32 unjudged_fragments_verdict; /* enum xrl_unjudged_fragments_verdict */
 	__u32 header_overflow_verdict;	/* enum xrl_header_overflow_verdict */
+	/* Blocklists in force (struct xrl_blocklist_value): how many, 0:
+	 * none looked at, and each one's enum xrl_blocklist_action. */
+	__u32 blocklists;
+	__u8 blocklist_action[XRL_BLOCKLISTS_MAX];
 	__u32 reserved;
 };
 
@@ -816,10 +852,15 @@ struct xrl_settings {
  */
 #define XRL_POLICY_SLOTS	2
 
+#define XRL_BLOCKLIST_NAME_LEN	32	/* with the NUL */
+
 struct xrl_policy_head {
 	struct xrl_settings settings;
 	__u32 rules_slot;	/* < XRL_POLICY_SLOTS: index into xrl_policy */
 	__u32 reserved;
+	/* The names of its blocklists (settings.blocklists of them), for
+	 * status and /metrics: the program never reads them. */
+	char blocklist_names[XRL_BLOCKLISTS_MAX][XRL_BLOCKLIST_NAME_LEN];
 };
 
 /*
@@ -983,8 +1024,8 @@ _Static_assert(XRL_MAX_RULES <= XRL_BUCKET_PASSED, "rule ids below the bucket fl
 _Static_assert(sizeof(struct xrl_rule_key) == 20, "rule key layout");
 _Static_assert(sizeof(struct xrl_policy_meta) <= sizeof(struct xrl_rule),
 	       "the meta entry is a classifier value");
-_Static_assert(sizeof(struct xrl_settings) == 144, "xrl_settings layout");
-_Static_assert(sizeof(struct xrl_policy_head) == 152, "policy head layout");
+_Static_assert(sizeof(struct xrl_settings) == 160, "xrl_settings layout");
+_Static_assert(sizeof(struct xrl_policy_head) == 424, "policy head layout");
 _Static_assert(sizeof(struct xrl_frag_key) == 40, "fragment key layout");
 _Static_assert(sizeof(struct xrl_frag) == 16, "fragment flow layout");
 _Static_assert(sizeof(struct xrl_manual_ban_key) == 24, "manual ban key");

@@ -5,4 +5,7 @@
 /* xrl-bench control: policy swap timings. 0 or -errno. */
 int bench_control(int argc, char **argv);
 
+/* xrl-bench blocklist: loading a list of 1,048,576 prefixes. */
+int bench_blocklist(int argc, char **argv);
+
 #endif

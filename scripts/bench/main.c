@@ -25,6 +25,7 @@ struct command {
 static const struct command commands[] = {
 	{ "micro", bench_micro, "BPF_PROG_TEST_RUN: limiter vs reference" },
 	{ "control", bench_control, "policy swap times" },
+	{ "blocklist", bench_blocklist, "blocklist load, 1048576 prefixes" },
 	{ "clock", bench_clock, "coarse clock accuracy, simulated" },
 	{ "attach", bench_attach, "veth: attach a program to the receiver" },
 	{ "gen", bench_gen, "veth: flood the receiver for a fixed time" },

@@ -174,7 +174,8 @@ static void policy_keys(FILE *out)
 	for (i = 0; i < xrl_n_policy_fields; i++) {
 		f = &xrl_policy_fields[i];
 		key_entry(out, "", f, false);
-		if (f->type != XRL_FIELD_MAP || f->sub == xrl_rule_fields)
+		if ((f->type != XRL_FIELD_MAP && f->type != XRL_FIELD_LIST) ||
+		    !f->sub || f->sub == xrl_rule_fields)
 			continue;
 		snprintf(prefix, sizeof(prefix), "%s.", f->key);
 		for (j = 0; j < f->n_sub; j++)

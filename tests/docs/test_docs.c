@@ -91,7 +91,8 @@ static void check_keys(const char *man, const char *md,
 		cr_expect(mentions(man, key, true), MAN5 " lacks %s", key);
 		cr_expect(mentions(md, f->key, false), POLICY_MD " lacks `%s`",
 			  f->key);
-		if (f->type == XRL_FIELD_MAP && f->sub != xrl_rule_fields)
+		if ((f->type == XRL_FIELD_MAP || f->type == XRL_FIELD_LIST) &&
+		    f->sub && f->sub != xrl_rule_fields)
 			check_keys(man, md, f->sub, f->n_sub, f->key);
 	}
 }

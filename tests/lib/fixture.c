@@ -392,3 +392,50 @@ uint64_t fixture_packets_owed(const struct xrl_bucket *bucket, uint64_t pps,
 	cr_assert(level.known, "the bucket's word is in other units");
 	return (uint64_t)(level.burst - level.tokens + 0.5);
 }
+
+int fixture_run_from(struct xrl_datapath *dp, const char *src)
+{
+	struct packet pkt;
+
+	cr_assert_eq(packet_from(&pkt, src), 0, "%s", src);
+	return fixture_run(dp, &pkt);
+}
+
+static void *traffic_thread(void *arg)
+{
+	struct fixture_traffic *t = arg;
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = t->pkt.data,
+		    .data_size_in = (__u32)t->pkt.len, .repeat = 1);
+
+	while (!atomic_load(&t->stop)) {
+		if (bpf_prog_test_run_opts(t->dp->prog_fd, &opts))
+			break;
+		t->frames++;
+		t->dropped += opts.retval == XDP_DROP;
+	}
+	return NULL;
+}
+
+void fixture_traffic_start(struct fixture_traffic *t, struct xrl_datapath *dp,
+			   const char *src)
+{
+	memset(t, 0, sizeof(*t));
+	t->dp = dp;
+	cr_assert_eq(packet_from(&t->pkt, src), 0, "%s", src);
+	cr_assert_eq(pthread_create(&t->thread, NULL, traffic_thread, t), 0);
+}
+
+void fixture_traffic_stop(struct fixture_traffic *t)
+{
+	atomic_store(&t->stop, true);
+	pthread_join(t->thread, NULL);
+}
+
+void fixture_write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f, "%s", path);
+	fputs(text, f);
+	cr_assert_eq(fclose(f), 0, "%s", path);
+}

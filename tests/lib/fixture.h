@@ -6,6 +6,8 @@
 #ifndef XRL_TEST_FIXTURE_H
 #define XRL_TEST_FIXTURE_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdbool.h>
 #include "datapath.h"
@@ -62,6 +64,29 @@ struct xrl_table_counters fixture_table_counters(struct xrl_datapath *dp);
 
 /* Judges @pkt once; returns the XDP verdict. */
 int fixture_run(struct xrl_datapath *dp, const struct packet *pkt);
+
+/*
+ * Traffic on a thread of its own while the test changes the data path:
+ * a minimal packet from @src judged again and again until stopped,
+ * every verdict counted.
+ */
+struct fixture_traffic {
+	struct xrl_datapath *dp;
+	struct packet pkt;
+	pthread_t thread;
+	atomic_bool stop;
+	uint64_t frames, dropped;
+};
+
+void fixture_traffic_start(struct fixture_traffic *t, struct xrl_datapath *dp,
+			   const char *src);
+void fixture_traffic_stop(struct fixture_traffic *t);
+
+/* Writes @text as the file @path; criterion fails on error. */
+void fixture_write_file(const char *path, const char *text);
+
+/* Judges a minimal packet from @src ("198.18.0.1", "fd00::1") once. */
+int fixture_run_from(struct xrl_datapath *dp, const char *src);
 
 /* Judges @pkt @repeat times at the current test time; returns how many
  * passed (from the program's pass + monitor + allow counters). */

@@ -28,7 +28,7 @@ Test(policy_file_keys, unknown_top_level_key)
 	policy_refused("malformed: pass\nrule: []\n",
 		"p.yaml:2: rule: unknown key, expected one of: keys, malformed, "
 		"vlan_overflow, ipv4_mapped, unjudged_fragments, "
-		"header_overflow, new_sources, unknown_sources, events, "
+		"header_overflow, new_sources, unknown_sources, events, blocklists, "
 		"interfaces, default, rules, redis, sync_interval, metrics");
 }
 
@@ -61,7 +61,7 @@ Test(policy_file_keys, unknown_key_with_control_bytes_stays_one_line)
 	policy_refused("\"a\\nb\": 1\n",
 		"p.yaml:1: a\\x0ab: unknown key, expected one of: keys, "
 		"malformed, vlan_overflow, ipv4_mapped, unjudged_fragments, "
-		"header_overflow, new_sources, unknown_sources, events, "
+		"header_overflow, new_sources, unknown_sources, events, blocklists, "
 		"interfaces, default, rules, redis, sync_interval, metrics");
 }
 

@@ -128,6 +128,7 @@ extern const struct xrl_cmd xrl_cmd_reset;
 extern const struct xrl_cmd xrl_cmd_daemon;
 extern const struct xrl_cmd xrl_cmd_ban;
 extern const struct xrl_cmd xrl_cmd_unban;
+extern const struct xrl_cmd xrl_cmd_blocklist;
 extern const struct xrl_cmd xrl_cmd_bans;
 
 #endif

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <jansson.h>
+#include "blocklist.h"
 #include "client.h"
 #include "cmd.h"
 #include "cmd_request.h"
@@ -174,6 +175,10 @@ static int run_check(const struct xrl_cmd *cmd, struct xrl_cli *cli,
 	}
 	ret = xrl_config_load_string(text, size, path, &config, err,
 				     sizeof(err));
+	/* Its lists too, read as the user: a bad line refuses a reload. */
+	if (!ret && (ret = xrl_blocklists_check(&config.policy, err,
+						sizeof(err))))
+		xrl_config_free(&config);
 	if (ret) {
 		fprintf(stderr, "%s\n", err);
 		free(text);

@@ -23,5 +23,6 @@ const struct xrl_cmd *const xrl_commands[] = {
 	&xrl_cmd_ban,
 	&xrl_cmd_unban,
 	&xrl_cmd_bans,
+	&xrl_cmd_blocklist,
 	NULL
 };

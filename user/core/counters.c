@@ -19,6 +19,7 @@ static const char *const verdict_names[XRL_VERDICT_COUNT] = {
 	[XRL_VERDICT_TINY_FRAGMENT] = "tiny_fragment",
 	[XRL_VERDICT_UNJUDGED_FRAGMENT] = "unjudged_fragment",
 	[XRL_VERDICT_HEADER_OVERFLOW] = "header_overflow",
+	[XRL_VERDICT_BLOCKLISTED] = "blocklisted",
 };
 
 const char *xrl_verdict_name(enum xrl_verdict verdict)
@@ -51,6 +52,8 @@ static const char *const verdict_help[XRL_VERDICT_COUNT] = {
 					"extension headers at a prefix with an "
 					"L4 rule, dropped (header_overflow: "
 					"drop)",
+	[XRL_VERDICT_BLOCKLISTED] = "a source a deny blocklist holds "
+				    "(blocklists:), dropped before the rules",
 };
 
 const char *xrl_verdict_help(enum xrl_verdict verdict)

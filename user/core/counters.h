@@ -9,7 +9,7 @@
 
 /* "pass", "drop", "monitor", "allow", "deny", "malformed", "nonip",
  * "vlan_overflow", "ipv4_mapped", "banned", "tiny_fragment",
- * "unjudged_fragment", "header_overflow"; and what each counts, one
+ * "unjudged_fragment", "header_overflow", "blocklisted"; and what each counts, one
  * line for the docs. */
 const char *xrl_verdict_name(enum xrl_verdict verdict);
 const char *xrl_verdict_help(enum xrl_verdict verdict);

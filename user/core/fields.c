@@ -81,6 +81,13 @@ static const char *const header_overflow_words[] = {
 	NULL
 };
 
+static const char *const blocklist_action_words[] = {
+	[XRL_BLOCKLIST_DENY] = "deny", [XRL_BLOCKLIST_MONITOR] = "monitor",
+	NULL
+};
+
+_Static_assert(ARRAY_SIZE(blocklist_action_words) ==
+	       XRL_BLOCKLIST_ACTIONS + 1, "blocklist actions");
 _Static_assert(ARRAY_SIZE(action_words) == XRL_ACTION_COUNT + 1, "actions");
 _Static_assert(ARRAY_SIZE(scope_words) == XRL_SCOPE_COUNT + 1, "scopes");
 _Static_assert(ARRAY_SIZE(strategy_words) == XRL_STRATEGY_COUNT + 1,
@@ -261,6 +268,26 @@ static const struct xrl_field events_fields[] = {
 	  .help = "events of all sources together (default 100; 0: none)" },
 };
 
+#define BLOCKLIST(member)	AT(struct xrl_blocklist_spec, member)
+
+/* Read by blocklist.c: name and file are its own checks. */
+const struct xrl_field xrl_blocklist_fields[] = {
+	{ .key = "name", .type = XRL_FIELD_TEXT, BLOCKLIST(name),
+	  .flags = XRL_FIELD_ALWAYS,
+	  .help = "the list's name, unique: 1 to 31 of a-z, 0-9, _ and -" },
+	{ .key = "file", .type = XRL_FIELD_TEXT, BLOCKLIST(file),
+	  .flags = XRL_FIELD_ALWAYS,
+	  .help = "its file, an absolute path: one address or CIDR a line, "
+		  "# comments" },
+	{ .key = "action", .type = XRL_FIELD_WORD, BLOCKLIST(action),
+	  .words = blocklist_action_words, .flags = XRL_FIELD_ALWAYS,
+	  .noun = "action", .expected = "deny or monitor",
+	  .help = "deny (default: dropped before the rules) or monitor "
+		  "(counted, then judged by the rules)" },
+	{}
+};
+const size_t xrl_n_blocklist_fields = ARRAY_SIZE(xrl_blocklist_fields) - 1;
+
 #define WORDS_OF(w)	.type = XRL_FIELD_WORD, .words = w##_words
 #define VERDICT(name)	.key = #name, WORDS_OF(name), POLICY(name)
 
@@ -292,6 +319,11 @@ const struct xrl_field xrl_policy_fields[] = {
 	{ .key = "events", .type = XRL_FIELD_MAP, .sub = events_fields,
 	  .n_sub = ARRAY_SIZE(events_fields),
 	  .help = "{quiet_period, max_per_second}: limit events" },
+	{ .key = "blocklists", .type = XRL_FIELD_LIST,
+	  .sub = xrl_blocklist_fields,
+	  .n_sub = ARRAY_SIZE(xrl_blocklist_fields) - 1,
+	  .help = "lists of addresses and CIDRs judged before the rules, "
+		  "at most 8 of up to 1048576 entries each" },
 	{ .key = "interfaces", .type = XRL_FIELD_LIST,
 	  .flags = XRL_FIELD_DAEMON,
 	  .help = "the interfaces the daemon attaches to (at most 32)" },
@@ -821,4 +853,9 @@ const char *xrl_unknown_name(enum xrl_unknown_verdict verdict)
 int xrl_unknown_parse(const char *text, enum xrl_unknown_verdict *verdict)
 {
 	return value_in(unknown_words, text, (unsigned *)verdict);
+}
+
+const char *xrl_blocklist_action_name(enum xrl_blocklist_action action)
+{
+	return name_in(blocklist_action_words, XRL_BLOCKLIST_ACTIONS, action);
 }

@@ -86,6 +86,9 @@ extern const struct xrl_field xrl_level_fields[];
 extern const size_t xrl_n_level_fields;
 extern const struct xrl_field xrl_policy_fields[];
 extern const size_t xrl_n_policy_fields;
+/* The keys of one list of blocklists: (struct xrl_blocklist_spec). */
+extern const struct xrl_field xrl_blocklist_fields[];
+extern const size_t xrl_n_blocklist_fields;
 
 /* The entry of @key in a table, or NULL. */
 const struct xrl_field *xrl_field_find(const struct xrl_field *table,
@@ -136,5 +139,6 @@ const char *xrl_strategy_name(enum xrl_strategy strategy);
 int xrl_strategy_parse(const char *text, enum xrl_strategy *strategy);
 const char *xrl_unknown_name(enum xrl_unknown_verdict verdict);
 int xrl_unknown_parse(const char *text, enum xrl_unknown_verdict *verdict);
+const char *xrl_blocklist_action_name(enum xrl_blocklist_action action);
 
 #endif

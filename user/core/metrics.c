@@ -341,6 +341,38 @@ static void write_bans(FILE *out, const struct xrl_metrics *m)
 			       m->manual_bans_capacity);
 }
 
+static void write_blocklists(FILE *out, const struct xrl_metrics *m)
+{
+	const char *labels[3] = { "list", NULL, NULL };
+	size_t i;
+
+	if (!m->n_blocklists)
+		return;
+	xrl_metrics_family(out, "xdp_ratelimit_blocklist_entries", "gauge",
+			   "Prefixes of each blocklist in force.");
+	for (i = 0; i < m->n_blocklists; i++) {
+		labels[1] = m->blocklists[i].name;
+		xrl_metrics_sample_u64(out, "xdp_ratelimit_blocklist_entries",
+				       labels, m->blocklists[i].entries);
+	}
+	xrl_metrics_family(out, "xdp_ratelimit_blocklist_capacity", "gauge",
+			   "The most prefixes a blocklist holds.");
+	for (i = 0; i < m->n_blocklists; i++) {
+		labels[1] = m->blocklists[i].name;
+		xrl_metrics_sample_u64(out, "xdp_ratelimit_blocklist_capacity",
+				       labels, XRL_BLOCKLIST_ENTRIES);
+	}
+	xrl_metrics_family(out, "xdp_ratelimit_blocklist_hits_total",
+			   "counter", "Packets of sources each blocklist "
+			   "holds, since it came in force under its name.");
+	for (i = 0; i < m->n_blocklists; i++) {
+		labels[1] = m->blocklists[i].name;
+		xrl_metrics_sample_u64(out,
+				       "xdp_ratelimit_blocklist_hits_total",
+				       labels, m->blocklists[i].hits.packets);
+	}
+}
+
 static void write_gauges(FILE *out, const struct xrl_metrics *m)
 {
 	if (m->tracked_sources >= 0) {
@@ -384,6 +416,7 @@ int xrl_metrics_write(FILE *out, const struct xrl_metrics *m)
 	write_table(out, m);
 	write_events(out, m);
 	write_bans(out, m);
+	write_blocklists(out, m);
 	write_gauges(out, m);
 	if (m->extra)
 		m->extra(out, m->extra_ctx);

@@ -23,6 +23,13 @@ struct xrl_metrics_rule {
 	struct xrl_rule_counters counters;
 };
 
+/* A blocklist in force (bpf/blocklists.h), by name. */
+struct xrl_metrics_blocklist {
+	char name[XRL_BLOCKLIST_NAME_LEN];
+	__u64 entries;
+	struct xrl_counter hits;
+};
+
 /*
  * Families written after the built-in ones, for features that keep
  * their own state (global budgets' sync_degraded{rule=...}): write them
@@ -43,6 +50,8 @@ struct xrl_metrics {
 					 * force */
 	__u64 manual_bans;		/* entries of xrl_manual_bans */
 	__u32 manual_bans_capacity;	/* its max_entries */
+	struct xrl_metrics_blocklist blocklists[XRL_BLOCKLISTS_MAX];
+	size_t n_blocklists;
 	long tracked_sources;		/* < 0: not known, not written */
 	__u32 capacity;			/* max_entries of the bucket map */
 	bool have_policy;		/* the two below are known */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cidr.h"
 #include "limit.h"
 #include "match.h"
@@ -36,8 +37,20 @@ int xrl_policy_init(struct xrl_policy *policy)
 	return 0;
 }
 
+void xrl_policy_blocklists_applied(struct xrl_policy *policy)
+{
+	size_t i;
+
+	for (i = 0; policy->blocklists_built && i < policy->n_blocklists; i++)
+		if (policy->blocklist_fds[i] >= 0)
+			close(policy->blocklist_fds[i]);
+	policy->blocklists_built = false;
+	policy->blocklists_read = false;
+}
+
 void xrl_policy_free(struct xrl_policy *policy)
 {
+	xrl_policy_blocklists_applied(policy);
 	free(policy->rules);
 	memset(policy, 0, sizeof(*policy));
 }
@@ -357,6 +370,7 @@ void xrl_policy_settings(const struct xrl_policy *policy, __u32 max_sources,
 			 unsigned n_cpus, struct xrl_settings *out)
 {
 	uint64_t pps, burst;
+	size_t i;
 
 	memset(out, 0, sizeof(*out));
 	prefix_mask(policy->v4_prefix, &out->v4_mask, 1);
@@ -370,6 +384,9 @@ void xrl_policy_settings(const struct xrl_policy *policy, __u32 max_sources,
 	out->v6_prefix = policy->v6_prefix;
 	out->unknown_verdict = policy->unknown;
 	out->manual_bans = policy->manual_bans;
+	out->blocklists = policy->n_blocklists;
+	for (i = 0; i < policy->n_blocklists && i < XRL_BLOCKLISTS_MAX; i++)
+		out->blocklist_action[i] = policy->blocklists[i].action;
 	out->new_sources_set = policy->new_sources_off || policy->new_pps;
 	xrl_new_sources_budget(policy, max_sources, &pps, &burst);
 	/* Checked by the parsers; a failure leaves the budget off. */

@@ -13,6 +13,17 @@
 #include "rule_spec.h"
 #include "xrl.h"
 
+/* A list of blocklists: (name, file, action), read by blocklist.h. */
+#define XRL_BLOCKLIST_NAME_MAX	XRL_BLOCKLIST_NAME_LEN	/* with the NUL */
+#define XRL_BLOCKLIST_FILE_MAX	256	/* with the NUL */
+
+struct xrl_blocklist_spec {
+	char name[XRL_BLOCKLIST_NAME_MAX];	/* [a-z0-9_-], unique */
+	char file[XRL_BLOCKLIST_FILE_MAX];	/* an absolute path */
+	enum xrl_blocklist_action action;
+	int line;				/* of the policy file, or 0 */
+};
+
 struct xrl_policy {
 	uint32_t v4_prefix;		/* source key prefix for IPv4: 1..32 */
 	uint32_t v6_prefix;		/* and for IPv6: 1..128 */
@@ -32,6 +43,17 @@ struct xrl_policy {
 	uint64_t event_quiet_ns;
 	uint64_t events_per_second;
 	bool manual_bans;	/* the daemon's: xrl_manual_bans in use */
+	/* blocklists:, in the order looked up. Their files are read again
+	 * when the policy is applied with @blocklists_read set (a policy
+	 * file read: reload, attach); otherwise a list of the same name,
+	 * file and action keeps the trie in force. */
+	struct xrl_blocklist_spec blocklists[XRL_BLOCKLISTS_MAX];
+	size_t n_blocklists;
+	bool blocklists_read;
+	/* Their tries built already (the daemon's reload thread), owned
+	 * here: fds, -1 for a list of no entries. Not copied. */
+	bool blocklists_built;
+	int blocklist_fds[XRL_BLOCKLISTS_MAX];
 	struct xrl_rule_spec *rules;	/* rules[0] is the default rule */
 	size_t n_rules;
 	size_t cap_rules;
@@ -40,6 +62,9 @@ struct xrl_policy {
 /* A policy of just a default rule that allows all, /32 and /64 keys. */
 int xrl_policy_init(struct xrl_policy *policy);
 void xrl_policy_free(struct xrl_policy *policy);
+/* Once @policy is in force: its tries built are the data path's now (the
+ * fds closed), and a later apply of it keeps the lists in force. */
+void xrl_policy_blocklists_applied(struct xrl_policy *policy);
 
 /* Appends a copy of @rule (its id is assigned). -EEXIST for a prefix
  * and L4 match already in the policy, -EMLINK for a prefix that holds

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
+#include "blocklist.h"
 #include "cidr.h"
 #include "fields.h"
 #include "levels.h"
@@ -513,6 +514,15 @@ static int read_interfaces(struct xrl_yaml *y, const char *field,
 	return 0;
 }
 
+static int read_blocklists(struct xrl_yaml *y, const char *field,
+			   yaml_node_t *value, const struct xrl_field *f,
+			   void *target)
+{
+	struct xrl_config *config = target;
+
+	return xrl_blocklists_read_yaml(y, field, value, f, &config->policy);
+}
+
 /* {pps: N, burst: M}, both needed, or "off" for no budget at all. */
 static int read_new_sources(struct xrl_yaml *y, const char *field,
 			    yaml_node_t *value, const struct xrl_field *f,
@@ -624,6 +634,7 @@ static const struct {
 } top_readers[] = {
 	{ "new_sources", read_new_sources },
 	{ "interfaces", read_interfaces },
+	{ "blocklists", read_blocklists },
 	{ "default", read_default },
 	{ "rules", read_rules },
 	{ "redis", read_redis },

@@ -16,6 +16,9 @@
 int xrl_policy_copy(struct xrl_policy *dst, const struct xrl_policy *src)
 {
 	*dst = *src;
+	/* A copy keeps the lists in force: only a file read reads them. */
+	dst->blocklists_read = false;
+	dst->blocklists_built = false;
 	dst->cap_rules = src->n_rules ? src->n_rules : 1;
 	dst->rules = calloc(dst->cap_rules, sizeof(*dst->rules));
 	if (!dst->rules) {

@@ -195,9 +195,34 @@ static int emit_new_sources(yaml_emitter_t *emitter, const struct xrl_field *f,
 	return policy->new_pps ? emit_map(emitter, f, policy, true) : 0;
 }
 
+/* blocklists: a list of {name, file, action}, or nothing for none. */
+static int emit_blocklists(yaml_emitter_t *emitter, const struct xrl_field *f,
+			   const struct xrl_policy *policy)
+{
+	const struct xrl_blocklist_spec *spec;
+	size_t i;
+	int ret;
+
+	if (!policy->n_blocklists)
+		return 0;
+	ret = emit_scalar(emitter, f->key) ?: emit_list_start(emitter, false);
+	for (i = 0; !ret && i < policy->n_blocklists; i++) {
+		spec = &policy->blocklists[i];
+		ret = emit_map_start(emitter, true) ?:
+		      emit_pair(emitter, "name", spec->name) ?:
+		      emit_pair(emitter, "file", spec->file) ?:
+		      emit_pair(emitter, "action",
+				xrl_blocklist_action_name(spec->action)) ?:
+		      emit_map_end(emitter);
+	}
+	return ret ? ret : emit_list_end(emitter);
+}
+
 static int emit_setting(yaml_emitter_t *emitter, const struct xrl_field *f,
 			const struct xrl_policy *policy)
 {
+	if (!strcmp(f->key, "blocklists"))
+		return emit_blocklists(emitter, f, policy);
 	if (!strcmp(f->key, "keys"))
 		return emit_map(emitter, f, policy, false);
 	if (!strcmp(f->key, "new_sources"))

@@ -226,6 +226,7 @@ static int change(struct xrl_daemon_state *state, struct xrl_policy *next,
 	xrl_policy_free(&state->policy);
 	state->policy = *next;
 	memset(next, 0, sizeof(*next));
+	xrl_policy_blocklists_applied(&state->policy);
 	state->n_changes++;
 	follow_budgets(state);
 	if (state->dp && head_map_id(state->dp, &state->head_map_id))

@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include "control.h"
 #include "control_cmds.h"
+#include "file_load.h"
 #include "fields.h"
 #include "xrl.h"
 
@@ -36,6 +37,7 @@ static const char *const events_fields[] = { "n", "since", NULL };
 static const char *const no_fields[] = { NULL };
 static const char *const ban_fields[] = { "cidr", "for", NULL };
 static const char *const unban_fields[] = { "cidr", NULL };
+static const char *const blocklist_fields[] = { "name", NULL };
 
 #define COMMAND(n, f, fn, ...)	{ .name = n, .fields = f, .run = fn, __VA_ARGS__ }
 
@@ -52,6 +54,8 @@ static const struct xrl_control_command commands[] = {
 	COMMAND("unban", unban_fields, xrl_control_unban, .changes = true),
 	COMMAND("bans", no_fields, xrl_control_bans),
 	COMMAND("reload", reload_fields, xrl_control_reload, .changes = true),
+	COMMAND("blocklist.reload", blocklist_fields,
+		xrl_control_blocklist_reload, .changes = true),
 	COMMAND("stats", no_fields, xrl_control_stats),
 	COMMAND("status", no_fields, xrl_control_status),
 	COMMAND("top", top_fields, xrl_control_top),
@@ -149,7 +153,7 @@ static int run_request(struct xrl_request *req, const char *line, size_t len)
 	if (!cmd) {
 		snprintf(req->err, sizeof(req->err), "unknown command \"%.32s\""
 			 " (rule.add, rule.del, rule.list, rule.revert, "
-			 "reload, check, stats, status, top, version)", name);
+			 "reload, blocklist.reload, check, stats, status, top, version)", name);
 		return -EINVAL;
 	}
 	ret = check_fields(cmd, req->json, req->err, sizeof(req->err));
@@ -216,14 +220,18 @@ int xrl_control_reload_response(struct xrl_daemon_state *state,
 				char **response)
 {
 	struct xrl_request req = { .state = state, .privileged = true };
+	bool list;
 	int ret;
 
 	*response = NULL;
 	req.response = json_pack("{s:b}", "ok", true);
 	if (!req.response)
 		return -ENOMEM;
-	ret = xrl_control_reload_done(&req);
+	list = state->load && state->load->list.active;
+	ret = list ? xrl_control_blocklist_done(&req) :
+		     xrl_control_reload_done(&req);
 	if (ret)
-		refused(&req, find_command("reload"), ret);
+		refused(&req, find_command(list ? "blocklist.reload" :
+					   "reload"), ret);
 	return respond(&req, ret, response);
 }

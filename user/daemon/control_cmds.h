@@ -60,4 +60,9 @@ int xrl_control_ban(struct xrl_request *req);
 int xrl_control_unban(struct xrl_request *req);
 int xrl_control_bans(struct xrl_request *req);
 
+/* blocklist.reload: one list read again and swapped in alone, and its
+ * second half when read off the loop (control_blocklists.c). */
+int xrl_control_blocklist_reload(struct xrl_request *req);
+int xrl_control_blocklist_done(struct xrl_request *req);
+
 #endif

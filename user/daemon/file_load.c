@@ -11,6 +11,7 @@
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include "blocklists.h"
 #include "file_load.h"
 #include "policy_read.h"
 
@@ -31,21 +32,55 @@ static void *load_thread(void *arg)
 	/* This thread alone (Linux's nice is per thread): the control loop
 	 * comes first on a busy machine. Best effort. */
 	setpriority(PRIO_PROCESS, 0, LOAD_NICE);
-	load->ret = xrl_config_load_file(load->path, &load->config, load->err,
-					 sizeof(load->err));
+	if (load->list.active)
+		load->ret = xrl_blocklist_build(&load->list.spec,
+						&load->list.fd,
+						&load->list.entries, load->err,
+						sizeof(load->err));
+	else
+		load->ret = xrl_config_load_file(load->path, &load->config,
+						 load->err, sizeof(load->err));
+	/* A policy's lists too: reading and building them is most of a
+	 * reload of large lists. */
+	if (!load->list.active && !load->ret) {
+		load->ret = xrl_blocklists_build(&load->config.policy,
+						 load->err, sizeof(load->err));
+		if (load->ret)
+			xrl_config_free(&load->config);
+	}
 	/* An eventfd write of 1 cannot fail short of a bug. */
 	if (write(load->done_fd, &one, sizeof(one)) != sizeof(one))
 		abort();
 	return NULL;
 }
 
+static int start(struct xrl_file_load *load, const char *path);
+
 int xrl_file_load_start(struct xrl_file_load *load, const char *path)
+{
+	if (load->running)
+		return -EBUSY;
+	load->list.active = false;
+	return start(load, path);
+}
+
+int xrl_file_load_start_list(struct xrl_file_load *load,
+			     const struct xrl_blocklist_spec *spec)
+{
+	if (load->running)
+		return -EBUSY;
+	load->list.active = true;
+	load->list.spec = *spec;
+	load->list.fd = -1;
+	load->list.entries = 0;
+	return start(load, spec->file);
+}
+
+static int start(struct xrl_file_load *load, const char *path)
 {
 	sigset_t all, old;
 	int ret;
 
-	if (load->running)
-		return -EBUSY;
 	free(load->path);
 	load->path = strdup(path);
 	if (!load->path)
@@ -64,20 +99,44 @@ int xrl_file_load_start(struct xrl_file_load *load, const char *path)
 	return 0;
 }
 
-int xrl_file_load_finish(struct xrl_file_load *load,
-			 struct xrl_config *config, char *err, size_t len)
+/* Waits for the thread; its result. */
+static int join(struct xrl_file_load *load, char *err, size_t len)
 {
 	uint64_t count;
-	int ret;
 
-	if (!load->running)
-		return -EINVAL;
 	pthread_join(load->thread, NULL);
 	load->running = false;
 	/* Emptied for the next load (read or not, the thread is done). */
 	if (read(load->done_fd, &count, sizeof(count)) < 0)
 		count = 0;
-	ret = load->ret;
+	if (load->ret)
+		snprintf(err, len, "%s", load->err);
+	return load->ret;
+}
+
+int xrl_file_load_finish_list(struct xrl_file_load *load, int *fd,
+			      size_t *entries, char *err, size_t len)
+{
+	int ret;
+
+	if (!load->running || !load->list.active)
+		return -EINVAL;
+	ret = join(load, err, len);
+	*fd = load->list.fd;
+	*entries = load->list.entries;
+	load->list.fd = -1;
+	load->list.active = false;
+	return ret;
+}
+
+int xrl_file_load_finish(struct xrl_file_load *load,
+			 struct xrl_config *config, char *err, size_t len)
+{
+	int ret;
+
+	if (!load->running || load->list.active)
+		return -EINVAL;
+	ret = join(load, err, len);
 	if (ret)
 		snprintf(err, len, "%s", load->err);
 	else
@@ -89,8 +148,14 @@ int xrl_file_load_finish(struct xrl_file_load *load,
 void xrl_file_load_free(struct xrl_file_load *load)
 {
 	struct xrl_config config;
+	size_t entries;
 	char err[8];
+	int fd;
 
+	if (load->running && load->list.active &&
+	    !xrl_file_load_finish_list(load, &fd, &entries, err, sizeof(err)) &&
+	    fd >= 0)
+		close(fd);
 	if (load->running &&
 	    !xrl_file_load_finish(load, &config, err, sizeof(err)))
 		xrl_config_free(&config);

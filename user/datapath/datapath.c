@@ -45,8 +45,7 @@ int xrl_map_update(int fd, const void *key, const void *value, __u64 flags)
 	return 0;
 }
 
-/* A new fd of the map in slot @slot of the map of maps @outer_fd. */
-static int inner_map_fd(int outer_fd, __u32 slot)
+int xrl_datapath_inner_fd(int outer_fd, __u32 slot)
 {
 	__u32 id;
 	int fd;
@@ -59,7 +58,7 @@ static int inner_map_fd(int outer_fd, __u32 slot)
 
 int xrl_datapath_head_fd(const struct xrl_datapath *dp)
 {
-	return inner_map_fd(dp->settings_fd, 0);
+	return xrl_datapath_inner_fd(dp->settings_fd, 0);
 }
 
 int xrl_datapath_head(const struct xrl_datapath *dp,
@@ -93,5 +92,5 @@ int xrl_datapath_rules_fd(const struct xrl_datapath *dp)
 	struct xrl_policy_head head;
 	int ret = xrl_datapath_head(dp, &head);
 
-	return ret ? ret : inner_map_fd(dp->policy_fd, head.rules_slot);
+	return ret ? ret : xrl_datapath_inner_fd(dp->policy_fd, head.rules_slot);
 }

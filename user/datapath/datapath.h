@@ -38,6 +38,8 @@ struct xrl_datapath {
 	int tally_fd;		/* per-CPU tallies of those (include/xrl.h) */
 	int ban_stats_fd;	/* per-CPU bans started */
 	int manual_bans_fd;	/* the daemon's bans by prefix (LPM trie) */
+	int blocklists_fd;	/* the blocklists' tries (blocklist.h) */
+	int block_hits_fd;	/* per-CPU hits of each */
 	/* Sources tracked, as counted by someone who keeps counting (the
 	 * daemon's counter thread; < 0 until its first count), so that a
 	 * report does not read the whole bucket table; NULL: count it. */
@@ -54,6 +56,10 @@ struct xrl_datapath {
  */
 int xrl_datapath_head_fd(const struct xrl_datapath *dp);
 int xrl_datapath_rules_fd(const struct xrl_datapath *dp);
+
+/* A new fd of the map in slot @slot of the map of maps @outer_fd, or
+ * -errno (-ENOENT: an empty slot). */
+int xrl_datapath_inner_fd(int outer_fd, __u32 slot);
 
 /* The head in force, or its settings alone. 0 or -errno. */
 int xrl_datapath_head(const struct xrl_datapath *dp,

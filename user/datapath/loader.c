@@ -35,6 +35,7 @@ static void reset_fds(struct xrl_datapath *dp)
 	dp->ids_fd = -1;
 	dp->bans_fd = dp->ban_stats_fd = dp->manual_bans_fd = -1;
 	dp->offenders_fd = dp->tally_fd = -1;
+	dp->blocklists_fd = dp->block_hits_fd = -1;
 }
 
 static __u32 map_btf_id(int map_fd)
@@ -185,6 +186,8 @@ int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 	dp->tally_fd = bpf_map__fd(skel->maps.xrl_tally);
 	dp->ban_stats_fd = bpf_map__fd(skel->maps.xrl_ban_stats);
 	dp->manual_bans_fd = bpf_map__fd(skel->maps.xrl_manual_bans);
+	dp->blocklists_fd = bpf_map__fd(skel->maps.xrl_blocklists);
+	dp->block_hits_fd = bpf_map__fd(skel->maps.xrl_block_hits);
 	dp->btf_id = map_btf_id(dp->buckets_fd);
 	dp->ids_fd = xrl_id_map_create(NULL);
 	if (dp->ids_fd < 0) {
@@ -235,6 +238,8 @@ static const struct pinned_object pinned_objects[] = {
 	{ XRL_MAP_TALLY, offsetof(struct xrl_datapath, tally_fd) },
 	{ XRL_MAP_BAN_STATS, offsetof(struct xrl_datapath, ban_stats_fd) },
 	{ XRL_MAP_MANUAL_BANS, offsetof(struct xrl_datapath, manual_bans_fd) },
+	{ XRL_MAP_BLOCKLISTS, offsetof(struct xrl_datapath, blocklists_fd) },
+	{ XRL_MAP_BLOCK_HITS, offsetof(struct xrl_datapath, block_hits_fd) },
 	/* Last: pins made before it existed are adopted without it. */
 	{ XRL_PIN_IDS, offsetof(struct xrl_datapath, ids_fd) },
 };

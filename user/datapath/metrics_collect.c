@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bans.h"
+#include "blocklists.h"
 #include "bucket.h"
 #include "clock.h"
 #include "datapath.h"
@@ -108,6 +109,23 @@ free_buffers:
 	return ret;
 }
 
+static int read_blocklists(const struct xrl_datapath *dp, struct xrl_metrics *m)
+{
+	struct xrl_blocklist_report lists[XRL_BLOCKLISTS_MAX];
+	int i, n = xrl_blocklists_read(dp, lists);
+
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++) {
+		memcpy(m->blocklists[i].name, lists[i].name,
+		       sizeof(m->blocklists[i].name));
+		m->blocklists[i].entries = lists[i].entries;
+		m->blocklists[i].hits = lists[i].hits;
+	}
+	m->n_blocklists = (size_t)n;
+	return 0;
+}
+
 int xrl_metrics_collect(const struct xrl_datapath *dp, struct xrl_metrics *m)
 {
 	struct xrl_manual_bans_fill fill;
@@ -136,6 +154,8 @@ int xrl_metrics_collect(const struct xrl_datapath *dp, struct xrl_metrics *m)
 		m->manual_bans = fill.entries;
 		m->manual_bans_capacity = fill.max_entries;
 	}
+	if (!ret)
+		ret = read_blocklists(dp, m);
 	if (!ret)
 		ret = read_rule_counters(dp, m);
 	m->capacity = xrl_datapath_max_sources(dp);

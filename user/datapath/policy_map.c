@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include "aggregate.h"
+#include "blocklists.h"
 #include "compiled.h"
 #include "datapath.h"
 #include "mapwalk.h"
@@ -66,6 +67,7 @@ int xrl_policy_stage(struct xrl_datapath *dp, const struct xrl_policy *policy,
 {
 	struct xrl_policy_head head = {}, in_force;
 	struct xrl_compiled compiled;
+	size_t i;
 	int ret;
 
 	staged->rules_fd = staged->table_fd = staged->head_fd = -1;
@@ -87,6 +89,14 @@ int xrl_policy_stage(struct xrl_datapath *dp, const struct xrl_policy *policy,
 	if (ret)
 		goto unstage;
 	head.settings = compiled.settings;
+	for (i = 0; i < policy->n_blocklists && i < XRL_BLOCKLISTS_MAX; i++)
+		memcpy(head.blocklist_names[i], policy->blocklists[i].name,
+		       sizeof(head.blocklist_names[i]));
+	/* The lists go into the slot of the head's rules: in force with
+	 * it, not before. */
+	ret = xrl_blocklists_stage(dp, policy, head.rules_slot, err, len);
+	if (ret)
+		goto unstage;
 	ret = staged->head_fd = create_head_map(dp, &head);
 	if (ret < 0) {
 		snprintf(err, len, "creating the policy head: %s",
@@ -97,6 +107,7 @@ int xrl_policy_stage(struct xrl_datapath *dp, const struct xrl_policy *policy,
 	return 0;
 
 unstage:
+	xrl_blocklists_clear(dp, staged->slot);
 	xrl_policy_unstage(staged);
 	xrl_compiled_free(&compiled);
 	return ret;
@@ -120,6 +131,8 @@ int xrl_policy_commit(struct xrl_datapath *dp,
 	pin_in_force(dp, staged->rules_fd, XRL_PIN_RULES);
 	pin_in_force(dp, staged->table_fd, XRL_PIN_TABLE);
 	pin_in_force(dp, staged->head_fd, XRL_PIN_HEAD);
+	/* No packet reads the lists of the slot swapped away from. */
+	xrl_blocklists_clear(dp, (staged->slot + 1) % XRL_POLICY_SLOTS);
 	/* Best effort: a counter left behind is forgotten at the next
 	 * swap, and no packet is counted under an id not in force. */
 	xrl_rule_counters_sweep(dp);
@@ -161,12 +174,16 @@ int xrl_policy_apply(struct xrl_datapath *dp, const struct xrl_policy *policy,
 	if (ret)
 		goto unstage;
 	ret = xrl_policy_commit(dp, &staged, err, len);
-	if (ret)
+	if (ret) {
 		xrl_agg_undo(dp, &plan);
+		xrl_blocklists_clear(dp, staged.slot);
+	}
 	else
 		xrl_agg_finish(dp, policy, &plan);
 	xrl_agg_plan_free(&plan);
 unstage:
+	if (ret)
+		xrl_blocklists_clear(dp, staged.slot);
 	xrl_policy_unstage(&staged);
 	return ret;
 }

@@ -499,6 +499,10 @@ int xrl_status_collect(const struct xrl_datapath *dp,
 	ret = xrl_manual_bans_fill(dp, &report->manual_bans);
 	if (ret && ret != -ENOENT)
 		goto free_report;
+	ret = xrl_blocklists_read(dp, report->blocklists);
+	if (ret < 0)
+		goto free_report;
+	report->n_blocklists = (size_t)ret;
 	xrl_datapath_settings(dp, &report->settings);
 	ret = xrl_pin_for_each_link(dp->pin_dir, add_iface, &walk);
 	if (ret)
@@ -629,6 +633,42 @@ static json_t *maps_json(const struct xrl_status_report *report)
 	return maps;
 }
 
+/* The blocklists in force: each one's fill of its capacity, and hits. */
+static json_t *blocklists_json(const struct xrl_status_report *report)
+{
+	const struct xrl_blocklist_report *b;
+	json_t *lists = json_array();
+	size_t i;
+
+	for (i = 0; i < report->n_blocklists; i++) {
+		b = &report->blocklists[i];
+		json_array_append_new(lists, json_pack(
+			"{s:s, s:s, s:I, s:I, s:{s:I, s:I}}",
+			"name", b->name,
+			"action", xrl_blocklist_action_name(b->action),
+			"entries", (json_int_t)b->entries,
+			"capacity", (json_int_t)XRL_BLOCKLIST_ENTRIES,
+			"hits", "packets", (json_int_t)b->hits.packets,
+				"bytes", (json_int_t)b->hits.bytes));
+	}
+	return lists;
+}
+
+static void print_blocklists(FILE *out, const struct xrl_status_report *report)
+{
+	const struct xrl_blocklist_report *b;
+	size_t i;
+
+	fprintf(out, "blocklists:%s\n", report->n_blocklists ? "" : " none");
+	for (i = 0; i < report->n_blocklists; i++) {
+		b = &report->blocklists[i];
+		fprintf(out, "  %-16s %-8s %llu of %u entries, %llu hits\n",
+			b->name, xrl_blocklist_action_name(b->action),
+			(unsigned long long)b->entries, XRL_BLOCKLIST_ENTRIES,
+			(unsigned long long)b->hits.packets);
+	}
+}
+
 json_t *xrl_status_json(const struct xrl_status_report *report)
 {
 	json_t *ifaces = json_array();
@@ -637,7 +677,7 @@ json_t *xrl_status_json(const struct xrl_status_report *report)
 	for (i = 0; i < report->n_ifaces; i++)
 		json_array_append_new(ifaces, iface_json(&report->ifaces[i]));
 	return json_pack("{s:s, s:{s:I, s:s}, s:o, s:o, s:I, s:I, s:I, "
-			 "s:{s:I, s:I}, s:{s:I, s:I}, s:o, s:o, s:o}",
+			 "s:{s:I, s:I}, s:o, s:{s:I, s:I}, s:o, s:o, s:o}",
 		"pin_dir", report->pin_dir,
 		"program", "id", (json_int_t)report->prog_id,
 			   "name", report->prog_name,
@@ -650,6 +690,7 @@ json_t *xrl_status_json(const struct xrl_status_report *report)
 			       (json_int_t)report->manual_bans.entries,
 			       "max_entries",
 			       (json_int_t)report->manual_bans.max_entries,
+		"blocklists", blocklists_json(report),
 		"source_prefix", "ipv4", (json_int_t)report->settings.v4_prefix,
 				 "ipv6", (json_int_t)report->settings.v6_prefix,
 		"counters", totals_json(report->stats.totals),
@@ -694,6 +735,7 @@ void xrl_status_print(FILE *out, const struct xrl_status_report *report)
 	fprintf(out, "bans:       %llu by hand in %s of %u\n",
 		(unsigned long long)report->manual_bans.entries,
 		XRL_MAP_MANUAL_BANS, report->manual_bans.max_entries);
+	print_blocklists(out, report);
 	print_table(out, &report->stats.table);
 	xrl_memory_print(out, &report->memory);
 	fprintf(out, "\n");

@@ -12,6 +12,7 @@
 #include <net/if.h>
 #include "attach.h"
 #include "bans.h"
+#include "blocklists.h"
 #include "dispatcher.h"
 #include "memory.h"
 #include "xrl.h"
@@ -89,6 +90,8 @@ struct xrl_status_report {
 	long tracked_sources;
 	__u32 max_sources;
 	struct xrl_manual_bans_fill manual_bans;
+	struct xrl_blocklist_report blocklists[XRL_BLOCKLISTS_MAX];
+	size_t n_blocklists;
 	struct xrl_settings settings;
 	struct xrl_stats_report stats;
 	struct xrl_memory_report memory;

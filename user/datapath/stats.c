@@ -129,3 +129,10 @@ free_values:
 	free(values);
 	return ret;
 }
+
+int xrl_block_hits_read(const struct xrl_datapath *dp, __u32 index,
+			struct xrl_counter *hits)
+{
+	return sum_percpu(dp->block_hits_fd, index, (__u64 *)hits,
+			  sizeof(*hits) / sizeof(__u64));
+}

@@ -37,4 +37,8 @@ int xrl_event_stats_read(const struct xrl_datapath *dp,
 int xrl_ban_stats_read(const struct xrl_datapath *dp,
 		       struct xrl_ban_counters *totals);
 
+/* The hits of blocklist slot @index (bpf/blocklists.h), summed. */
+int xrl_block_hits_read(const struct xrl_datapath *dp, __u32 index,
+			struct xrl_counter *hits);
+
 #endif
