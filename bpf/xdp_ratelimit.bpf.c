@@ -17,6 +17,7 @@
 #include "bans.h"
 #include "offenders.h"
 #include "fragments.h"
+#include "capture.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -95,6 +96,7 @@ static __always_inline void count_verdict(enum xrl_verdict verdict,
 		counter->packets++;
 		counter->bytes += frame_len;
 	}
+	capture_note_verdict(verdict);
 }
 
 static __always_inline void count_rule(__u32 rule_id,
@@ -108,6 +110,7 @@ static __always_inline void count_rule(__u32 rule_id,
 		counters->outcome[outcome].packets++;
 		counters->outcome[outcome].bytes += frame_len;
 	}
+	capture_note_rule(rule_id);
 }
 
 /*
@@ -660,8 +663,7 @@ static __noinline bool source_banned(const struct source *s)
  * under the generation it was classified in is judged without walking
  * any rule. Everything else is classified.
  */
-SEC("xdp")
-int xdp_ratelimit(struct xdp_md *ctx)
+static __always_inline int judge_packet(struct xdp_md *ctx)
 {
 	const struct xrl_policy_head *head;
 	const struct xrl_settings *settings;
@@ -716,4 +718,15 @@ int xdp_ratelimit(struct xdp_md *ctx)
 			return judge_limited(settings, rule, bucket);
 	}
 	return judge_classified(ctx, settings, bucket);
+}
+
+/* The packet judged, then, while a capture runs, offered to it. */
+SEC("xdp")
+int xdp_ratelimit(struct xdp_md *ctx)
+{
+	int action = judge_packet(ctx);
+
+	if (capture_armed())
+		capture_verdict(ctx, action);
+	return action;
 }

@@ -37,6 +37,11 @@ struct xrl_datapath {
 	int offenders_fd;	/* refused sources' counts (bpf/offenders.h) */
 	int ban_stats_fd;	/* per-CPU bans started */
 	int manual_bans_fd;	/* the daemon's bans by prefix (LPM trie) */
+	/* A capture's settings, ring and per-CPU state (bpf/capture.h);
+	 * -1 when adopted from pins made before them. */
+	int capture_fd;
+	int capture_rb_fd;
+	int capture_st_fd;
 	/* Sources tracked, as counted by someone who keeps counting (the
 	 * daemon's counter thread; < 0 until its first count), so that a
 	 * report does not read the whole bucket table; NULL: count it. */
