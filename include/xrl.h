@@ -870,7 +870,7 @@ struct xrl_capture_config {
 	__u32 verdicts;		/* 1 << enum xrl_verdict */
 	__u32 actions;		/* 1 << XDP action */
 	__u32 snaplen;		/* 1 to XRL_CAPTURE_SNAP_MAX */
-	__u32 reserved;
+	__u32 owner;		/* the pid of the capturing CLI */
 	__u64 until_ns;		/* the program's clock: disarmed after it */
 	struct xrl_limit budget;	/* this CPU's share, in frames */
 };
