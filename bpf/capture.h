@@ -144,10 +144,22 @@ static __always_inline bool capture_fill(struct xdp_md *ctx,
 	return true;
 }
 
+/* Disarms a capture past its lease (its CLI gone without clearing it). */
+static __always_inline bool capture_lease_over(struct xrl_capture_config *cfg,
+					       __u64 now)
+{
+	if (now <= cfg->until_ns)
+		return false;
+	cfg->armed = 0;
+	return true;
+}
+
 /*
  * At the exit, while a capture runs: the frame, if the capture takes
- * it and the budget has room, into the ring. Disarms a capture past its
- * lease (its CLI gone without clearing it).
+ * it and the budget has room, into the ring. A frame it does not take
+ * costs no clock read (but every XRL_CAPTURE_LEASE_EVERY-th, for the
+ * lease); nor does one of those the budget skips after a refusal, so
+ * a flood over the budget mostly costs a count.
  */
 __noinline int capture_verdict(struct xdp_md *ctx, int action)
 {
@@ -163,17 +175,29 @@ __noinline int capture_verdict(struct xdp_md *ctx, int action)
 	rule = st->noted_rule;
 	st->noted_verdict = 0;
 	st->noted_rule = 0;
-	now = now_ns();
-	if (now > cfg->until_ns) {
-		cfg->armed = 0;
+	if (!verdict || !capture_wants(cfg, verdict - 1, action, rule)) {
+		if (++st->untaken & (XRL_CAPTURE_LEASE_EVERY - 1))
+			return 0;
+		capture_lease_over(cfg, now_ns());
 		return 0;
 	}
-	if (!verdict || !capture_wants(cfg, verdict - 1, action, rule))
-		return 0;
-	if (!event_admitted(&st->budget, &cfg->budget, now)) {
+	if (st->skip) {
+		st->skip--;
 		st->budget.count[XRL_CAPTURE_SAMPLED_OUT]++;
 		return 0;
 	}
+	now = now_ns();
+	if (capture_lease_over(cfg, now))
+		return 0;
+	if (!event_admitted(&st->budget, &cfg->budget, now)) {
+		st->budget.count[XRL_CAPTURE_SAMPLED_OUT]++;
+		st->skip_len = st->skip_len * 2 + 1;
+		if (st->skip_len > XRL_CAPTURE_SKIP_MAX)
+			st->skip_len = XRL_CAPTURE_SKIP_MAX;
+		st->skip = st->skip_len;
+		return 0;
+	}
+	st->skip_len = 0;
 	rec = bpf_ringbuf_reserve(&xrl_capture_rb, sizeof(*rec), 0);
 	if (!rec) {
 		st->budget.count[XRL_CAPTURE_LOST]++;
@@ -191,7 +215,9 @@ __noinline int capture_verdict(struct xdp_md *ctx, int action)
 	rec->verdict = verdict - 1;
 	rec->action = action;
 	rec->reserved = 0;
-	bpf_ringbuf_submit(rec, 0);
+	/* No wakeup: the reader polls the ring on a timer, so a frame costs
+	 * neither side a notification. */
+	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
 	st->budget.count[XRL_CAPTURE_TAKEN]++;
 	return 1;
 }

@@ -863,6 +863,8 @@ struct xrl_event_state {
 #define XRL_CAPTURE_PER_SECOND	10000	/* frames, all CPUs together */
 #define XRL_CAPTURE_BURST	1000
 #define XRL_CAPTURE_LEASE_NS	(5ULL * 1000000000ULL)	/* until_ns ahead */
+#define XRL_CAPTURE_SKIP_MAX	255
+#define XRL_CAPTURE_LEASE_EVERY	4096	/* a power of 2 */
 
 struct xrl_capture_config {
 	__u32 armed;		/* 0: no capture */
@@ -901,6 +903,14 @@ struct xrl_capture_state {
 	struct xrl_event_state budget;
 	__u32 noted_rule;
 	__u32 noted_verdict;
+	/* After a refusal the budget is not asked (nor the clock read)
+	 * for @skip frames: 1, 3, 7... up to XRL_CAPTURE_SKIP_MAX while it
+	 * keeps refusing (@skip_len), none once it admits again. */
+	__u32 skip;
+	__u32 skip_len;
+	/* Frames the capture does not take, counted to read the clock for
+	 * the lease every XRL_CAPTURE_LEASE_EVERY of them. */
+	__u64 untaken;
 };
 
 /*
@@ -1036,6 +1046,6 @@ _Static_assert(sizeof(struct xrl_new_source_budget) == 16, "budget layout");
 _Static_assert(sizeof(struct xrl_capture_config) == 56, "capture config layout");
 _Static_assert(sizeof(struct xrl_capture_record) ==
 	       24 + XRL_CAPTURE_SNAP_MAX, "capture record layout");
-_Static_assert(sizeof(struct xrl_capture_state) == 48, "capture state layout");
+_Static_assert(sizeof(struct xrl_capture_state) == 64, "capture state layout");
 
 #endif /* XRL_H */

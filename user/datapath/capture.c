@@ -193,7 +193,11 @@ struct xrl_capture_reader *xrl_capture_reader_open(
 int xrl_capture_reader_poll(struct xrl_capture_reader *reader,
 			    int timeout_ms)
 {
-	return ring_buffer__poll(reader->ring, timeout_ms);
+	int ret = ring_buffer__poll(reader->ring, timeout_ms);
+
+	/* The program submits without a wakeup (bpf/capture.h): what came
+	 * meanwhile is read once the wait is over. */
+	return ret ? ret : ring_buffer__consume(reader->ring);
 }
 
 int xrl_capture_reader_drain(struct xrl_capture_reader *reader)

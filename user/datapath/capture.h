@@ -43,8 +43,9 @@ typedef int (*xrl_capture_fn)(const struct xrl_capture_record *rec,
 
 struct xrl_capture_reader *xrl_capture_reader_open(
 	const struct xrl_datapath *dp, xrl_capture_fn fn, void *ctx);
-/* Waits up to @timeout_ms for records and reads them: how many, or
- * -errno (-EINTR when a signal came). */
+/* Waits @timeout_ms (records come without a wakeup, so the whole of
+ * it, unless a signal comes) and reads what came: how many, or -errno
+ * (-EINTR when a signal came). */
 int xrl_capture_reader_poll(struct xrl_capture_reader *reader,
 			    int timeout_ms);
 /* Reads every record waiting; how many, or -errno. */
