@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include "capture.h"
+#include "event_reader.h"
 #include "clock.h"
 #include "loader.h"
 #include "micro.h"
@@ -25,7 +26,7 @@
 
 struct reader {
 	const struct xrl_datapath *dp;
-	struct xrl_capture_reader *ring;
+	struct xrl_ring_reader *ring;
 	FILE *sink;
 	volatile bool stop;
 	unsigned long long frames;
@@ -33,8 +34,9 @@ struct reader {
 	int err;
 };
 
-static int write_frame(const struct xrl_capture_record *rec, void *ctx)
+static int write_frame(const void *record, void *ctx)
 {
+	const struct xrl_capture_record *rec = record;
 	struct reader *r = ctx;
 	char comment[128];
 
@@ -52,12 +54,12 @@ static void *read_ring(void *arg)
 	pid_t owner;
 
 	while (!r->stop && !r->err) {
-		xrl_capture_reader_poll(r->ring, 100);
+		xrl_ring_reader_poll(r->ring, 100);
 		/* The lease, as the CLI keeps it (a run outlasts it). */
 		if (xrl_capture_renew(r->dp, &owner))
 			r->err = -EBUSY;
 	}
-	xrl_capture_reader_drain(r->ring);
+	xrl_ring_reader_drain(r->ring);
 	r->cpu_ns = xrl_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	return NULL;
 }
@@ -130,15 +132,17 @@ int micro_capture(struct micro *m)
 		ret = xrl_pcapng_begin(r.sink, "bench", XRL_CAPTURE_SNAP_MAX);
 	if (!ret)
 		ret = xrl_capture_arm(&capturing, &cfg, &owner);
-	r.ring = ret ? NULL : xrl_capture_reader_open(&capturing, write_frame,
-						      &r);
-	if (!ret && !r.ring)
-		ret = -errno;
+	if (!ret) {
+		r.ring = xrl_ring_reader_open(capturing.capture_rb_fd,
+					      sizeof(struct xrl_capture_record),
+					      write_frame, &r);
+		ret = r.ring ? 0 : -errno;
+	}
 	if (!ret)
 		ret = -pthread_create(&thread, NULL, read_ring, &r);
 	if (!ret)
 		ret = measure(m, &capturing, &r, thread);
-	xrl_capture_reader_close(r.ring);
+	xrl_ring_reader_close(r.ring);
 	if (r.sink)
 		fclose(r.sink);
 	xrl_datapath_close(&capturing);

@@ -23,6 +23,7 @@
 #include <linux/bpf.h>
 #include <jansson.h>
 #include "capture.h"
+#include "event_reader.h"
 #include "cidr.h"
 #include "client.h"
 #include "clock.h"
@@ -357,8 +358,9 @@ static void frame_comment(const struct capture_run *run,
 }
 
 /* A record into the file; non-zero stops the ring's reading. */
-static int write_record(const struct xrl_capture_record *rec, void *ctx)
+static int write_record(const void *record, void *ctx)
 {
+	const struct xrl_capture_record *rec = record;
 	struct capture_run *run = ctx;
 	char comment[XRL_RULE_NAME_MAX + 96];
 	__u32 cap_len = rec->cap_len;
@@ -391,7 +393,7 @@ static bool run_done(const struct capture_run *run)
 /* Reads the ring until stopped; 0, or -errno (-EBUSY: taken over). */
 static int capture_loop(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 			const struct xrl_datapath *dp,
-			struct xrl_capture_reader *reader,
+			struct xrl_ring_reader *reader,
 			struct capture_run *run)
 {
 	__u64 renewed = xrl_capture_clock_ns(), now;
@@ -399,7 +401,7 @@ static int capture_loop(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 	int ret;
 
 	while (!run_done(run)) {
-		ret = xrl_capture_reader_poll(reader, POLL_MS);
+		ret = xrl_ring_reader_poll(reader, POLL_MS);
 		if (ret < 0 && ret != -EINTR)
 			return ret;
 		now = xrl_capture_clock_ns();
@@ -511,10 +513,12 @@ static int capture(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		   const struct xrl_capture_config *cfg,
 		   struct capture_run *run)
 {
-	struct xrl_capture_reader *reader;
+	struct xrl_ring_reader *reader;
 	int ret;
 
-	reader = xrl_capture_reader_open(dp, write_record, run);
+	reader = xrl_ring_reader_open(dp->capture_rb_fd,
+				      sizeof(struct xrl_capture_record),
+				      write_record, run);
 	if (!reader) {
 		xrl_cmd_error(cli, cmd, "reading the capture ring: %s",
 			      strerror(errno));
@@ -530,9 +534,9 @@ static int capture(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		xrl_capture_disarm(dp);
 		/* What was taken before the disarm, unless -c was met. */
 		if (!run_done(run) || stop_signal)
-			xrl_capture_reader_drain(reader);
+			xrl_ring_reader_drain(reader);
 	}
-	xrl_capture_reader_close(reader);
+	xrl_ring_reader_close(reader);
 	if (ret && ret != -EBUSY && ret != -EOPNOTSUPP)
 		xrl_cmd_error(cli, cmd, "reading the capture ring: %s",
 			      strerror(-ret));

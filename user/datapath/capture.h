@@ -36,20 +36,7 @@ int xrl_capture_disarm(const struct xrl_datapath *dp);
 /* The program's clock now (CLOCK_MONOTONIC, as bpf_ktime_get_ns()). */
 __u64 xrl_capture_clock_ns(void);
 
-/* The ring's reader: @fn is called for each record. */
-struct xrl_capture_reader;
-typedef int (*xrl_capture_fn)(const struct xrl_capture_record *rec,
-			      void *ctx);
-
-struct xrl_capture_reader *xrl_capture_reader_open(
-	const struct xrl_datapath *dp, xrl_capture_fn fn, void *ctx);
-/* Waits @timeout_ms (records come without a wakeup, so the whole of
- * it, unless a signal comes) and reads what came: how many, or -errno
- * (-EINTR when a signal came). */
-int xrl_capture_reader_poll(struct xrl_capture_reader *reader,
-			    int timeout_ms);
-/* Reads every record waiting; how many, or -errno. */
-int xrl_capture_reader_drain(struct xrl_capture_reader *reader);
-void xrl_capture_reader_close(struct xrl_capture_reader *reader);
+/* The ring's reader: xrl_ring_reader_open(dp->capture_rb_fd, sizeof(struct
+ * xrl_capture_record), ...) (event_reader.h). */
 
 #endif
