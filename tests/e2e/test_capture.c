@@ -281,6 +281,7 @@ static pid_t capture_to_file(const char *opts)
 
 Test(capture, limited_frames_read_back_by_tcpdump_with_rule_and_verdict)
 {
+	struct stat st;
 	struct pcapng p;
 	pid_t pid;
 	int all;
@@ -301,6 +302,8 @@ Test(capture, limited_frames_read_back_by_tcpdump_with_rule_and_verdict)
 	cr_assert_eq(counted(" lost"), 0, "%s", err);
 	cr_assert_eq(stats_dropped("limited"), 30);
 
+	cr_assert_eq(stat(pcap_path, &st), 0);
+	cr_assert_eq(st.st_mode & 0777, 0600, "readable by its owner only");
 	cr_assert_eq(tcpdump_lines(pcap_path, "198.18.1.7.", &all), 30,
 		     "tcpdump:\n%s", out);
 	cr_assert_eq(all, 30);
@@ -371,6 +374,7 @@ static struct xrl_capture_config pinned_config(void)
 
 Test(capture, sigint_ends_it_with_its_counts_and_clears_the_config)
 {
+	struct packet lldp;
 	struct pcapng p;
 	size_t i;
 	pid_t pid;
@@ -379,6 +383,9 @@ Test(capture, sigint_ends_it_with_its_counts_and_clears_the_config)
 	pid = capture_to_file("--verdict passed");
 	cr_assert_eq(pinned_config().armed, 1);
 	wire_send(&topo, "198.18.9.1", 7);
+	cr_assert_eq(packet_build(&lldp, &(struct packet_spec){
+		.ethertype = 0x88cc }), 0);
+	wire_send_frame(&topo, &lldp, 1);
 	wire_rx_drain(&rx, QUIET_MS);
 	kill(pid, SIGINT);
 	cr_assert_eq(capture_wait(pid), 0, "%s", err);
@@ -400,6 +407,47 @@ Test(capture, sigint_ends_it_with_its_counts_and_clears_the_config)
 	cr_assert_lt(i, p.n);
 	cr_assert_str_eq(p.frames[i].comment, "rule=default id=0 "
 			 "verdict=passed counter=allow xdp=pass");
+	/* Judged before any rule: none named. */
+	for (i = 0; i < p.n; i++)
+		if (!memcmp(p.frames[i].data + 12, "\x88\xcc", 2))
+			break;
+	cr_assert_lt(i, p.n, "the LLDP frame");
+	cr_assert_str_eq(p.frames[i].comment, "rule=- verdict=passed "
+			 "counter=nonip xdp=pass");
+}
+
+Test(capture, to_standard_output_piped_into_tcpdump)
+{
+	char cli[PATH_MAX], cmd[PATH_MAX * 2 + 512];
+	pid_t pid;
+	int n = 0;
+	FILE *p;
+
+	topo_cli_path(cli, sizeof(cli));
+	snprintf(cmd, sizeof(cmd), "exec nsenter --net=/run/netns/%s %s "
+		 "--pin-dir %s capture --verdict limited -c 12 -w - 2>%s | "
+		 "tcpdump -r - -nn 2>/dev/null | grep -c ' 198.18.1.6[.]' "
+		 ">%s-n", topo.ns_rx, cli, topo.pin_dir, err_path, pcap_path);
+	unlink(err_path);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (!pid) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	while (!strstr(err, "capturing from ")) {
+		read_text(err_path, err, sizeof(err));
+		poll(NULL, 0, 10);
+		cr_assert_eq(waitpid(pid, NULL, WNOHANG), 0, "%s", err);
+	}
+	wire_send(&topo, "198.18.1.6", 22);	/* 10 of the burst, 12 limited */
+	cr_assert_eq(capture_wait(pid), 0, "%s", err);
+	snprintf(cmd, sizeof(cmd), "%s-n", pcap_path);
+	p = fopen(cmd, "r");
+	cr_assert_not_null(p);
+	cr_assert_eq(fscanf(p, "%d", &n), 1);
+	fclose(p);
+	cr_assert_eq(n, 12, "tcpdump read %d frames from the pipe", n);
 }
 
 Test(capture, a_second_capture_beside_a_running_one_is_refused)
