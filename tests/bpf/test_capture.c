@@ -23,7 +23,7 @@
 #include "loader.h"
 #include "stats.h"
 
-#define MAX_SEEN	2048
+#define MAX_SEEN	4096
 
 static struct xrl_datapath dp;
 static struct xrl_policy policy;
@@ -293,4 +293,30 @@ Test(capture, without_xdp_load_bytes_the_linear_copy_keeps_the_same_bytes)
 	unsetenv(XRL_ENV_NO_BPF_LOOP);
 	fixture_apply(&dp, &policy);
 	check_snaplen();
+}
+
+Test(capture, a_full_ring_is_counted_as_lost_not_silent)
+{
+	struct xrl_capture_state st;
+	uint64_t offered = 0, now = NS_PER_S;
+	int step;
+
+	arm(0, ALL_VERDICTS, ALL_ACTIONS, XRL_CAPTURE_SNAP_MAX);
+	/* Within the budget (a second's share at a time), never read:
+	 * more than the ring holds. */
+	for (step = 0; step < 20; step++) {
+		now += NS_PER_S;
+		xrl_datapath_set_time(&dp, now);
+		send_n("198.18.9.1", 400);
+		offered += 400;
+	}
+	st = counts();
+	cr_assert_gt(st.budget.count[XRL_CAPTURE_LOST], 0);
+	cr_assert_eq(st.budget.count[XRL_CAPTURE_SAMPLED_OUT], 0);
+	drain();
+	cr_assert_eq(st.budget.count[XRL_CAPTURE_TAKEN], seen.n);
+	cr_assert_eq(seen.n + st.budget.count[XRL_CAPTURE_LOST], offered);
+	/* 1 MiB of records of 280 bytes and their 8-byte headers. */
+	cr_assert_eq(seen.n,
+		     XRL_CAPTURE_RING_BYTES / (8 + sizeof(seen.recs[0])));
 }
