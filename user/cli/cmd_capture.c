@@ -226,37 +226,6 @@ static int add_pinned_rule(const struct xrl_lpm_key *prefix,
 	return 0;
 }
 
-/* The daemon's names, when it answers; else false. */
-static bool daemon_rule_names(const struct xrl_cli *cli,
-			      struct rule_names *names)
-{
-	json_t *request, *response = NULL, *rule;
-	struct rule_name *r;
-	char err[256];
-	size_t i;
-	int ret;
-
-	request = json_pack("{s:s}", "cmd", "rule.list");
-	if (!request)
-		return false;
-	ret = xrl_client_call(cli->socket, request, &response, err,
-			      sizeof(err));
-	json_decref(request);
-	json_array_foreach(ret ? NULL : json_object_get(response, "rules"), i,
-			   rule) {
-		r = rule_names_add(names);
-		if (!r)
-			break;
-		r->id = (__u32)json_integer_value(json_object_get(rule, "id"));
-		snprintf(r->name, sizeof(r->name), "%s", json_string_value(
-			 json_object_get(rule, "name")) ?: "?");
-		snprintf(r->cidr, sizeof(r->cidr), "%s", json_string_value(
-			 json_object_get(rule, "cidr")) ?: "?");
-	}
-	json_decref(response);
-	return !ret && names->n;
-}
-
 static int by_id(const void *a, const void *b)
 {
 	const struct rule_name *ra = a, *rb = b;
@@ -264,30 +233,60 @@ static int by_id(const void *a, const void *b)
 	return ra->id < rb->id ? -1 : ra->id > rb->id;
 }
 
-/* The rules in force with their names: the daemon's, else the pins'. */
-static int rule_names_read(const struct xrl_cli *cli,
-			   const struct xrl_datapath *dp,
-			   struct rule_names *names)
-{
-	int ret = 0;
-
-	if (!daemon_rule_names(cli, names)) {
-		free(names->rules);
-		memset(names, 0, sizeof(*names));
-		ret = xrl_rules_walk(dp, add_pinned_rule, names);
-	}
-	if (names->n)
-		qsort(names->rules, names->n, sizeof(*names->rules), by_id);
-	return ret;
-}
-
-static const struct rule_name *rule_by_id(const struct rule_names *names,
-					  __u32 id)
+static struct rule_name *rule_by_id(const struct rule_names *names, __u32 id)
 {
 	struct rule_name key = { .id = id };
 
 	return names->n ? bsearch(&key, names->rules, names->n,
 				  sizeof(key), by_id) : NULL;
+}
+
+/*
+ * The daemon's names, when one answers, for the rules of the pins it
+ * holds too (the same id of the same CIDR: a daemon of another pin
+ * directory names none of them).
+ */
+static void daemon_rule_names(const struct xrl_cli *cli,
+			      struct rule_names *names)
+{
+	json_t *request, *response = NULL, *rule;
+	struct rule_name *r;
+	const char *name, *cidr;
+	char err[256];
+	size_t i;
+	int ret;
+
+	request = json_pack("{s:s}", "cmd", "rule.list");
+	if (!request)
+		return;
+	ret = xrl_client_call(cli->socket, request, &response, err,
+			      sizeof(err));
+	json_decref(request);
+	json_array_foreach(ret ? NULL : json_object_get(response, "rules"), i,
+			   rule) {
+		r = rule_by_id(names, (__u32)json_integer_value(
+				       json_object_get(rule, "id")));
+		name = json_string_value(json_object_get(rule, "name"));
+		cidr = json_string_value(json_object_get(rule, "cidr"));
+		if (r && name && cidr && !strcmp(cidr, r->cidr))
+			snprintf(r->name, sizeof(r->name), "%s", name);
+	}
+	json_decref(response);
+}
+
+/* The rules in force, by id, with their names: the daemon's, else their
+ * CIDRs (the name a rule has by default). */
+static int rule_names_read(const struct xrl_cli *cli,
+			   const struct xrl_datapath *dp,
+			   struct rule_names *names)
+{
+	int ret = xrl_rules_walk(dp, add_pinned_rule, names);
+
+	if (ret || !names->n)
+		return ret;
+	qsort(names->rules, names->n, sizeof(*names->rules), by_id);
+	daemon_rule_names(cli, names);
+	return 0;
 }
 
 /* The rule --rule names: by name, CIDR or id; NULL when none. */
