@@ -43,24 +43,13 @@ static const char policy[] =
 
 static void setup(void)
 {
-	char path[96];
-	FILE *f;
-
 	topo_create(&topo);
 	rx.fd = -1;
-	snprintf(path, sizeof(path), "/tmp/" TOPO_PREFIX "%d-policy.yaml",
-		 topo.pid);
-	f = fopen(path, "w");
-	cr_assert_not_null(f);
-	fputs(policy, f);
-	fclose(f);
+	topo_attach_policy(&topo, policy);
 	snprintf(pcap_path, sizeof(pcap_path),
 		 "/tmp/" TOPO_PREFIX "%d-f.pcap", topo.pid);
 	snprintf(err_path, sizeof(err_path),
 		 "/tmp/" TOPO_PREFIX "%d-capture.err", topo.pid);
-	cr_assert_eq(topo_cli(&topo, out, sizeof(out), err, sizeof(err),
-			      "attach %s --policy %s", topo.if_rx, path), 0,
-		     "attach: %s", err);
 	wire_rx_open(&rx, &topo);
 }
 

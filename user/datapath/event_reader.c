@@ -9,6 +9,16 @@
 #include "datapath.h"
 #include "event_reader.h"
 
+/* Frees what an open that failed made, keeping its errno. */
+static void *open_failed(void *reader)
+{
+	int err = errno;
+
+	free(reader);
+	errno = err;
+	return NULL;
+}
+
 struct xrl_ring_reader {
 	struct ring_buffer *ring;
 	size_t record_size;
@@ -29,7 +39,6 @@ struct xrl_ring_reader *xrl_ring_reader_open(int map_fd, size_t record_size,
 					     xrl_record_fn fn, void *ctx)
 {
 	struct xrl_ring_reader *reader = calloc(1, sizeof(*reader));
-	int err;
 
 	if (!reader)
 		return NULL;
@@ -37,13 +46,7 @@ struct xrl_ring_reader *xrl_ring_reader_open(int map_fd, size_t record_size,
 	reader->fn = fn;
 	reader->ctx = ctx;
 	reader->ring = ring_buffer__new(map_fd, handle_sample, reader, NULL);
-	if (!reader->ring) {
-		err = errno;
-		free(reader);
-		errno = err;
-		return NULL;
-	}
-	return reader;
+	return reader->ring ? reader : open_failed(reader);
 }
 
 int xrl_ring_reader_fd(const struct xrl_ring_reader *reader)
@@ -88,7 +91,6 @@ struct xrl_event_reader *xrl_event_reader_open(const struct xrl_datapath *dp,
 					       xrl_event_fn fn, void *ctx)
 {
 	struct xrl_event_reader *reader = calloc(1, sizeof(*reader));
-	int err;
 
 	if (!reader)
 		return NULL;
@@ -97,13 +99,7 @@ struct xrl_event_reader *xrl_event_reader_open(const struct xrl_datapath *dp,
 	reader->ring = xrl_ring_reader_open(dp->events_fd,
 					    sizeof(struct xrl_limit_event),
 					    handle_event, reader);
-	if (!reader->ring) {
-		err = errno;
-		free(reader);
-		errno = err;
-		return NULL;
-	}
-	return reader;
+	return reader->ring ? reader : open_failed(reader);
 }
 
 int xrl_event_reader_fd(const struct xrl_event_reader *reader)
