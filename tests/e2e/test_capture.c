@@ -408,8 +408,8 @@ Test(capture, sigint_ends_it_with_its_counts_and_clears_the_config)
 Test(capture, to_standard_output_piped_into_tcpdump)
 {
 	char cli[PATH_MAX], cmd[PATH_MAX * 2 + 512];
+	int n = 0, waited;
 	pid_t pid;
-	int n = 0;
 	FILE *p;
 
 	topo_cli_path(cli, sizeof(cli));
@@ -424,10 +424,12 @@ Test(capture, to_standard_output_piped_into_tcpdump)
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
-	while (!strstr(err, "capturing from ")) {
+	err[0] = '\0';
+	for (waited = 0; !strstr(err, "capturing from "); waited += 10) {
 		read_text(err_path, err, sizeof(err));
 		poll(NULL, 0, 10);
 		cr_assert_eq(waitpid(pid, NULL, WNOHANG), 0, "%s", err);
+		cr_assert_lt(waited, WAIT_MS, "never armed: %s", err);
 	}
 	wire_send(&topo, "198.18.1.6", 22);	/* 10 of the burst, 12 limited */
 	cr_assert_eq(capture_wait(pid), 0, "%s", err);
