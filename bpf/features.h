@@ -17,4 +17,11 @@
  */
 const volatile bool have_bpf_loop = true;
 
+/*
+ * bpf_xdp_load_bytes() (Linux 5.18): a capture copies a frame's bytes
+ * with it, whatever the driver's layout. Without it (5.15), a bounded
+ * loop copies what the linear part holds.
+ */
+const volatile bool have_xdp_load_bytes = true;
+
 #endif /* XRL_FEATURES_H */

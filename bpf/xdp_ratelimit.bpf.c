@@ -18,6 +18,7 @@
 #include "offenders.h"
 #include "fragments.h"
 #include "routes.h"
+#include "capture.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -96,6 +97,7 @@ static __always_inline void count_verdict(enum xrl_verdict verdict,
 		counter->packets++;
 		counter->bytes += frame_len;
 	}
+	capture_note_verdict(verdict);
 }
 
 static __always_inline void count_rule(__u32 rule_id,
@@ -109,6 +111,7 @@ static __always_inline void count_rule(__u32 rule_id,
 		counters->outcome[outcome].packets++;
 		counters->outcome[outcome].bytes += frame_len;
 	}
+	capture_note_rule(rule_id);
 }
 
 /*
@@ -725,8 +728,7 @@ static __always_inline int judge_routed(struct xdp_md *ctx, struct source *s,
  * any rule, as is this CPU's routed L4 flow. Everything else is
  * classified.
  */
-SEC("xdp")
-int xdp_ratelimit(struct xdp_md *ctx)
+static __always_inline int judge_packet(struct xdp_md *ctx)
 {
 	const struct xrl_policy_head *head;
 	const struct xrl_settings *settings;
@@ -789,4 +791,15 @@ int xdp_ratelimit(struct xdp_md *ctx)
 			return judge_limited(settings, rule, bucket);
 	}
 	return judge_classified(ctx, settings, bucket);
+}
+
+/* The packet judged, then, while a capture runs, offered to it. */
+SEC("xdp")
+int xdp_ratelimit(struct xdp_md *ctx)
+{
+	int action = judge_packet(ctx);
+
+	if (capture_armed())
+		capture_verdict(ctx, action);
+	return action;
 }

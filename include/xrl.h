@@ -37,6 +37,9 @@
 #define XRL_MAP_FRAGS		"xrl_frags"
 #define XRL_MAP_BLOCKLISTS	"xrl_blocklists"
 #define XRL_MAP_BLOCK_HITS	"xrl_block_hits"
+#define XRL_MAP_CAPTURE		"xrl_capture"
+#define XRL_MAP_CAPTURE_RB	"xrl_capture_rb"
+#define XRL_MAP_CAPTURE_ST	"xrl_capture_st"
 /* Not maps of the program: the inner maps in force, pinned for bpftool. */
 #define XRL_PIN_RULES		"xrl_rules"
 #define XRL_PIN_TABLE		"xrl_table"
@@ -905,6 +908,82 @@ struct xrl_event_state {
 };
 
 /*
+ * Capture (`xdp-ratelimit capture`, bpf/capture.h): sampled copies of
+ * judged frames, with the rule and the verdict that judged them, in a
+ * ring buffer of their own (xrl_capture_rb) that the capturing CLI reads
+ * straight from the pins.
+ *
+ * xrl_capture (an array of one) says whether a capture runs and what it
+ * takes: the one word a packet reads when none runs is @armed. A capture
+ * takes a frame whose verdict is in @verdicts (1 << enum xrl_verdict),
+ * whose XDP action is in @actions (1 << XDP_PASS, 1 << XDP_DROP), and,
+ * when @rule is set, judged by that rule (its id + 1). Its first
+ * @snaplen bytes are copied (1 to XRL_CAPTURE_SNAP_MAX). The program
+ * disarms a capture whose @until_ns (its clock, CLOCK_MONOTONIC) has
+ * passed, so a capture whose CLI died without clearing it stops by
+ * itself; the CLI moves it forward while it runs.
+ *
+ * Sampling is bounded by a GCRA per CPU (@budget, 1/ncpus of
+ * XRL_CAPTURE_PER_SECOND with 1/ncpus of XRL_CAPTURE_BURST), as limit
+ * events are; frames over it are counted (sampled out), as are those a
+ * full ring refused (lost).
+ */
+#define XRL_CAPTURE_SNAP_MAX	256	/* bytes of a frame a record holds */
+#define XRL_CAPTURE_RING_BYTES	(1024 * 1024)
+#define XRL_CAPTURE_PER_SECOND	10000	/* frames, all CPUs together */
+#define XRL_CAPTURE_BURST	1000
+#define XRL_CAPTURE_LEASE_NS	(5ULL * 1000000000ULL)	/* until_ns ahead */
+#define XRL_CAPTURE_SKIP_MAX	255
+#define XRL_CAPTURE_LEASE_EVERY	4096	/* a power of 2 */
+
+struct xrl_capture_config {
+	__u32 armed;		/* 0: no capture */
+	__u32 rule;		/* rule id + 1; 0: every rule, and none */
+	__u32 verdicts;		/* 1 << enum xrl_verdict */
+	__u32 actions;		/* 1 << XDP action */
+	__u32 snaplen;		/* 1 to XRL_CAPTURE_SNAP_MAX */
+	__u32 owner;		/* the pid of the capturing CLI */
+	__u64 until_ns;		/* the program's clock: disarmed after it */
+	struct xrl_limit budget;	/* this CPU's share, in frames */
+};
+
+/* One captured frame in xrl_capture_rb. */
+struct xrl_capture_record {
+	__u64 time_ns;		/* the program's clock (CLOCK_MONOTONIC) */
+	__u32 rule;		/* the rule id + 1 that judged it; 0: none */
+	__u32 frame_len;	/* the frame's length */
+	__u16 cap_len;		/* bytes of it in @data */
+	__u8 verdict;		/* enum xrl_verdict */
+	__u8 action;		/* XDP_PASS or XDP_DROP */
+	__u32 reserved;
+	__u8 data[XRL_CAPTURE_SNAP_MAX];
+};
+
+/* Per CPU (xrl_capture_st, one entry): the budget's GCRA and counts, as
+ * the event cap's (count[] by enum xrl_capture_outcome), and the rule
+ * and verdict noted for the frame being judged (+ 1; 0: none yet). */
+enum xrl_capture_outcome {
+	XRL_CAPTURE_TAKEN = XRL_EVENT_SENT,	/* written to the ring */
+	XRL_CAPTURE_SAMPLED_OUT = XRL_EVENT_SUPPRESSED,	/* over the budget */
+	XRL_CAPTURE_LOST = XRL_EVENT_LOST,	/* the ring was full */
+	XRL_CAPTURE_OUTCOMES = XRL_EVENT_OUTCOMES,
+};
+
+struct xrl_capture_state {
+	struct xrl_event_state budget;
+	__u32 noted_rule;
+	__u32 noted_verdict;
+	/* After a refusal the budget is not asked (nor the clock read)
+	 * for @skip frames: 1, 3, 7... up to XRL_CAPTURE_SKIP_MAX while it
+	 * keeps refusing (@skip_len), none once it admits again. */
+	__u32 skip;
+	__u32 skip_len;
+	/* Frames the capture does not take, counted to read the clock for
+	 * the lease every XRL_CAPTURE_LEASE_EVERY of them. */
+	__u64 untaken;
+};
+
+/*
  * Ban record of a source (xrl_bans, an LRU hash keyed as xrl_buckets),
  * made at the first drop under a rule with a ban and read only on drops
  * of such rules and when such a source gets a bucket or an offender
@@ -1034,5 +1113,10 @@ _Static_assert(sizeof(struct xrl_limit_event) == 56, "limit event layout");
 _Static_assert(sizeof(struct xrl_event_state) == 40, "event state layout");
 _Static_assert(sizeof(struct xrl_table_counters) == 40, "table counters layout");
 _Static_assert(sizeof(struct xrl_new_source_budget) == 16, "budget layout");
+
+_Static_assert(sizeof(struct xrl_capture_config) == 56, "capture config layout");
+_Static_assert(sizeof(struct xrl_capture_record) ==
+	       24 + XRL_CAPTURE_SNAP_MAX, "capture record layout");
+_Static_assert(sizeof(struct xrl_capture_state) == 64, "capture state layout");
 
 #endif /* XRL_H */

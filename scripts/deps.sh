@@ -12,7 +12,7 @@ PACKAGES="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
 linux-libc-dev pkg-config libcriterion-dev libyaml-dev libjansson-dev
 libhiredis-dev libmicrohttpd-dev redis-server iproute2 nftables iptables
 curl python3 python3-prometheus-client libclang-rt-14-dev systemd man-db
-libsystemd-dev procps xdp-tools libxdp-dev"
+libsystemd-dev procps xdp-tools libxdp-dev tcpdump"
 
 missing=""
 for pkg in $PACKAGES; do

@@ -235,6 +235,8 @@ static const struct micro_row rows[] = {
 	{ "bans", "a banning rule, a banned source", micro_bans, 0 },
 	{ "l4", "an L4 rule, matching or not", micro_l4, 0 },
 	{ "levels", "a rule with levels", micro_levels, 0 },
+	{ "capture", "capture overhead: a capture running at its bound",
+	  micro_capture, 0 },
 	{ "cpu-memory", "kernel memory per CPU, 1,000 rules", micro_cpu_memory,
 	  0 },
 };

@@ -116,6 +116,11 @@ int micro_clocks(struct micro *m);
 int micro_levels(struct micro *m);
 int micro_l4(struct micro *m);
 int micro_bans(struct micro *m);
+/* One hot source over its limit: the default rule at 1 pps, burst 1,
+ * with ban: 30d when @ban. */
+int micro_apply_over_limit(struct xrl_datapath *dp, bool ban);
+/* micro_capture.c: a capture running at its bound. */
+int micro_capture(struct micro *m);
 /* micro_state.c: what the limiter holds, and reading it. */
 int micro_memory(struct micro *m);
 /* Kernel memory per CPU with 1,000 rules, here and at 64 and 128 CPUs. */

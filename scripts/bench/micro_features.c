@@ -153,7 +153,7 @@ int micro_l4(struct micro *m)
  * on another, where the rule has ban: 30d, unjudged (banned at its first
  * drop). Both load the same program; only the policy differs.
  */
-static int apply_over_limit(struct xrl_datapath *dp, bool ban)
+int micro_apply_over_limit(struct xrl_datapath *dp, bool ban)
 {
 	struct xrl_policy policy;
 	char err[256] = "";
@@ -185,9 +185,9 @@ int micro_bans(struct micro *m)
 		return ret;
 	sides[2].prog_fd = banning.prog_fd;
 	bench_log("micro: a banned source");
-	ret = apply_over_limit(&m->dp, false);
+	ret = micro_apply_over_limit(&m->dp, false);
 	if (!ret)
-		ret = apply_over_limit(&banning, true);
+		ret = micro_apply_over_limit(&banning, true);
 	if (!ret)
 		ret = micro_side_by_side(m, TRAFFIC_HOT, sides, 3);
 	if (!ret) {

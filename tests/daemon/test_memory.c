@@ -334,10 +334,12 @@ Test(memory, every_pinned_map_dumps_in_under_a_second_and_a_mebibyte)
 	n = xrl_datapath_pin_names(names, 64);
 	cr_assert_leq(n, 64);
 	for (i = 0; i < n; i++) {
-		/* The program, and the ring buffer of limit events (bpftool
-		 * dumps no ring buffer: `xdp-ratelimit events` reads it). */
+		/* The program, and the ring buffers of limit events and of
+		 * a capture (bpftool dumps no ring buffer: `xdp-ratelimit
+		 * events` and `capture` read them). */
 		if (!strcmp(names[i], "xdp_ratelimit") ||
-		    !strcmp(names[i], XRL_MAP_EVENTS))
+		    !strcmp(names[i], XRL_MAP_EVENTS) ||
+		    !strcmp(names[i], XRL_MAP_CAPTURE_RB))
 			continue;
 		dump_pin(names[i], &seconds, &bytes);
 		cr_log_info("%-18s %8zu bytes in %.3f s", names[i], bytes,

@@ -44,20 +44,9 @@ static double now_s(void)
 
 static void setup(void)
 {
-	char path[64];
-	FILE *f;
-
 	topo_create(&topo);
 	rx.fd = -1;
-	snprintf(path, sizeof(path), "/tmp/" TOPO_PREFIX "%d-policy.yaml",
-		 topo.pid);
-	f = fopen(path, "w");
-	cr_assert_not_null(f);
-	fputs(policy, f);
-	fclose(f);
-	cr_assert_eq(topo_cli(&topo, out, sizeof(out), err, sizeof(err),
-			      "attach %s --policy %s", topo.if_rx, path), 0,
-		     "attach: %s", err);
+	topo_attach_policy(&topo, policy);
 	wire_rx_open(&rx, &topo);
 }
 

@@ -303,3 +303,19 @@ int topo_cli(const struct topo *t, char *out, size_t out_len, char *err,
 	unlink(err_path);
 	return status;
 }
+
+void topo_attach_policy(const struct topo *t, const char *yaml)
+{
+	char path[64], err[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/" TOPO_PREFIX "%d-policy.yaml",
+		 t->pid);
+	f = fopen(path, "w");
+	cr_assert_not_null(f, "%s", path);
+	fputs(yaml, f);
+	fclose(f);
+	cr_assert_eq(topo_cli(t, NULL, 0, err, sizeof(err),
+			      "attach %s --policy %s", t->if_rx, path), 0,
+		     "attach: %s", err);
+}

@@ -53,6 +53,10 @@ int topo_cli(const struct topo *t, char *out, size_t out_len, char *err,
 	     size_t err_len, const char *args_fmt, ...)
 	__attribute__((format(printf, 6, 7)));
 
+/* Writes @yaml as the policy file /tmp/xrlt<pid>-policy.yaml and
+ * attaches to the receiving veth with it; criterion fails on error. */
+void topo_attach_policy(const struct topo *t, const char *yaml);
+
 /* The CLI built beside the tests: build/tests/test-e2e -> build/. */
 void topo_cli_path(char *path, size_t len);
 

@@ -122,6 +122,7 @@ extern const struct xrl_cmd xrl_cmd_rule;
 extern const struct xrl_cmd xrl_cmd_reload;
 extern const struct xrl_cmd xrl_cmd_top;
 extern const struct xrl_cmd xrl_cmd_events;
+extern const struct xrl_cmd xrl_cmd_capture;
 extern const struct xrl_cmd xrl_cmd_check;
 extern const struct xrl_cmd xrl_cmd_explain;
 extern const struct xrl_cmd xrl_cmd_reset;

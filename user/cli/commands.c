@@ -16,6 +16,7 @@ const struct xrl_cmd *const xrl_commands[] = {
 	&xrl_cmd_reload,
 	&xrl_cmd_top,
 	&xrl_cmd_events,
+	&xrl_cmd_capture,
 	&xrl_cmd_check,
 	&xrl_cmd_explain,
 	&xrl_cmd_reset,

@@ -40,6 +40,11 @@ struct xrl_datapath {
 	int manual_bans_fd;	/* the daemon's bans by prefix (LPM trie) */
 	int blocklists_fd;	/* the blocklists' tries (blocklist.h) */
 	int block_hits_fd;	/* per-CPU hits of each */
+	/* A capture's settings, ring and per-CPU state (bpf/capture.h);
+	 * -1 when adopted from pins made before them. */
+	int capture_fd;
+	int capture_rb_fd;
+	int capture_st_fd;
 	/* Sources tracked, as counted by someone who keeps counting (the
 	 * daemon's counter thread; < 0 until its first count), so that a
 	 * report does not read the whole bucket table; NULL: count it. */

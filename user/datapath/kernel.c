@@ -54,11 +54,20 @@ bool xrl_kernel_lacks(char *buf, size_t len)
 	return false;
 }
 
-bool xrl_kernel_bpf_loop(void)
+/* The 5.15 variant asked for by the environment (XRL_ENV_NO_BPF_LOOP). */
+static bool variant_5_15(void)
 {
 	const char *off = getenv(XRL_ENV_NO_BPF_LOOP);
 
-	if (off && !strcmp(off, "1"))
-		return false;
-	return has_helper(BPF_FUNC_loop);
+	return off && !strcmp(off, "1");
+}
+
+bool xrl_kernel_bpf_loop(void)
+{
+	return !variant_5_15() && has_helper(BPF_FUNC_loop);
+}
+
+bool xrl_kernel_xdp_load_bytes(void)
+{
+	return !variant_5_15() && has_helper(BPF_FUNC_xdp_load_bytes);
 }

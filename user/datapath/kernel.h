@@ -13,8 +13,9 @@
 /* The oldest Linux the program is made for (README, "Requirements"). */
 #define XRL_KERNEL_FLOOR	"5.15"
 
-/* Turns bpf_loop() off where the kernel has it: "1" in the environment
- * loads the variant Linux 5.15 runs, for testing it on newer kernels. */
+/* Turns bpf_loop() (and bpf_xdp_load_bytes()) off where the kernel has
+ * it: "1" in the environment loads the variant Linux 5.15 runs, for
+ * testing it on newer kernels. */
 #define XRL_ENV_NO_BPF_LOOP	"XDP_RATELIMIT_NO_BPF_LOOP"
 
 /*
@@ -26,5 +27,8 @@ bool xrl_kernel_lacks(char *buf, size_t len);
 /* Whether the program is to use bpf_loop(): the kernel has it, and the
  * environment does not turn it off. */
 bool xrl_kernel_bpf_loop(void);
+/* Whether a capture copies frames with bpf_xdp_load_bytes() (Linux
+ * 5.18): the kernel has it, and the environment does not turn it off. */
+bool xrl_kernel_xdp_load_bytes(void);
 
 #endif

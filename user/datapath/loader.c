@@ -36,6 +36,7 @@ static void reset_fds(struct xrl_datapath *dp)
 	dp->bans_fd = dp->ban_stats_fd = dp->manual_bans_fd = -1;
 	dp->offenders_fd = dp->tally_fd = -1;
 	dp->blocklists_fd = dp->block_hits_fd = -1;
+	dp->capture_fd = dp->capture_rb_fd = dp->capture_st_fd = -1;
 }
 
 static __u32 map_btf_id(int map_fd)
@@ -139,6 +140,7 @@ int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 		return -errno;
 	skel->rodata->use_test_clock = opts && opts->test_clock;
 	skel->rodata->have_bpf_loop = xrl_kernel_bpf_loop();
+	skel->rodata->have_xdp_load_bytes = xrl_kernel_xdp_load_bytes();
 	skel->rodata->prefix_hash_seed = opts && opts->hash_seed ?
 					 opts->hash_seed : random_seed();
 	ret = bpf_map__set_max_entries(skel->maps.xrl_buckets,
@@ -188,6 +190,9 @@ int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 	dp->manual_bans_fd = bpf_map__fd(skel->maps.xrl_manual_bans);
 	dp->blocklists_fd = bpf_map__fd(skel->maps.xrl_blocklists);
 	dp->block_hits_fd = bpf_map__fd(skel->maps.xrl_block_hits);
+	dp->capture_fd = bpf_map__fd(skel->maps.xrl_capture);
+	dp->capture_rb_fd = bpf_map__fd(skel->maps.xrl_capture_rb);
+	dp->capture_st_fd = bpf_map__fd(skel->maps.xrl_capture_st);
 	dp->btf_id = map_btf_id(dp->buckets_fd);
 	dp->ids_fd = xrl_id_map_create(NULL);
 	if (dp->ids_fd < 0) {
@@ -240,9 +245,20 @@ static const struct pinned_object pinned_objects[] = {
 	{ XRL_MAP_MANUAL_BANS, offsetof(struct xrl_datapath, manual_bans_fd) },
 	{ XRL_MAP_BLOCKLISTS, offsetof(struct xrl_datapath, blocklists_fd) },
 	{ XRL_MAP_BLOCK_HITS, offsetof(struct xrl_datapath, block_hits_fd) },
-	/* Last: pins made before it existed are adopted without it. */
+	/* Last: pins made before these existed are adopted without them
+	 * (and cannot capture: optional_pin()). */
+	{ XRL_MAP_CAPTURE, offsetof(struct xrl_datapath, capture_fd) },
+	{ XRL_MAP_CAPTURE_RB, offsetof(struct xrl_datapath, capture_rb_fd) },
+	{ XRL_MAP_CAPTURE_ST, offsetof(struct xrl_datapath, capture_st_fd) },
 	{ XRL_PIN_IDS, offsetof(struct xrl_datapath, ids_fd) },
 };
+
+/* The pins a data path pinned before they existed lacks. */
+static bool optional_pin(struct xrl_datapath *dp, int *fd)
+{
+	return fd == &dp->ids_fd || fd == &dp->capture_fd ||
+	       fd == &dp->capture_rb_fd || fd == &dp->capture_st_fd;
+}
 
 #define N_PINNED (sizeof(pinned_objects) / sizeof(pinned_objects[0]))
 
@@ -453,7 +469,7 @@ int xrl_datapath_open_pinned(struct xrl_datapath *dp, const char *dir)
 		pin_path(dir, pinned_objects[i].name, path, sizeof(path));
 		fd = bpf_obj_get(path);
 		if (fd < 0 && errno == ENOENT &&
-		    object_fd(dp, &pinned_objects[i]) == &dp->ids_fd)
+		    optional_pin(dp, object_fd(dp, &pinned_objects[i])))
 			continue;
 		if (fd < 0) {
 			ret = -errno;

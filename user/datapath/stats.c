@@ -80,6 +80,15 @@ int xrl_event_stats_read(const struct xrl_datapath *dp,
 			  sizeof(*totals) / sizeof(__u64));
 }
 
+int xrl_capture_stats_read(const struct xrl_datapath *dp,
+			   struct xrl_capture_state *totals)
+{
+	if (dp->capture_st_fd < 0)
+		return -EOPNOTSUPP;
+	return sum_percpu(dp->capture_st_fd, 0, (__u64 *)totals,
+			  sizeof(*totals) / sizeof(__u64));
+}
+
 int xrl_ban_stats_read(const struct xrl_datapath *dp,
 		       struct xrl_ban_counters *totals)
 {

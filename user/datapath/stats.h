@@ -33,6 +33,11 @@ int xrl_table_forgotten_add(const struct xrl_datapath *dp, __u64 n);
 int xrl_event_stats_read(const struct xrl_datapath *dp,
 			 struct xrl_event_state *totals);
 
+/* Sums a capture's counts (and budget state) of every CPU; -EOPNOTSUPP
+ * for pins made before capture. */
+int xrl_capture_stats_read(const struct xrl_datapath *dp,
+			   struct xrl_capture_state *totals);
+
 /* Sums the bans started (and repeats) of every CPU. 0 or -errno. */
 int xrl_ban_stats_read(const struct xrl_datapath *dp,
 		       struct xrl_ban_counters *totals);
