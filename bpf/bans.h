@@ -168,8 +168,9 @@ static __always_inline void report_ban(const struct xrl_bucket_key *key,
 	state->count[XRL_EVENT_SENT]++;
 }
 
-/* Starts a ban of the source of @ban unless another CPU just did. */
-static __always_inline void ban_start(const struct xrl_bucket_key *key,
+/* Starts a ban of the source of @ban unless another CPU just did:
+ * whether this call started it. */
+static __always_inline bool ban_start(const struct xrl_bucket_key *key,
 				      struct xrl_offender *off,
 				      struct xrl_ban *ban,
 				      const struct xrl_rule *rule,
@@ -182,11 +183,11 @@ static __always_inline void ban_start(const struct xrl_bucket_key *key,
 	bool repeat;
 
 	if (ban_active(until, now))
-		return;
+		return false;
 	length = ban_length(ban, &rule->ban, now, &repeat);
 	if (__sync_val_compare_and_swap(&ban->until_ns, until,
 					now + length) != until)
-		return;
+		return false;
 	ban->duration_ns = length;
 	ban->last_drop_ns = 0;	/* the offence is over; a new one starts */
 	ban->bans++;
@@ -198,15 +199,17 @@ static __always_inline void ban_start(const struct xrl_bucket_key *key,
 			counters->repeats++;
 	}
 	report_ban(key, rule, settings, now, length);
+	return true;
 }
 
 /*
  * A drop under a rule with a ban: the source's offence goes on (or
- * starts), and bans it once it has lasted the rule's after_ns. A static
- * subprogram, not a global one: the settings are in a map the program
- * may not write, which a global function's argument must allow.
+ * starts), and bans it once it has lasted the rule's after_ns: whether
+ * a ban started (for bpf/escalate.h). A static subprogram, not a global
+ * one: the settings are in a map the program may not write, which a
+ * global function's argument must allow.
  */
-static __noinline void ban_offence(const struct xrl_bucket_key *key,
+static __noinline bool ban_offence(const struct xrl_bucket_key *key,
 				   struct xrl_offender *off,
 				   const struct xrl_rule *rule,
 				   const struct xrl_settings *settings,
@@ -221,7 +224,7 @@ static __noinline void ban_offence(const struct xrl_bucket_key *key,
 		bpf_map_update_elem(&xrl_bans, key, &ban_fresh, BPF_NOEXIST);
 		ban = bpf_map_lookup_elem(&xrl_bans, key);
 		if (!ban)
-			return;
+			return false;
 	}
 	if (ban->rule_id != rule->id) {
 		/* Another rule's record: its offences are not this one's. */
@@ -234,8 +237,9 @@ static __noinline void ban_offence(const struct xrl_bucket_key *key,
 	if (!last || (__s64)(now - last) > (__s64)XRL_BAN_RUN_GAP_NS)
 		ban->over_since_ns = now;
 	ban->last_drop_ns = now | 1;	/* never 0 while an offence is open */
-	if (now - ban->over_since_ns >= rule->ban.after_ns)
-		ban_start(key, off, ban, rule, settings, now);
+	if (now - ban->over_since_ns < rule->ban.after_ns)
+		return false;
+	return ban_start(key, off, ban, rule, settings, now);
 }
 
 #endif /* XRL_BANS_H */

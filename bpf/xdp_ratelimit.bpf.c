@@ -16,6 +16,7 @@
 #include "window.h"
 #include "bans.h"
 #include "offenders.h"
+#include "escalate.h"
 #include "fragments.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -267,8 +268,10 @@ static __noinline void judge_counted(const struct source *s,
 	report_limited(key, off, rule, settings, now);
 	if (how == COUNTED_REFUSED_BY_LEVEL)
 		level_refusal_count(rule, now);
-	else if (rule->ban.duration_ns)
-		ban_offence(key, off, rule, settings, now);
+	else if (rule->ban.duration_ns &&
+		 ban_offence(key, off, rule, settings, now) &&
+		 rule->escalate.after)
+		escalation_ban_started(key, rule, now);
 }
 
 /*
@@ -325,6 +328,11 @@ __noinline int judge_limited(const struct xrl_settings *settings,
 		return judge_window(s, settings, rule, bucket);
 	cost = &s->cost;
 	now = now_ns();
+	/* 0 unless the rule escalates bans (never a window's: it has no
+	 * bans): one predictable branch. */
+	if (rule->escalate.after &&
+	    escalated(&s->key, rule, now))
+		return judge_banned(rule, cost->frame_len);
 	/* Clear unless the source was refused: one predictable branch. */
 	if ((bucket_flags(bucket) & XRL_BUCKET_OFFENDER) &&
 	    rule->ban.duration_ns &&
@@ -396,7 +404,9 @@ __noinline int judge_new_source(const struct xrl_settings *settings,
 	/* Its bucket may have been evicted while it was banned: dropped
 	 * until the ban ends, and given a bucket (from the budget) only
 	 * then. */
-	if (rule->ban.duration_ns && ban_recorded(key, rule, now))
+	if (rule->ban.duration_ns && (ban_recorded(key, rule, now) ||
+				      (rule->escalate.after &&
+				       escalated(key, rule, now))))
 		return judge_banned(rule, frame_len);
 	if (new_source_admitted(settings, now)) {
 		insert_source(key, rule);

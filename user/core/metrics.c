@@ -228,6 +228,15 @@ static void write_bans(FILE *out, const struct xrl_metrics *m)
 			   "bans by hand (a prefix each).");
 	xrl_metrics_sample_u64(out, "xdp_ratelimit_active_bans", NULL,
 			       m->active_bans);
+	xrl_metrics_family(out, "xdp_ratelimit_escalations_total", "counter",
+			   "Escalated bans started: prefixes banned once "
+			   "escalate_after of their sources were.");
+	xrl_metrics_sample_u64(out, "xdp_ratelimit_escalations_total", NULL,
+			       m->bans.escalated);
+	xrl_metrics_family(out, "xdp_ratelimit_escalated_bans", "gauge",
+			   "Escalated bans in force now (a prefix each).");
+	xrl_metrics_sample_u64(out, "xdp_ratelimit_escalated_bans", NULL,
+			       m->escalated_bans);
 	xrl_metrics_family(out, "xdp_ratelimit_manual_bans", "gauge",
 			   "Entries of the map of bans by hand.");
 	xrl_metrics_sample_u64(out, "xdp_ratelimit_manual_bans", NULL,

@@ -41,6 +41,7 @@ struct xrl_metrics {
 	struct xrl_ban_counters bans;	/* bans started (bpf/bans.h) */
 	__u64 active_bans;		/* ban records and bans by hand in
 					 * force */
+	__u64 escalated_bans;		/* prefixes under escalated bans */
 	__u64 manual_bans;		/* entries of xrl_manual_bans */
 	__u32 manual_bans_capacity;	/* its max_entries */
 	long tracked_sources;		/* < 0: not known, not written */

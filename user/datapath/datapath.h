@@ -37,6 +37,7 @@ struct xrl_datapath {
 	int offenders_fd;	/* refused sources' counts (bpf/offenders.h) */
 	int ban_stats_fd;	/* per-CPU bans started */
 	int manual_bans_fd;	/* the daemon's bans by prefix (LPM trie) */
+	int escalations_fd;	/* subnets' bans (bpf/escalate.h) */
 	/* Sources tracked, as counted by someone who keeps counting (the
 	 * daemon's counter thread; < 0 until its first count), so that a
 	 * report does not read the whole bucket table; NULL: count it. */

@@ -34,6 +34,7 @@ static void reset_fds(struct xrl_datapath *dp)
 	dp->events_fd = dp->event_state_fd = -1;
 	dp->ids_fd = -1;
 	dp->bans_fd = dp->ban_stats_fd = dp->manual_bans_fd = -1;
+	dp->escalations_fd = -1;
 	dp->offenders_fd = -1;
 }
 
@@ -184,6 +185,7 @@ int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 	dp->offenders_fd = bpf_map__fd(skel->maps.xrl_offenders);
 	dp->ban_stats_fd = bpf_map__fd(skel->maps.xrl_ban_stats);
 	dp->manual_bans_fd = bpf_map__fd(skel->maps.xrl_manual_bans);
+	dp->escalations_fd = bpf_map__fd(skel->maps.xrl_escalations);
 	dp->btf_id = map_btf_id(dp->buckets_fd);
 	dp->ids_fd = xrl_id_map_create(NULL);
 	if (dp->ids_fd < 0) {
@@ -233,6 +235,7 @@ static const struct pinned_object pinned_objects[] = {
 	{ XRL_MAP_OFFENDERS, offsetof(struct xrl_datapath, offenders_fd) },
 	{ XRL_MAP_BAN_STATS, offsetof(struct xrl_datapath, ban_stats_fd) },
 	{ XRL_MAP_MANUAL_BANS, offsetof(struct xrl_datapath, manual_bans_fd) },
+	{ XRL_MAP_ESCALATIONS, offsetof(struct xrl_datapath, escalations_fd) },
 	/* Last: pins made before it existed are adopted without it. */
 	{ XRL_PIN_IDS, offsetof(struct xrl_datapath, ids_fd) },
 };

@@ -124,6 +124,8 @@ int xrl_metrics_collect(const struct xrl_datapath *dp, struct xrl_metrics *m)
 		ret = xrl_manual_bans_active(dp, now, &by_hand);
 	m->active_bans += by_hand;
 	if (!ret)
+		ret = xrl_escalated_bans_active(dp, now, &m->escalated_bans);
+	if (!ret)
 		ret = xrl_manual_bans_fill(dp, &fill);
 	if (!ret) {
 		m->manual_bans = fill.entries;
