@@ -133,11 +133,14 @@ static __always_inline __u64 ban_length(const struct xrl_ban *ban,
 	return length < rule->duration_ns ? rule->duration_ns : length;
 }
 
-/* A ban started: an event (under the same global cap as limit events). */
-static __always_inline void report_ban(const struct xrl_bucket_key *key,
-				       const struct xrl_rule *rule,
-				       const struct xrl_settings *settings,
-				       __u64 now, __u64 length)
+/* A ban of @addr started: an event (under the same global cap as limit
+ * events); @action: the rule's, and XRL_EVENT_ESCALATED for a prefix's,
+ * whose @packets are the sources whose bans escalated it. */
+static __always_inline void report_ban_event(const __u8 *addr,
+					     const struct xrl_rule *rule,
+					     __u32 action, __u64 packets,
+					     const struct xrl_settings *settings,
+					     __u64 now, __u64 length)
 {
 	struct xrl_event_state *state;
 	struct xrl_limit_event *event;
@@ -157,15 +160,25 @@ static __always_inline void report_ban(const struct xrl_bucket_key *key,
 		state->count[XRL_EVENT_LOST]++;
 		return;
 	}
-	__builtin_memcpy(event->addr, key->addr, sizeof(event->addr));
+	__builtin_memcpy(event->addr, addr, sizeof(event->addr));
 	event->rule_id = rule->id;
-	event->action = rule->action;
+	event->action = action;
 	event->time_ns = now;
-	event->packets = 0;
+	event->packets = packets;
 	event->window_ns = 0;
 	event->ban_ns = length;
 	bpf_ringbuf_submit(event, 0);
 	state->count[XRL_EVENT_SENT]++;
+}
+
+/* A source's ban started: its event. */
+static __always_inline void report_ban(const struct xrl_bucket_key *key,
+				       const struct xrl_rule *rule,
+				       const struct xrl_settings *settings,
+				       __u64 now, __u64 length)
+{
+	report_ban_event(key->addr, rule, rule->action, 0, settings, now,
+			 length);
 }
 
 /* Starts a ban of the source of @ban unless another CPU just did:

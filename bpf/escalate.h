@@ -126,9 +126,10 @@ static __always_inline __u32 escalation_mark(struct xrl_escalation *e,
 	return count;
 }
 
-/* Bans the prefix of @e at @now, unless another CPU just did; the
- * marks are cleared, so a next escalation takes @after new bans. */
-static __always_inline void escalation_start(struct xrl_escalation *e,
+/* Bans the prefix of @e at @now, unless another CPU just did (1 when
+ * this call did); the marks are cleared, so a next escalation takes
+ * @after new bans. */
+static __always_inline int escalation_start(struct xrl_escalation *e,
 					     const struct xrl_rule *rule,
 					     __u64 now)
 {
@@ -150,7 +151,7 @@ static __always_inline void escalation_start(struct xrl_escalation *e,
 	length = ban_length(&last, &policy, now, &repeat);
 	if (__sync_val_compare_and_swap(&e->until_ns, until,
 					now + length) != until)
-		return;
+		return 0;
 	e->duration_ns = length;
 	e->escalations++;
 #pragma unroll
@@ -159,12 +160,14 @@ static __always_inline void escalation_start(struct xrl_escalation *e,
 	counters = bpf_map_lookup_elem(&xrl_ban_stats, &zero);
 	if (counters)
 		counters->escalated++;
+	return 1;
 }
 
 /*
  * A ban of the source @key by @rule (with escalate) started at @now:
  * marked in its prefix's record, and the prefix banned when it makes
- * @after distinct sources within @within_ns.
+ * @after distinct sources within @within_ns: 1 when this call banned it
+ * (for report_escalation()), else 0.
  */
 __noinline int escalation_ban_started(const struct xrl_bucket_key *key,
 				      const struct xrl_rule *rule, __u64 now)
@@ -187,9 +190,30 @@ __noinline int escalation_ban_started(const struct xrl_bucket_key *key,
 	if (ban_active(e->until_ns, now))
 		return 0;
 	count = escalation_mark(e, key, rule->escalate.within_ns, now);
-	if (count >= rule->escalate.after)
-		escalation_start(e, rule, now);
-	return 0;
+	if (count < rule->escalate.after)
+		return 0;
+	return escalation_start(e, rule, now);
+}
+
+/* The prefix of the source @key was just banned by @rule: its event
+ * (the record looked up again: only at an escalation). Not in the
+ * global function: the settings are in a map it may not be given. */
+static __always_inline void report_escalation(const struct xrl_bucket_key *key,
+					      const struct xrl_rule *rule,
+					      const struct xrl_settings *settings,
+					      __u64 now)
+{
+	struct xrl_escalation_key ek;
+	struct xrl_escalation *e;
+
+	if (!settings->events.interval)
+		return;
+	escalation_key(&ek, (const __u32 *)key->addr, key_family(key), rule);
+	e = bpf_map_lookup_elem(&xrl_escalations, &ek);
+	if (e)
+		report_ban_event(ek.addr, rule, rule->action |
+				 XRL_EVENT_ESCALATED, rule->escalate.after,
+				 settings, now, e->duration_ns);
 }
 
 #endif /* XRL_ESCALATE_H */

@@ -270,8 +270,8 @@ static __noinline void judge_counted(const struct source *s,
 		level_refusal_count(rule, now);
 	else if (rule->ban.duration_ns &&
 		 ban_offence(key, off, rule, settings, now) &&
-		 rule->escalate.after)
-		escalation_ban_started(key, rule, now);
+		 rule->escalate.after && escalation_ban_started(key, rule, now))
+		report_escalation(key, rule, settings, now);
 }
 
 /*

@@ -841,6 +841,10 @@ struct xrl_limit_event {
 	__u64 ban_ns;		/* 0, or: a ban of this long started now */
 };
 
+/* In a ban event's action: the ban of the rule's escalate prefix of
+ * addr (bpf/escalate.h), its packets the sources whose bans made it. */
+#define XRL_EVENT_ESCALATED	(1U << 31)
+
 enum xrl_event_outcome {
 	XRL_EVENT_SENT = 0,	/* written to the ring */
 	XRL_EVENT_SUPPRESSED,	/* over the global cap */

@@ -579,6 +579,9 @@ Test(bans_daemon, three_banned_sources_escalate_to_their_24_until_unban)
 	cr_assert_eq(send_from("198.18.60.200", 1), XDP_DROP);
 	cr_assert_eq(send_from("198.18.60.99", 1), XDP_DROP);
 	cr_assert_eq(send_from("198.18.61.1", 1), XDP_PASS);
+	/* The escalation is a limit event of its own. */
+	wait_for_log("info: prefix 198.18.60.0/24 banned by rule edge for 2h "
+		     "(escalated: 3 of its sources banned)\n");
 
 	cr_assert_eq(cli("bans"), 0, "%s", out);
 	line = line_with("198.18.60.0/24");
