@@ -571,6 +571,9 @@ Test(bans_daemon, three_banned_sources_escalate_to_their_24_until_unban)
 			 "--burst 2 --ban 1h --escalate-prefix 24 "
 			 "--escalate-after 3 --escalate-within 10m "
 			 "--escalate-ban 2h"), 0, "%s", out);
+	/* The program's clock at the daemon's now: times left read whole. */
+	clock_ns = xrl_clock_ns(CLOCK_MONOTONIC);
+	xrl_datapath_set_time(&env.dp, clock_ns);
 	cr_assert_eq(send_from("198.18.60.1", 3), XDP_DROP);
 	cr_assert_eq(send_from("198.18.60.2", 3), XDP_DROP);
 	cr_assert_eq(send_from("198.18.60.99", 1), XDP_PASS, "two escalated");
@@ -587,6 +590,11 @@ Test(bans_daemon, three_banned_sources_escalate_to_their_24_until_unban)
 	line = line_with("198.18.60.0/24");
 	cr_assert(line && strstr(line, "7200 s left") &&
 		  strstr(line, "escalated by rule edge"), "%s", out);
+	/* top: a banned source of it is banned as long as its prefix. */
+	cr_assert_eq(cli("top"), 0, "%s", out);
+	line = line_with("198.18.60.1/32 ");
+	cr_assert(line && strstr(line, "banned 7200s more (198.18.60.0/24 "
+				 "escalated)"), "%s", out);
 	/* explain says why a fresh address is dropped. */
 	cr_assert_eq(cli("explain 198.18.60.77"), 0, "%s", out);
 	line = line_with("escalated");
