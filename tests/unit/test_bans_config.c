@@ -255,6 +255,14 @@ Test(bans_config, escalations_that_cannot_work_refused_in_one_line)
 	policy_refused(ESC_RULE "    escalate_prefix: 24\n    escalate_after: 17\n"
 		"    escalate_within: 10m\n    escalate_ban: 1h\n",
 		"p.yaml:7: rules[0].escalate_after: must be 2 to 16 (17)");
+	/* The worst a file may hold: out of range, not a number. */
+	policy_refused(ESC_RULE "    escalate_prefix: 99999999999999999999\n",
+		"p.yaml:6: rules[0].escalate_prefix: must be 1 to 127 "
+		"(99999999999999999999)");
+	policy_refused(ESC_RULE "    escalate_prefix: -24\n",
+		"p.yaml:6: rules[0].escalate_prefix: must be 1 to 127 (-24)");
+	policy_refused(ESC_RULE "    escalate_within: 0s\n",
+		"p.yaml:6: rules[0].escalate_within: at least 1ms (0s)");
 	policy_refused("default:\n  pps: 10\n  burst: 5\n  ban: 1m\n"
 		"  escalate_prefix: 24\n",
 		"p.yaml:5: default.escalate_prefix: unknown key, expected one "
