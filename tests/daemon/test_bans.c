@@ -571,6 +571,10 @@ Test(bans_daemon, three_banned_sources_escalate_to_their_24_until_unban)
 			 "--burst 2 --ban 1h --escalate-prefix 24 "
 			 "--escalate-after 3 --escalate-within 10m "
 			 "--escalate-ban 2h"), 0, "%s", out);
+	cr_assert_eq(cli("rule list"), 0, "%s", out);
+	line = line_with(" edge ");
+	cr_assert(line && strstr(line, " ban 1h escalate /24 after 3 within "
+				 "10m for 2h"), "%s", out);
 	/* The program's clock at the daemon's now: times left read whole. */
 	clock_ns = xrl_clock_ns(CLOCK_MONOTONIC);
 	xrl_datapath_set_time(&env.dp, clock_ns);
