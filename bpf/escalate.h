@@ -39,6 +39,39 @@ struct {
 	__type(value, struct xrl_escalation);
 } xrl_escalations SEC(".maps");
 
+/*
+ * The latest end of any escalated ban started (the program's clock), 0
+ * while none ever was: until then, and after it, no prefix is banned,
+ * so a rule with escalate_ skips its lookup (one load of a global: a
+ * rule with escalation costs nothing until one of its prefixes is
+ * banned; a lifted ban leaves it, which costs lookups, never a ban).
+ */
+__u64 xrl_escalation_horizon_ns;
+
+/* Whether an escalated ban may hold at @now (one load). */
+static __always_inline bool escalations_in_force(__u64 now)
+{
+	return ban_active(*(volatile __u64 *)&xrl_escalation_horizon_ns, now);
+}
+
+/* Moves the horizon to @end when later: a few compare-and-swaps, as two
+ * escalations of one instant race for it (the later end wins). */
+static __always_inline void escalation_horizon(__u64 end)
+{
+	__u64 old;
+	int i;
+
+#pragma unroll
+	for (i = 0; i < 4; i++) {
+		old = *(volatile __u64 *)&xrl_escalation_horizon_ns;
+		if (old && (__s64)(end - old) <= 0)
+			return;
+		if (__sync_val_compare_and_swap(&xrl_escalation_horizon_ns,
+						old, end) == old)
+			return;
+	}
+}
+
 /* A prefix's first record: not on the stack (384 bytes of marks). */
 static const struct xrl_escalation escalation_fresh;
 
@@ -154,6 +187,7 @@ static __always_inline int escalation_start(struct xrl_escalation *e,
 		return 0;
 	e->duration_ns = length;
 	e->escalations++;
+	escalation_horizon(now + length);
 #pragma unroll
 	for (i = 0; i < XRL_ESCALATE_AFTER_MAX; i++)
 		e->marks[i].banned_ns = 0;

@@ -329,8 +329,8 @@ __noinline int judge_limited(const struct xrl_settings *settings,
 	cost = &s->cost;
 	now = now_ns();
 	/* 0 unless the rule escalates bans (never a window's: it has no
-	 * bans): one predictable branch. */
-	if (rule->escalate.after &&
+	 * bans) and a prefix may be banned: predictable branches. */
+	if (rule->escalate.after && escalations_in_force(now) &&
 	    escalated(&s->key, rule, now))
 		return judge_banned(rule, cost->frame_len);
 	/* Clear unless the source was refused: one predictable branch. */
@@ -406,6 +406,7 @@ __noinline int judge_new_source(const struct xrl_settings *settings,
 	 * then. */
 	if (rule->ban.duration_ns && (ban_recorded(key, rule, now) ||
 				      (rule->escalate.after &&
+				       escalations_in_force(now) &&
 				       escalated(key, rule, now))))
 		return judge_banned(rule, frame_len);
 	if (new_source_admitted(settings, now)) {

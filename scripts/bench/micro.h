@@ -116,6 +116,7 @@ int micro_clocks(struct micro *m);
 int micro_levels(struct micro *m);
 int micro_l4(struct micro *m);
 int micro_bans(struct micro *m);
+int micro_escalate(struct micro *m);
 /* micro_state.c: what the limiter holds, and reading it. */
 int micro_memory(struct micro *m);
 /* Kernel memory per CPU with 1,000 rules, here and at 64 and 128 CPUs. */
