@@ -292,3 +292,30 @@ Test(bans_config, an_ipv6_rule_escalates_within_its_family)
 		"p.yaml:6: rules[0].escalate_prefix: /64 is not shorter than "
 		"the IPv6 source key /64 (keys.ipv6_prefix) (64)");
 }
+
+Test(bans_config, the_documented_escalation_example_loads)
+{
+	struct xrl_config config;
+	struct xrl_rule rule;
+
+	policy_loaded("rules:\n"
+	       "  - name: login\n"
+	       "    cidr: 198.18.0.0/15\n"
+	       "    pps: 20\n"
+	       "    burst: 40\n"
+	       "    ban: 10m\n"
+	       "    escalate_prefix: 24   # each /24 of the rule's sources...\n"
+	       "    escalate_after: 5     # ...once 5 different sources of "
+	       "it were banned\n"
+	       "    escalate_within: 10m  # ...within 10 minutes\n"
+	       "    escalate_ban: 1h      # ...is banned whole for an hour\n",
+	       &config);
+	cr_assert_eq(xrl_rule_compile(&config.policy.rules[1], &rule), 0);
+	cr_assert_eq(rule.escalate.prefix, 24);
+	cr_assert_eq(rule.escalate.after, 5);
+	cr_assert_eq(rule.escalate.within_ns, 600 * S);
+	cr_assert_eq(rule.escalate.duration_ns, 3600 * S);
+	/* Doubling is capped by the rule's ban_max: 8 bans of 10m. */
+	cr_assert_eq(rule.ban.max_ns, 4800 * S);
+	xrl_config_free(&config);
+}
