@@ -220,6 +220,22 @@ Test(bans_daemon, bad_ban_input_is_one_line_and_nothing_is_applied)
 		{ "--pps 10 --burst 2 --scope aggregate --ban 1m",
 		  "--ban: only a rule of scope source bans (an aggregate has "
 		  "no source to ban)" },
+		{ "--pps 10 --burst 2 --escalate-prefix 28 --escalate-after 3 "
+		  "--escalate-within 1m --escalate-ban 1h",
+		  "--escalate-prefix: needs ban: (escalation counts the "
+		  "rule's bans)" },
+		{ "--pps 10 --burst 2 --ban 1m --escalate-prefix 16 "
+		  "--escalate-after 3 --escalate-within 1m --escalate-ban 1h",
+		  "--escalate-prefix: /16 is wider than the rule's /24" },
+		{ "--pps 10 --burst 2 --ban 1m --escalate-prefix 28",
+		  "--escalate-after: escalation needs escalate_prefix:, "
+		  "escalate_after:, escalate_within: and escalate_ban:" },
+		{ "--pps 10 --burst 2 --ban 1m --escalate-prefix 28 "
+		  "--escalate-after 99 --escalate-within 1m --escalate-ban 1h",
+		  "--escalate-after: \"99\" must be 2 to 16" },
+		{ "--pps 10 --burst 2 --ban 1m --escalate-prefix 28 "
+		  "--escalate-after 3 --escalate-within 1m --escalate-ban x",
+		  "--escalate-ban: \"x\" is not a duration" },
 	};
 	char args[256];
 	const char *nl;
