@@ -625,6 +625,8 @@ Test(bans_daemon, three_banned_sources_escalate_to_their_24_until_unban)
 	scrape();
 	cr_assert_eq(sample("xdp_ratelimit_escalations_total{}"), 1);
 	cr_assert_eq(sample("xdp_ratelimit_escalated_bans{}"), 1);
+	cr_assert_eq(sample("xdp_ratelimit_rule_escalated_bans{rule=\"edge\"}"),
+		     1);
 	cr_assert_eq(sample("xdp_ratelimit_bans_started_total{}"), 3);
 
 	/* An address inside is not the prefix: nothing lifted. */
@@ -641,5 +643,7 @@ Test(bans_daemon, three_banned_sources_escalate_to_their_24_until_unban)
 	cr_assert_null(line_with("198.18.60.0/24"), "%s", out);
 	scrape();
 	cr_assert_eq(sample("xdp_ratelimit_escalated_bans{}"), 0);
+	cr_assert_eq(sample("xdp_ratelimit_rule_escalated_bans{rule=\"edge\"}"),
+		     0);
 	wait_for_log("unbanned 198.18.60.0/24 (escalated, 1 rule)");
 }

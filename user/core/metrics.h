@@ -20,6 +20,8 @@ struct xrl_metrics_rule {
 	const char *name;	/* label value; NULL: "id-N" */
 	__u32 id;
 	bool monitor;		/* drops are would-drops: verdict="would_drop" */
+	bool escalates;		/* has escalate_: escalated_bans written */
+	__u64 escalated_bans;	/* its prefixes under escalated bans */
 	struct xrl_rule_counters counters;
 };
 

@@ -267,20 +267,6 @@ int xrl_escalated_lift(const struct xrl_datapath *dp,
 	return ret ? ret : lift.lifted;
 }
 
-static int count_escalated(const struct xrl_escalated_ban *ban, void *ctx)
-{
-	(void)ban;
-	(*(__u64 *)ctx)++;
-	return 0;
-}
-
-int xrl_escalated_bans_active(const struct xrl_datapath *dp, __u64 now_ns,
-			      __u64 *n)
-{
-	*n = 0;
-	return xrl_escalated_bans(dp, now_ns, count_escalated, n);
-}
-
 int xrl_escalated_ban_of(const struct xrl_datapath *dp,
 			 const struct xrl_rule *rule,
 			 const struct xrl_bucket_key *key, __u64 now_ns,

@@ -76,10 +76,6 @@ int xrl_escalated_ban_of(const struct xrl_datapath *dp,
 			 const struct xrl_bucket_key *key, __u64 now_ns,
 			 struct xrl_escalated_ban *ban);
 
-/* Escalated bans in force at @now_ns into *@n. 0 or -errno. */
-int xrl_escalated_bans_active(const struct xrl_datapath *dp, __u64 now_ns,
-			      __u64 *n);
-
 /* Lifts the escalated bans of exactly @prefix (by any rule) at @now_ns,
  * keeping their length for a next repeat: how many, or -errno. */
 int xrl_escalated_lift(const struct xrl_datapath *dp,
