@@ -180,16 +180,16 @@ Test(bans_config, durations_format_in_the_largest_exact_unit)
 }
 
 /* The example of docs/POLICY.md, "Bans". */
+/* The rule of docs/POLICY.md's examples, before its ban keys. */
+#define LOGIN "rules:\n  - name: login\n    cidr: 198.18.0.0/15\n" \
+	      "    pps: 20\n    burst: 40\n"
+
 Test(bans_config, the_documented_example_loads)
 {
 	struct xrl_config config;
 	struct xrl_rule rule;
 
-	policy_loaded("rules:\n"
-	       "  - name: login\n"
-	       "    cidr: 198.18.0.0/15\n"
-	       "    pps: 20\n"
-	       "    burst: 40\n"
+	policy_loaded(LOGIN
 	       "    ban: 1m          # banned for a minute...\n"
 	       "    ban_after: 5s    # ...once over 20 pps for 5 s\n"
 	       "    ban_max: 1h      # 1m, 2m, 4m, ... up to an hour\n",
@@ -298,11 +298,7 @@ Test(bans_config, the_documented_escalation_example_loads)
 	struct xrl_config config;
 	struct xrl_rule rule;
 
-	policy_loaded("rules:\n"
-	       "  - name: login\n"
-	       "    cidr: 198.18.0.0/15\n"
-	       "    pps: 20\n"
-	       "    burst: 40\n"
+	policy_loaded(LOGIN
 	       "    ban: 10m\n"
 	       "    escalate_prefix: 24   # each /24 of the rule's sources...\n"
 	       "    escalate_after: 5     # ...once 5 different sources of "
