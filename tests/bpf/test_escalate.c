@@ -190,16 +190,22 @@ Test(escalate, bans_older_than_the_window_do_not_count)
 	cr_assert_eq(at("198.18.1.9", 62 * S + MS), XDP_DROP);
 }
 
-/* Bans three new sources of 198.18.1.0/24 (.base to .base+2) from @t. */
-static void three_bans(unsigned base, __u64 t)
+/* Bans three new sources of 198.18.@net.0/24 (.base to .base+2), 1 ms
+ * apart from @t. */
+static void three_bans_in(unsigned net, unsigned base, __u64 t)
 {
 	char src[32];
 	unsigned i;
 
 	for (i = 0; i < 3; i++) {
-		snprintf(src, sizeof(src), "198.18.1.%u", base + i);
+		snprintf(src, sizeof(src), "198.18.%u.%u", net, base + i);
 		offend(src, t + i * MS);
 	}
+}
+
+static void three_bans(unsigned base, __u64 t)
+{
+	three_bans_in(1, base, t);
 }
 
 Test(escalate, the_prefix_ban_ends_exactly_on_time)
@@ -261,4 +267,23 @@ Test(escalate, ipv6_sources_escalate_to_their_64)
 	cr_assert_eq(e.until_ns, 103 * S);
 	cr_assert_eq(at("fd00:0:0:1:ffff::99", 3 * S), XDP_DROP);
 	cr_assert_eq(at("fd00:0:0:2::1", 3 * S), XDP_PASS);
+}
+
+Test(escalate, a_shorter_later_ban_elsewhere_leaves_a_longer_one_in_force)
+{
+	uint32_t id = escalate_rule("198.18.0.0/16", 24, 1000 * S);
+
+	/* 198.18.1.0/24: 100 s from 1 s, then a repeat of 200 s from
+	 * 102 s (+ 2 ms each: the third ban's). */
+	three_bans_in(1, 1, S);
+	three_bans_in(1, 11, 102 * S);
+	cr_assert_eq(escalated_until(id, "198.18.1.0"), 302 * S + 2 * MS);
+	/* 198.18.2.0/24: a first, 100 s from 110 s, ending before. */
+	three_bans_in(2, 1, 110 * S);
+	cr_assert_eq(escalated_until(id, "198.18.2.0"), 210 * S + 2 * MS);
+	cr_assert_eq(ban_counters().escalated, 3);
+	/* After the shorter one ended, the longer one still drops. */
+	cr_assert_eq(at("198.18.2.99", 250 * S), XDP_PASS);
+	cr_assert_eq(at("198.18.1.99", 250 * S), XDP_DROP);
+	cr_assert_eq(at("198.18.1.98", 302 * S + 2 * MS), XDP_PASS);
 }
