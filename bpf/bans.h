@@ -133,11 +133,14 @@ static __always_inline __u64 ban_length(const struct xrl_ban *ban,
 	return length < rule->duration_ns ? rule->duration_ns : length;
 }
 
-/* A ban started: an event (under the same global cap as limit events). */
-static __always_inline void report_ban(const struct xrl_bucket_key *key,
-				       const struct xrl_rule *rule,
-				       const struct xrl_settings *settings,
-				       __u64 now, __u64 length)
+/* A ban of @addr started: an event (under the same global cap as limit
+ * events); @action: the rule's, and XRL_EVENT_ESCALATED for a prefix's,
+ * whose @packets are the sources whose bans escalated it. */
+static __always_inline void report_ban_event(const __u8 *addr,
+					     const struct xrl_rule *rule,
+					     __u32 action, __u64 packets,
+					     const struct xrl_settings *settings,
+					     __u64 now, __u64 length)
 {
 	struct xrl_event_state *state;
 	struct xrl_limit_event *event;
@@ -157,19 +160,30 @@ static __always_inline void report_ban(const struct xrl_bucket_key *key,
 		state->count[XRL_EVENT_LOST]++;
 		return;
 	}
-	__builtin_memcpy(event->addr, key->addr, sizeof(event->addr));
+	__builtin_memcpy(event->addr, addr, sizeof(event->addr));
 	event->rule_id = rule->id;
-	event->action = rule->action;
+	event->action = action;
 	event->time_ns = now;
-	event->packets = 0;
+	event->packets = packets;
 	event->window_ns = 0;
 	event->ban_ns = length;
 	bpf_ringbuf_submit(event, 0);
 	state->count[XRL_EVENT_SENT]++;
 }
 
-/* Starts a ban of the source of @ban unless another CPU just did. */
-static __always_inline void ban_start(const struct xrl_bucket_key *key,
+/* A source's ban started: its event. */
+static __always_inline void report_ban(const struct xrl_bucket_key *key,
+				       const struct xrl_rule *rule,
+				       const struct xrl_settings *settings,
+				       __u64 now, __u64 length)
+{
+	report_ban_event(key->addr, rule, rule->action, 0, settings, now,
+			 length);
+}
+
+/* Starts a ban of the source of @ban unless another CPU just did:
+ * whether this call started it. */
+static __always_inline bool ban_start(const struct xrl_bucket_key *key,
 				      struct xrl_offender *off,
 				      struct xrl_ban *ban,
 				      const struct xrl_rule *rule,
@@ -182,11 +196,11 @@ static __always_inline void ban_start(const struct xrl_bucket_key *key,
 	bool repeat;
 
 	if (ban_active(until, now))
-		return;
+		return false;
 	length = ban_length(ban, &rule->ban, now, &repeat);
 	if (__sync_val_compare_and_swap(&ban->until_ns, until,
 					now + length) != until)
-		return;
+		return false;
 	ban->duration_ns = length;
 	ban->last_drop_ns = 0;	/* the offence is over; a new one starts */
 	ban->bans++;
@@ -198,15 +212,17 @@ static __always_inline void ban_start(const struct xrl_bucket_key *key,
 			counters->repeats++;
 	}
 	report_ban(key, rule, settings, now, length);
+	return true;
 }
 
 /*
  * A drop under a rule with a ban: the source's offence goes on (or
- * starts), and bans it once it has lasted the rule's after_ns. A static
- * subprogram, not a global one: the settings are in a map the program
- * may not write, which a global function's argument must allow.
+ * starts), and bans it once it has lasted the rule's after_ns: whether
+ * a ban started (for bpf/escalate.h). A static subprogram, not a global
+ * one: the settings are in a map the program may not write, which a
+ * global function's argument must allow.
  */
-static __noinline void ban_offence(const struct xrl_bucket_key *key,
+static __noinline bool ban_offence(const struct xrl_bucket_key *key,
 				   struct xrl_offender *off,
 				   const struct xrl_rule *rule,
 				   const struct xrl_settings *settings,
@@ -221,7 +237,7 @@ static __noinline void ban_offence(const struct xrl_bucket_key *key,
 		bpf_map_update_elem(&xrl_bans, key, &ban_fresh, BPF_NOEXIST);
 		ban = bpf_map_lookup_elem(&xrl_bans, key);
 		if (!ban)
-			return;
+			return false;
 	}
 	if (ban->rule_id != rule->id) {
 		/* Another rule's record: its offences are not this one's. */
@@ -234,8 +250,9 @@ static __noinline void ban_offence(const struct xrl_bucket_key *key,
 	if (!last || (__s64)(now - last) > (__s64)XRL_BAN_RUN_GAP_NS)
 		ban->over_since_ns = now;
 	ban->last_drop_ns = now | 1;	/* never 0 while an offence is open */
-	if (now - ban->over_since_ns >= rule->ban.after_ns)
-		ban_start(key, off, ban, rule, settings, now);
+	if (now - ban->over_since_ns < rule->ban.after_ns)
+		return false;
+	return ban_start(key, off, ban, rule, settings, now);
 }
 
 #endif /* XRL_BANS_H */

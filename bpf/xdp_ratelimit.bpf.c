@@ -16,6 +16,7 @@
 #include "window.h"
 #include "bans.h"
 #include "offenders.h"
+#include "escalate.h"
 #include "fragments.h"
 #include "routes.h"
 #include "capture.h"
@@ -282,8 +283,10 @@ static __noinline void judge_counted(const struct source *s,
 	report_limited(key, off, rule, settings, now);
 	if (how == COUNTED_REFUSED_BY_LEVEL)
 		level_refusal_count(rule, now);
-	else if (rule->ban.duration_ns)
-		ban_offence(key, off, rule, settings, now);
+	else if (rule->ban.duration_ns &&
+		 ban_offence(key, off, rule, settings, now) &&
+		 rule->escalate.after && escalation_ban_started(key, rule, now))
+		report_escalation(key, rule, settings, now);
 	if (tally && how == COUNTED_REFUSED)
 		tally_start(tally, key, bucket, off, now);
 }
@@ -341,13 +344,21 @@ __noinline int judge_limited(const struct xrl_settings *settings,
 	if (rule->window.limit)
 		return judge_window(s, settings, rule, bucket);
 	cost = &s->cost;
-	/* Clear unless the source was refused under a banning rule: one
+	/* Clear unless the rule escalates bans (never a window's: it has
+	 * no bans) or the source was refused under a banning rule: one
 	 * predictable branch. Else the bucket's words are read before the
 	 * clock, which a refusal then reads once (bpf/gcra.h). */
-	if ((bucket_flags(bucket) & XRL_BUCKET_OFFENDER) &&
-	    rule->ban.duration_ns) {
+	if (rule->escalate.after ||
+	    ((bucket_flags(bucket) & XRL_BUCKET_OFFENDER) &&
+	     rule->ban.duration_ns)) {
 		now = now_ns();
-		if (offender_banned(&s->key, offender_of(&s->key, bucket),
+		/* 0 unless a prefix may be banned: predictable branches. */
+		if (rule->escalate.after && escalations_in_force(now) &&
+		    escalated(&s->key, rule, now))
+			return judge_banned(rule, cost->frame_len);
+		if ((bucket_flags(bucket) & XRL_BUCKET_OFFENDER) &&
+		    rule->ban.duration_ns &&
+		    offender_banned(&s->key, offender_of(&s->key, bucket),
 				    rule, now))
 			return judge_banned(rule, cost->frame_len);
 		taken = bucket_take(bucket, &rule->limits, now, cost->packets,
@@ -421,7 +432,10 @@ __noinline int judge_new_source(const struct xrl_settings *settings,
 	/* Its bucket may have been evicted while it was banned: dropped
 	 * until the ban ends, and given a bucket (from the budget) only
 	 * then. */
-	if (rule->ban.duration_ns && ban_recorded(key, rule, now))
+	if (rule->ban.duration_ns && (ban_recorded(key, rule, now) ||
+				      (rule->escalate.after &&
+				       escalations_in_force(now) &&
+				       escalated(key, rule, now))))
 		return judge_banned(rule, frame_len);
 	if (new_source_admitted(settings, now)) {
 		insert_source(key, rule);

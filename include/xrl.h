@@ -34,6 +34,7 @@
 #define XRL_MAP_TALLY		"xrl_tally"
 #define XRL_MAP_BAN_STATS	"xrl_ban_stats"
 #define XRL_MAP_MANUAL_BANS	"xrl_manual_bans"
+#define XRL_MAP_ESCALATIONS	"xrl_escalations"
 #define XRL_MAP_FRAGS		"xrl_frags"
 #define XRL_MAP_BLOCKLISTS	"xrl_blocklists"
 #define XRL_MAP_BLOCK_HITS	"xrl_block_hits"
@@ -345,6 +346,25 @@ struct xrl_rule_ban {
 };
 
 /*
+ * Escalation of a rule's bans to a subnet (bpf/escalate.h, docs/POLICY.md
+ * "Escalation"): once @after distinct sources of one /@prefix (of the
+ * rule's family) have been banned by the rule within @within_ns, the
+ * whole prefix is banned for @duration_ns, a repeat as a rule ban (twice
+ * the previous one, at most the rule's ban max_ns). after == 0: the rule
+ * escalates nothing (and costs no more).
+ */
+#define XRL_ESCALATE_AFTER_MAX	16
+
+struct xrl_rule_escalate {
+	__u64 within_ns;
+	__u64 duration_ns;
+	__u8 after;	/* 2..XRL_ESCALATE_AFTER_MAX, or 0: none */
+	__u8 prefix;	/* length within the rule's family */
+	__u16 reserved;
+	__u32 reserved2;
+};
+
+/*
  * L4 match of a rule (docs/POLICY.md "Protocols and ports"). proto 0 is
  * a plain rule: every packet of its prefix. Any other proto matches only
  * packets whose L4 header the program read (bpf/l4.h): not a non-first
@@ -419,6 +439,7 @@ struct xrl_rule {
 	struct xrl_rule_ban ban;
 	struct xrl_rule_match match;
 	struct xrl_rule_levels levels;
+	struct xrl_rule_escalate escalate;
 };
 
 /*
@@ -893,6 +914,10 @@ struct xrl_limit_event {
 	__u64 ban_ns;		/* 0, or: a ban of this long started now */
 };
 
+/* In a ban event's action: the ban of the rule's escalate prefix of
+ * addr (bpf/escalate.h), its packets the sources whose bans made it. */
+#define XRL_EVENT_ESCALATED	(1U << 31)
+
 enum xrl_event_outcome {
 	XRL_EVENT_SENT = 0,	/* written to the ring */
 	XRL_EVENT_SUPPRESSED,	/* over the global cap */
@@ -1073,10 +1098,44 @@ struct xrl_frag {
 	__u32 bytes;		/* the flow's bytes so far, first's included */
 };
 
+/*
+ * Escalated bans (xrl_escalations, an LRU hash; bpf/escalate.h): one
+ * record per (rule, prefix) that a source of was banned by a rule with
+ * escalate, holding the latest ban start of each of the last distinct
+ * sources (a source banned again refreshes its own slot, so it counts
+ * once: one source alone never escalates) and the prefix's ban. A rule
+ * with escalate looks the source's prefix up once per packet it judges.
+ * An entry the LRU evicts (XRL_ESCALATE_PREFIXES more recently banned
+ * prefixes) is forgotten, its ban too.
+ */
+#define XRL_ESCALATE_PREFIXES	4096
+
+struct xrl_escalation_key {
+	__u8 addr[16];		/* the source masked to the prefix, as keyed */
+	__u32 rule_id;
+	__u8 family;		/* enum xrl_family */
+	__u8 prefixlen;		/* within the family */
+	__u16 zero;
+};
+
+struct xrl_escalation_mark {
+	__u8 addr[16];		/* a banned source, as keyed */
+	__u64 banned_ns;	/* when its latest ban started, 0: free */
+};
+
+struct xrl_escalation {
+	__u64 until_ns;		/* the prefix is banned while now < until */
+	__u64 duration_ns;	/* of the last escalated ban, 0: none yet */
+	__u32 escalations;	/* escalated bans started */
+	__u32 zero;
+	struct xrl_escalation_mark marks[XRL_ESCALATE_AFTER_MAX];
+};
+
 /* Per CPU (xrl_ban_stats, one entry). */
 struct xrl_ban_counters {
 	__u64 started;		/* bans started */
 	__u64 repeats;		/* of which repeat offences (doubled) */
+	__u64 escalated;	/* escalated (prefix) bans started */
 };
 
 _Static_assert(sizeof(struct xrl_counter) == 16, "xrl_counter layout");
@@ -1088,9 +1147,13 @@ _Static_assert(XRL_WINDOW_LIMIT_MAX + 4096 < (1ULL << XRL_WINDOW_COUNT_BITS),
 	       "a window's count never carries into its epoch");
 _Static_assert(sizeof(struct xrl_ban) == 40, "ban layout");
 _Static_assert(sizeof(struct xrl_refusal_tally) == 56, "tally layout");
-_Static_assert(sizeof(struct xrl_ban_counters) == 16, "ban counters layout");
+_Static_assert(sizeof(struct xrl_ban_counters) == 24, "ban counters layout");
+_Static_assert(sizeof(struct xrl_rule_escalate) == 24, "escalate layout");
+_Static_assert(sizeof(struct xrl_escalation_key) == 24, "escalation key");
+_Static_assert(sizeof(struct xrl_escalation) == 24 + 24 * XRL_ESCALATE_AFTER_MAX,
+	       "escalation layout");
 _Static_assert(sizeof(struct xrl_rule_match) == 16, "rule match layout");
-_Static_assert(sizeof(struct xrl_rule) == 136, "xrl_rule layout");
+_Static_assert(sizeof(struct xrl_rule) == 160, "xrl_rule layout");
 _Static_assert(XRL_RULE_IDS <= XRL_TAG_SPLIT_MASK,
 	       "a rule id + 1 fits a bucket tag");
 _Static_assert(sizeof(struct xrl_agg_share) == 96, "agg share layout");

@@ -233,6 +233,8 @@ static const struct micro_row rows[] = {
 	{ "window", "a sliding_window rule", micro_window, 0 },
 	{ "clocks", "the coarse and the precise clock", micro_clocks, 0 },
 	{ "bans", "a banning rule, a banned source", micro_bans, 0 },
+	{ "escalate", "a rule with escalate_, a source it passes",
+	  micro_escalate, 0 },
 	{ "l4", "an L4 rule, matching or not", micro_l4, 0 },
 	{ "levels", "a rule with levels", micro_levels, 0 },
 	{ "capture", "capture overhead: a capture running at its bound",

@@ -121,6 +121,7 @@ int micro_bans(struct micro *m);
 int micro_apply_over_limit(struct xrl_datapath *dp, bool ban);
 /* micro_capture.c: a capture running at its bound. */
 int micro_capture(struct micro *m);
+int micro_escalate(struct micro *m);
 /* micro_state.c: what the limiter holds, and reading it. */
 int micro_memory(struct micro *m);
 /* Kernel memory per CPU with 1,000 rules, here and at 64 and 128 CPUs. */

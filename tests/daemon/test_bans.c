@@ -220,6 +220,22 @@ Test(bans_daemon, bad_ban_input_is_one_line_and_nothing_is_applied)
 		{ "--pps 10 --burst 2 --scope aggregate --ban 1m",
 		  "--ban: only a rule of scope source bans (an aggregate has "
 		  "no source to ban)" },
+		{ "--pps 10 --burst 2 --escalate-prefix 28 --escalate-after 3 "
+		  "--escalate-within 1m --escalate-ban 1h",
+		  "--escalate-prefix: needs ban: (escalation counts the "
+		  "rule's bans)" },
+		{ "--pps 10 --burst 2 --ban 1m --escalate-prefix 16 "
+		  "--escalate-after 3 --escalate-within 1m --escalate-ban 1h",
+		  "--escalate-prefix: /16 is wider than the rule's /24" },
+		{ "--pps 10 --burst 2 --ban 1m --escalate-prefix 28",
+		  "--escalate-after: escalation needs escalate_prefix:, "
+		  "escalate_after:, escalate_within: and escalate_ban:" },
+		{ "--pps 10 --burst 2 --ban 1m --escalate-prefix 28 "
+		  "--escalate-after 99 --escalate-within 1m --escalate-ban 1h",
+		  "--escalate-after: \"99\" must be 2 to 16" },
+		{ "--pps 10 --burst 2 --ban 1m --escalate-prefix 28 "
+		  "--escalate-after 3 --escalate-within 1m --escalate-ban x",
+		  "--escalate-ban: \"x\" is not a duration" },
 	};
 	char args[256];
 	const char *nl;
@@ -556,4 +572,78 @@ Test(bans_daemon, a_restart_with_a_manual_ban_carries_on_with_the_same_maps)
 	cr_assert_eq(send_from("198.18.60.5", 1), XDP_DROP);
 	cr_assert_eq(send_from("198.18.61.5", 1), XDP_PASS);
 	cr_assert_eq(fixture_count(&env.dp, XRL_VERDICT_BANNED), 2);
+}
+
+/* Escalation (docs/POLICY.md "Escalation") as an operator meets it: the
+ * rule added with its options, three sources of a /24 banned, the /24
+ * banned whole, listed by bans, counted in /metrics, lifted by unban of
+ * the prefix (not of an address inside it). */
+Test(bans_daemon, three_banned_sources_escalate_to_their_24_until_unban)
+{
+	const char *line;
+
+	daemon_start(&env, "--metrics", listen_at, NULL);
+	cr_assert_eq(cli("rule add 198.18.0.0/16 --name edge --pps 10 "
+			 "--burst 2 --ban 1h --escalate-prefix 24 "
+			 "--escalate-after 3 --escalate-within 10m "
+			 "--escalate-ban 2h"), 0, "%s", out);
+	cr_assert_eq(cli("rule list"), 0, "%s", out);
+	line = line_with(" edge ");
+	cr_assert(line && strstr(line, " ban 1h escalate /24 after 3 within "
+				 "10m for 2h"), "%s", out);
+	/* The program's clock at the daemon's now: times left read whole. */
+	clock_ns = xrl_clock_ns(CLOCK_MONOTONIC);
+	xrl_datapath_set_time(&env.dp, clock_ns);
+	cr_assert_eq(send_from("198.18.60.1", 3), XDP_DROP);
+	cr_assert_eq(send_from("198.18.60.2", 3), XDP_DROP);
+	cr_assert_eq(send_from("198.18.60.99", 1), XDP_PASS, "two escalated");
+	cr_assert_eq(send_from("198.18.60.3", 3), XDP_DROP);
+	/* A fresh address of the /24 is banned, one of another /24 not. */
+	cr_assert_eq(send_from("198.18.60.200", 1), XDP_DROP);
+	cr_assert_eq(send_from("198.18.60.99", 1), XDP_DROP);
+	cr_assert_eq(send_from("198.18.61.1", 1), XDP_PASS);
+	/* The escalation is a limit event of its own. */
+	wait_for_log("info: prefix 198.18.60.0/24 banned by rule edge for 2h "
+		     "(escalated: 3 of its sources banned)\n");
+
+	cr_assert_eq(cli("bans"), 0, "%s", out);
+	line = line_with("198.18.60.0/24");
+	cr_assert(line && strstr(line, "7200 s left") &&
+		  strstr(line, "escalated by rule edge"), "%s", out);
+	/* top: a banned source of it is banned as long as its prefix. */
+	cr_assert_eq(cli("top"), 0, "%s", out);
+	line = line_with("198.18.60.1/32 ");
+	cr_assert(line && strstr(line, "banned 7200s more (198.18.60.0/24 "
+				 "escalated)"), "%s", out);
+	/* explain says why a fresh address is dropped. */
+	cr_assert_eq(cli("explain 198.18.60.77"), 0, "%s", out);
+	line = line_with("escalated");
+	cr_assert(line && strstr(line, "its prefix 198.18.60.0/24, escalated "
+				 "(1 time)"), "%s", out);
+	cr_assert(strstr(out, "next packet: dropped, counted as banned"),
+		  "%s", out);
+	scrape();
+	cr_assert_eq(sample("xdp_ratelimit_escalations_total{}"), 1);
+	cr_assert_eq(sample("xdp_ratelimit_escalated_bans{}"), 1);
+	cr_assert_eq(sample("xdp_ratelimit_rule_escalated_bans{rule=\"edge\"}"),
+		     1);
+	cr_assert_eq(sample("xdp_ratelimit_bans_started_total{}"), 3);
+
+	/* An address inside is not the prefix: nothing lifted. */
+	cr_assert_neq(cli("unban 198.18.60.200"), 0, "%s", out);
+	cr_assert(strstr(out, "198.18.60.200/32 is not banned"), "%s", out);
+	cr_assert_eq(send_from("198.18.60.200", 1), XDP_DROP);
+	cr_assert_eq(cli("unban 198.18.60.0/24"), 0, "%s", out);
+	/* The ban ends at the daemon's now: the program's clock is the
+	 * same monotonic clock (the test's, caught up). */
+	clock_ns = xrl_clock_ns(CLOCK_MONOTONIC);
+	xrl_datapath_set_time(&env.dp, clock_ns);
+	cr_assert_eq(send_from("198.18.60.200", 1), XDP_PASS);
+	cr_assert_eq(cli("bans"), 0, "%s", out);
+	cr_assert_null(line_with("198.18.60.0/24"), "%s", out);
+	scrape();
+	cr_assert_eq(sample("xdp_ratelimit_escalated_bans{}"), 0);
+	cr_assert_eq(sample("xdp_ratelimit_rule_escalated_bans{rule=\"edge\"}"),
+		     0);
+	wait_for_log("unbanned 198.18.60.0/24 (escalated, 1 rule)");
 }

@@ -180,16 +180,16 @@ Test(bans_config, durations_format_in_the_largest_exact_unit)
 }
 
 /* The example of docs/POLICY.md, "Bans". */
+/* The rule of docs/POLICY.md's examples, before its ban keys. */
+#define LOGIN "rules:\n  - name: login\n    cidr: 198.18.0.0/15\n" \
+	      "    pps: 20\n    burst: 40\n"
+
 Test(bans_config, the_documented_example_loads)
 {
 	struct xrl_config config;
 	struct xrl_rule rule;
 
-	policy_loaded("rules:\n"
-	       "  - name: login\n"
-	       "    cidr: 198.18.0.0/15\n"
-	       "    pps: 20\n"
-	       "    burst: 40\n"
+	policy_loaded(LOGIN
 	       "    ban: 1m          # banned for a minute...\n"
 	       "    ban_after: 5s    # ...once over 20 pps for 5 s\n"
 	       "    ban_max: 1h      # 1m, 2m, 4m, ... up to an hour\n",
@@ -198,5 +198,120 @@ Test(bans_config, the_documented_example_loads)
 	cr_assert_eq(rule.ban.duration_ns, 60 * S);
 	cr_assert_eq(rule.ban.after_ns, 5 * S);
 	cr_assert_eq(rule.ban.max_ns, 3600 * S);
+	xrl_config_free(&config);
+}
+
+/* A rule of 198.18.0.0/16 banning for 10m, then the escalate_ keys. */
+#define ESC_RULE "rules:\n  - cidr: 198.18.0.0/16\n    pps: 10\n" \
+		 "    burst: 5\n    ban: 10m\n"
+#define ESC_KEYS "    escalate_prefix: 24\n    escalate_after: 5\n" \
+		 "    escalate_within: 10m\n    escalate_ban: 1h\n"
+
+Test(bans_config, escalate_keys_compile_into_the_rule)
+{
+	struct xrl_config config;
+	struct xrl_rule rule;
+
+	policy_loaded(ESC_RULE ESC_KEYS, &config);
+	cr_assert_eq(xrl_rule_compile(&config.policy.rules[1], &rule), 0);
+	cr_assert_eq(rule.escalate.prefix, 24);
+	cr_assert_eq(rule.escalate.after, 5);
+	cr_assert_eq(rule.escalate.within_ns, 600 * S);
+	cr_assert_eq(rule.escalate.duration_ns, 3600 * S);
+	xrl_config_free(&config);
+	/* Without them, nothing: the data path's one branch says no. */
+	policy_loaded(ESC_RULE, &config);
+	cr_assert_eq(xrl_rule_compile(&config.policy.rules[1], &rule), 0);
+	cr_assert_eq(rule.escalate.after, 0);
+	xrl_config_free(&config);
+	round_trip(ESC_RULE ESC_KEYS);
+}
+
+/* Each as docs/POLICY.md "Escalation" shows it: one line. */
+Test(bans_config, escalations_that_cannot_work_refused_in_one_line)
+{
+	policy_refused(ESC_RULE "    escalate_prefix: 8\n    escalate_after: 5\n"
+		"    escalate_within: 10m\n    escalate_ban: 1h\n",
+		"p.yaml:6: rules[0].escalate_prefix: /8 is wider than the "
+		"rule's /16 (it would ban sources of other rules) (8)");
+	policy_refused(ESC_RULE "    escalate_prefix: 32\n    escalate_after: 5\n"
+		"    escalate_within: 10m\n    escalate_ban: 1h\n",
+		"p.yaml:6: rules[0].escalate_prefix: /32 is not shorter than "
+		"an IPv4 address (/32) (32)");
+	policy_refused("keys: {ipv4_prefix: 24}\n" ESC_RULE ESC_KEYS,
+		"p.yaml:7: rules[0].escalate_prefix: /24 is not shorter than "
+		"the IPv4 source key /24 (keys.ipv4_prefix) (24)");
+	policy_refused("rules:\n  - cidr: 198.18.0.0/16\n    pps: 10\n"
+		"    burst: 5\n" ESC_KEYS,
+		"p.yaml:5: rules[0].escalate_prefix: needs ban: (escalation "
+		"counts the rule's bans) (24)");
+	policy_refused(ESC_RULE "    escalate_prefix: 24\n",
+		"p.yaml:2: rules[0].escalate_after: escalation needs "
+		"escalate_prefix:, escalate_after:, escalate_within: and "
+		"escalate_ban:");
+	policy_refused(ESC_RULE "    escalate_prefix: 24\n    escalate_after: 1\n"
+		"    escalate_within: 10m\n    escalate_ban: 1h\n",
+		"p.yaml:7: rules[0].escalate_after: must be 2 to 16 (1)");
+	policy_refused(ESC_RULE "    escalate_prefix: 24\n    escalate_after: 17\n"
+		"    escalate_within: 10m\n    escalate_ban: 1h\n",
+		"p.yaml:7: rules[0].escalate_after: must be 2 to 16 (17)");
+	/* The worst a file may hold: out of range, not a number. */
+	policy_refused(ESC_RULE "    escalate_prefix: 99999999999999999999\n",
+		"p.yaml:6: rules[0].escalate_prefix: must be 1 to 127 "
+		"(99999999999999999999)");
+	policy_refused(ESC_RULE "    escalate_prefix: -24\n",
+		"p.yaml:6: rules[0].escalate_prefix: must be 1 to 127 (-24)");
+	policy_refused(ESC_RULE "    escalate_within: 0s\n",
+		"p.yaml:6: rules[0].escalate_within: at least 1ms (0s)");
+	policy_refused("default:\n  pps: 10\n  burst: 5\n  ban: 1m\n"
+		"  escalate_prefix: 24\n",
+		"p.yaml:5: default.escalate_prefix: unknown key, expected one "
+		"of: action, pps, burst, bps, burst_bytes, scope, global, "
+		"strategy, interval, limit, window, ban, ban_after, ban_max, "
+		"levels");
+}
+
+/* An IPv6 rule escalates to its /64 when its sources are keyed finer. */
+Test(bans_config, an_ipv6_rule_escalates_within_its_family)
+{
+	struct xrl_config config;
+	struct xrl_rule rule;
+
+	policy_loaded("keys: {ipv6_prefix: 128}\nrules:\n  - cidr: fd00::/48\n"
+		      "    pps: 10\n    burst: 5\n    ban: 1m\n"
+		      "    escalate_prefix: 64\n    escalate_after: 5\n"
+		      "    escalate_within: 10m\n    escalate_ban: 1h\n",
+		      &config);
+	cr_assert_eq(xrl_rule_compile(&config.policy.rules[1], &rule), 0);
+	cr_assert_eq(rule.escalate.prefix, 64);
+	xrl_config_free(&config);
+	policy_refused("rules:\n  - cidr: fd00::/48\n    pps: 10\n"
+		"    burst: 5\n    ban: 1m\n    escalate_prefix: 64\n"
+		"    escalate_after: 5\n    escalate_within: 10m\n"
+		"    escalate_ban: 1h\n",
+		"p.yaml:6: rules[0].escalate_prefix: /64 is not shorter than "
+		"the IPv6 source key /64 (keys.ipv6_prefix) (64)");
+}
+
+Test(bans_config, the_documented_escalation_example_loads)
+{
+	struct xrl_config config;
+	struct xrl_rule rule;
+
+	policy_loaded(LOGIN
+	       "    ban: 10m\n"
+	       "    escalate_prefix: 24   # each /24 of the rule's sources...\n"
+	       "    escalate_after: 5     # ...once 5 different sources of "
+	       "it were banned\n"
+	       "    escalate_within: 10m  # ...within 10 minutes\n"
+	       "    escalate_ban: 1h      # ...is banned whole for an hour\n",
+	       &config);
+	cr_assert_eq(xrl_rule_compile(&config.policy.rules[1], &rule), 0);
+	cr_assert_eq(rule.escalate.prefix, 24);
+	cr_assert_eq(rule.escalate.after, 5);
+	cr_assert_eq(rule.escalate.within_ns, 600 * S);
+	cr_assert_eq(rule.escalate.duration_ns, 3600 * S);
+	/* Doubling is capped by the rule's ban_max: 8 bans of 10m. */
+	cr_assert_eq(rule.ban.max_ns, 4800 * S);
 	xrl_config_free(&config);
 }

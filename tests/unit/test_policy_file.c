@@ -45,7 +45,8 @@ Test(policy_file_keys, unknown_key_in_rule)
 		"p.yaml:3: rules[0].ppss: unknown key, expected one of: name, "
 		"cidr, action, pps, burst, bps, burst_bytes, scope, global, "
 		"strategy, interval, limit, window, ban, ban_after, ban_max, "
-		"levels, proto, sport, dport, tcp_flags");
+		"escalate_prefix, escalate_after, escalate_within, "
+		"escalate_ban, levels, proto, sport, dport, tcp_flags");
 }
 
 Test(policy_file_keys, unknown_key_in_default)

@@ -248,5 +248,8 @@ void xrl_request_print_ban(json_t *ban, uint64_t now_ms)
 	}
 	if (json_object_get(ban, "packets"))
 		printf(" (dropped %lld)", xrl_json_int(ban, "packets"));
+	if (json_object_get(ban, "kind"))
+		printf(" %s by rule %s", xrl_json_str(ban, "kind"),
+		       xrl_json_str(ban, "rule"));
 	printf("\n");
 }

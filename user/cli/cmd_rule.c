@@ -73,6 +73,13 @@ static void print_rule(json_t *rule)
 		printf(" after %s", xrl_json_str(rule, "ban_after"));
 	if (xrl_json_str(rule, "ban_max"))
 		printf(" max %s", xrl_json_str(rule, "ban_max"));
+	/* The rule's keys as the table's printer gives them: text. */
+	if (xrl_json_str(rule, "escalate_prefix"))
+		printf(" escalate /%s after %s within %s for %s",
+		       xrl_json_str(rule, "escalate_prefix"),
+		       xrl_json_str(rule, "escalate_after"),
+		       xrl_json_str(rule, "escalate_within"),
+		       xrl_json_str(rule, "escalate_ban"));
 	json_array_foreach(json_object_get(rule, "levels"), i, level)
 		printf(" level %s", json_string_value(level));
 	if (json_is_true(json_object_get(rule, "replaces_file")))

@@ -347,6 +347,24 @@ static bool explain_rule_ban(const struct xrl_datapath *dp,
 	return true;
 }
 
+/* The ban of the source's whole prefix (bpf/escalate.h), which its rule
+ * looks at before its own ban. True when one holds (said). */
+static bool explain_escalated_ban(const struct xrl_datapath *dp,
+				  const struct xrl_rule *rule,
+				  const struct xrl_bucket_key *key, __u64 now)
+{
+	struct xrl_escalated_ban ban;
+	char cidr[64];
+
+	if (xrl_escalated_ban_of(dp, rule, key, now, &ban) != 1)
+		return false;
+	xrl_cidr_format(&ban.prefix, cidr, sizeof(cidr));
+	printf("banned by rule %u: its prefix %s, escalated (%u time%s): "
+	       "%.3f s left\n", rule->id, cidr, ban.escalations,
+	       ban.escalations == 1 ? "" : "s", (ban.until_ns - now) / 1e9);
+	return true;
+}
+
 /* A per-source limit or monitor rule: its bucket, its ban, its levels. */
 static int explain_bucket(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 			  const struct xrl_datapath *dp,
@@ -379,7 +397,8 @@ static int explain_bucket(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 	}
 	/* A bucket of another rule is taken over anew (bpf rebind()). */
 	bound = have && XRL_BUCKET_RULE(bucket.rule_id) == rule->id;
-	if (explain_rule_ban(dp, rule, &key, bound ? &bucket : NULL, now)) {
+	if (explain_escalated_ban(dp, rule, &key, now) ||
+	    explain_rule_ban(dp, rule, &key, bound ? &bucket : NULL, now)) {
 		judged(next, false, XRL_VERDICT_BANNED);
 		return 0;
 	}

@@ -47,6 +47,9 @@ static void print_top(json_t *response)
 		else if (json_is_true(json_object_get(entry, "banned")))
 			printf("  banned %.0fs more", json_real_value(
 				json_object_get(entry, "ban_left_s")));
+		if (json_object_get(entry, "escalated"))
+			printf(" (%s escalated)",
+			       xrl_json_str(entry, "escalated"));
 		printf("\n");
 	}
 }

@@ -161,7 +161,9 @@ static bool same_numbers(const struct xrl_rule_spec *a,
 	       a->strategy.limit == b->strategy.limit &&
 	       a->strategy.window_ns == b->strategy.window_ns &&
 	       a->ban.ns == b->ban.ns && a->ban.after_ns == b->ban.after_ns &&
-	       a->ban.max_ns == b->ban.max_ns && xrl_levels_equal(a, b);
+	       a->ban.max_ns == b->ban.max_ns &&
+	       !memcmp(&a->ban.escalate, &b->ban.escalate,
+		       sizeof(a->ban.escalate)) && xrl_levels_equal(a, b);
 }
 
 /*

@@ -33,6 +33,20 @@ static void source_text(const __u8 addr[16], const struct xrl_policy *policy,
 		*slash = '\0';
 }
 
+/* An escalated ban's prefix (its rule's escalate_prefix) as CIDR. */
+static void prefix_text(const __u8 addr[16], const struct xrl_rule_spec *rule,
+			char *buf, size_t len)
+{
+	struct xrl_lpm_key key = { 0 };
+
+	if (!rule)
+		return;	/* a rule gone since: the address alone */
+	memcpy(key.addr, addr, sizeof(key.addr));
+	key.prefixlen = rule->ban.escalate.prefix +
+			(memcmp(addr, v4_mapped, sizeof(v4_mapped)) ? 0 : 96);
+	xrl_cidr_format(&key, buf, len);
+}
+
 static const struct xrl_rule_spec *find_rule(const struct xrl_policy *policy,
 					     __u32 id)
 {
@@ -53,8 +67,11 @@ void xrl_event_describe(const struct xrl_limit_event *raw,
 	memset(rec, 0, sizeof(*rec));
 	rec->raw = *raw;
 	rec->wall_time = wall_time;
-	rec->action = raw->action;
+	rec->action = raw->action & ~XRL_EVENT_ESCALATED;
+	rec->escalated = raw->action & XRL_EVENT_ESCALATED;
 	source_text(raw->addr, policy, rec->source, sizeof(rec->source));
+	if (rec->escalated)
+		prefix_text(raw->addr, rule, rec->source, sizeof(rec->source));
 	if (rule) {
 		snprintf(rec->rule, sizeof(rec->rule), "%s", rule->name);
 		rec->limit_pps = rule->pps;
@@ -89,6 +106,13 @@ void xrl_event_format(const struct xrl_event_record *rec, char *buf,
 	const char *verb = rec->action == XRL_ACTION_MONITOR ?
 			   "would be limited (monitor)" : "limited";
 
+	if (rec->raw.ban_ns && rec->escalated) {
+		xrl_duration_ns_format(rec->raw.ban_ns, rate, sizeof(rate));
+		snprintf(buf, len, "prefix %s banned by rule %s for %s "
+			 "(escalated: %llu of its sources banned)", rec->source,
+			 rec->rule, rate, (unsigned long long)rec->raw.packets);
+		return;
+	}
 	if (rec->raw.ban_ns) {
 		xrl_duration_ns_format(rec->raw.ban_ns, rate, sizeof(rate));
 		snprintf(buf, len, "source %s banned by rule %s for %s",
@@ -118,7 +142,7 @@ json_t *xrl_event_json(const struct xrl_event_record *rec)
 
 	xrl_event_format(rec, message, sizeof(message));
 	return json_pack("{s:I, s:f, s:s, s:s, s:I, s:s, s:o, s:I, s:f, "
-			 "s:I, s:I, s:s, s:f}",
+			 "s:I, s:I, s:s, s:f, s:b}",
 			 "seq", (json_int_t)rec->seq,
 			 "time", rec->wall_time,
 			 "source", rec->source,
@@ -133,7 +157,8 @@ json_t *xrl_event_json(const struct xrl_event_record *rec)
 			 "limit_pps", (json_int_t)rec->limit_pps,
 			 "limit_bps", (json_int_t)rec->limit_bps,
 			 "message", message,
-			 "ban_s", rec->raw.ban_ns / 1e9);
+			 "ban_s", rec->raw.ban_ns / 1e9,
+			 "escalated", rec->escalated);
 }
 
 int xrl_event_log_init(struct xrl_event_log *log)

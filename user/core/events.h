@@ -9,6 +9,7 @@
 #define XRL_EVENTS_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <jansson.h>
 #include "policy.h"
@@ -24,6 +25,7 @@ struct xrl_event_record {
 	char source[64];		/* address, or CIDR for wider keys */
 	char rule[XRL_RULE_NAME_MAX];	/* name, or "id-N" if unknown */
 	enum xrl_action action;
+	bool escalated;			/* the ban of a prefix: source is it */
 	double pps;			/* observed; < 0: not known */
 	uint64_t limit_pps;		/* the rule's, 0: none */
 	uint64_t limit_bps;

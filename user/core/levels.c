@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "ban.h"
 #include "cidr.h"
 #include "fields.h"
 #include "levels.h"
@@ -182,7 +183,9 @@ int xrl_levels_check_keys(const struct xrl_rule_spec *rule, unsigned v4_prefix,
 			return -EINVAL;
 		}
 	}
-	return 0;
+	/* The one other subnet of a rule, against the same keys. */
+	return xrl_rule_escalate_check_keys(rule, v4_prefix, v6_prefix, err,
+					    len);
 }
 
 int xrl_levels_compile(const struct xrl_rule_spec *rule,

@@ -15,8 +15,9 @@
  * (limit or monitor, scope source, no sliding window), each of its
  * family, no shorter than the rule's prefix, no two alike, with limits
  * that compile. xrl_levels_check_keys() the policy's part: each level
- * shorter than its family's source key (@v4_prefix, @v6_prefix). -EINVAL
- * with "levels[i].field: what is wrong" in @err.
+ * shorter than its family's source key (@v4_prefix, @v6_prefix), and so
+ * the rule's escalate_prefix (ban.h). -EINVAL with "levels[i].field:
+ * what is wrong" (or "escalate_prefix: ...") in @err.
  */
 int xrl_levels_check(const struct xrl_rule_spec *rule, char *err, size_t len);
 int xrl_levels_check_keys(const struct xrl_rule_spec *rule, unsigned v4_prefix,

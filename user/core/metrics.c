@@ -257,6 +257,26 @@ static void write_rules(FILE *out, const struct xrl_metrics *m)
 	}
 }
 
+/* Only of the rules with escalate_: the others have none. */
+static void write_rule_escalations(FILE *out, const struct xrl_metrics *m)
+{
+	const char *labels[3] = { "rule", NULL, NULL };
+	char id_name[32];
+	size_t i;
+
+	xrl_metrics_family(out, "xdp_ratelimit_rule_escalated_bans", "gauge",
+			   "Escalated bans in force of each rule with "
+			   "escalate_ (a prefix each).");
+	for (i = 0; i < m->n_rules; i++) {
+		if (!m->rules[i].escalates)
+			continue;
+		snprintf(id_name, sizeof(id_name), "id-%u", m->rules[i].id);
+		labels[1] = m->rules[i].name ? m->rules[i].name : id_name;
+		xrl_metrics_sample_u64(out, "xdp_ratelimit_rule_escalated_bans",
+				       labels, m->rules[i].escalated_bans);
+	}
+}
+
 static void write_table(FILE *out, const struct xrl_metrics *m)
 {
 	static const struct {
@@ -331,6 +351,15 @@ static void write_bans(FILE *out, const struct xrl_metrics *m)
 			   "bans by hand (a prefix each).");
 	xrl_metrics_sample_u64(out, "xdp_ratelimit_active_bans", NULL,
 			       m->active_bans);
+	xrl_metrics_family(out, "xdp_ratelimit_escalations_total", "counter",
+			   "Escalated bans started: prefixes banned once "
+			   "escalate_after of their sources were.");
+	xrl_metrics_sample_u64(out, "xdp_ratelimit_escalations_total", NULL,
+			       m->bans.escalated);
+	xrl_metrics_family(out, "xdp_ratelimit_escalated_bans", "gauge",
+			   "Escalated bans in force now (a prefix each).");
+	xrl_metrics_sample_u64(out, "xdp_ratelimit_escalated_bans", NULL,
+			       m->escalated_bans);
 	xrl_metrics_family(out, "xdp_ratelimit_manual_bans", "gauge",
 			   "Entries of the map of bans by hand.");
 	xrl_metrics_sample_u64(out, "xdp_ratelimit_manual_bans", NULL,
@@ -417,6 +446,7 @@ int xrl_metrics_write(FILE *out, const struct xrl_metrics *m)
 	write_events(out, m);
 	write_bans(out, m);
 	write_blocklists(out, m);
+	write_rule_escalations(out, m);
 	write_gauges(out, m);
 	if (m->extra)
 		m->extra(out, m->extra_ctx);

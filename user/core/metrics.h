@@ -20,6 +20,8 @@ struct xrl_metrics_rule {
 	const char *name;	/* label value; NULL: "id-N" */
 	__u32 id;
 	bool monitor;		/* drops are would-drops: verdict="would_drop" */
+	bool escalates;		/* has escalate_: escalated_bans written */
+	__u64 escalated_bans;	/* its prefixes under escalated bans */
 	struct xrl_rule_counters counters;
 };
 
@@ -48,6 +50,7 @@ struct xrl_metrics {
 	struct xrl_ban_counters bans;	/* bans started (bpf/bans.h) */
 	__u64 active_bans;		/* ban records and bans by hand in
 					 * force */
+	__u64 escalated_bans;		/* prefixes under escalated bans */
 	__u64 manual_bans;		/* entries of xrl_manual_bans */
 	__u32 manual_bans_capacity;	/* its max_entries */
 	struct xrl_metrics_blocklist blocklists[XRL_BLOCKLISTS_MAX];

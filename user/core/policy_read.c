@@ -657,8 +657,24 @@ static int read_top(struct xrl_yaml *y, const char *field, yaml_node_t *value,
 
 /* ---- loading -------------------------------------------------------- */
 
-/* Levels against the source keys, once the whole file is read (keys:
- * may follow the rules). */
+/* "escalate_prefix: why" of a rule @map at @path, at its value. */
+static int key_error(struct xrl_yaml *y, const char *path, yaml_node_t *map,
+		     const char *why)
+{
+	const char *colon = strstr(why, ": ");
+	char key[32], field[XRL_YAML_FIELD_MAX];
+	yaml_node_t *at;
+
+	if (!colon)
+		return xrl_yaml_fail(y, map, path, NULL, "%s", why);
+	snprintf(key, sizeof(key), "%.*s", (int)(colon - why), why);
+	at = map ? xrl_yaml_map_value(y, map, key) : NULL;
+	xrl_yaml_field_name(field, path, key);
+	return xrl_yaml_fail(y, at ? at : map, field, at, "%s", colon + 2);
+}
+
+/* Levels and escalation against the source keys, once the whole file
+ * is read (keys: may follow the rules). */
 static int check_level_keys(struct xrl_yaml *y, const struct xrl_policy *p)
 {
 	yaml_node_t *root = yaml_document_get_root_node(y->doc), *map;
@@ -679,6 +695,8 @@ static int check_level_keys(struct xrl_yaml *y, const struct xrl_policy *p)
 								  "rules"),
 					    i - 1);
 		}
+		if (strncmp(why, "levels[", strlen("levels[")))
+			return key_error(y, path, map, why);
 		return level_error(y, path, map, why);
 	}
 	return 0;

@@ -89,7 +89,8 @@ int xrl_rule_check(const struct xrl_rule_spec *rule, char *err, size_t len)
 		return -EINVAL;
 	}
 	if (xrl_strategy_check(rule, limited, err, len) ||
-	    xrl_rule_ban_check(rule, err, len))
+	    xrl_rule_ban_check(rule, err, len) ||
+	    xrl_rule_escalate_check(rule, err, len))
 		return -EINVAL;
 	/* A window keeps no bucket to hold a ban (docs/POLICY.md "Bans"). */
 	if (rule->ban.ns && rule->strategy.kind == XRL_STRATEGY_SLIDING_WINDOW) {
@@ -146,5 +147,6 @@ int xrl_rule_compile(const struct xrl_rule_spec *rule, struct xrl_rule *out)
 		err = xrl_limit_compile_bps(rule->bps, rule->burst_bytes,
 					    &out->limit[XRL_LIMIT_BYTES]);
 	xrl_rule_ban_compile(rule, &out->ban);
+	xrl_rule_escalate_compile(rule, &out->escalate);
 	return err;
 }

@@ -66,6 +66,14 @@ struct xrl_rule_spec {
 		uint64_t ns;		/* 0: no bans */
 		uint64_t after_ns;
 		uint64_t max_ns;	/* 0: XRL_BAN_MAX_FACTOR * ns */
+		/* escalate_*: a subnet's bans (docs/POLICY.md
+		 * "Escalation"); after 0: none. */
+		struct xrl_rule_spec_escalate {
+			unsigned prefix;	/* within the rule's family */
+			unsigned after;		/* distinct sources banned */
+			uint64_t within_ns;	/* ... within this long */
+			uint64_t ns;		/* the prefix's ban */
+		} escalate;
 	} ban;
 	struct xrl_rule_match match;	/* L4 keys; all 0: plain (no next) */
 	struct xrl_level_spec levels[XRL_LEVELS_MAX];	/* levels: */

@@ -13,7 +13,7 @@
 #include "fields.h"
 
 #define XRL_YAML_FIELD_MAX	320	/* a path ("rules[131070]") and a key */
-#define XRL_YAML_KEYS_MAX	24	/* keys in one map's table */
+#define XRL_YAML_KEYS_MAX	32	/* keys in one map's table */
 
 /* The most a policy file may be: room for the most rules a policy holds
  * (1,048,575 of up to seven keys: 15 nodes, 128 bytes each; four keys in

@@ -31,7 +31,9 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <jansson.h>
+#include "bans.h"
 #include "cidr.h"
+#include "clock.h"
 #include "control_cmds.h"
 #include "datapath.h"
 #include "log.h"
@@ -261,7 +263,30 @@ int xrl_control_ban(struct xrl_request *req)
 	return 0;
 }
 
-/* unban: {"cidr": C}, a ban in force. */
+/* The escalated bans of exactly @prefix lifted: how many, or -errno. */
+static int unban_escalated(struct xrl_request *req,
+			   const struct xrl_lpm_key *prefix)
+{
+	int lifted;
+
+	if (!req->state->dp)
+		return 0;
+	lifted = xrl_escalated_lift(req->state->dp, prefix,
+				    xrl_clock_ns(CLOCK_MONOTONIC));
+	if (lifted < 0) {
+		snprintf(req->err, sizeof(req->err), "lifting an escalated "
+			 "ban: %s", strerror(-lifted));
+		return lifted;
+	}
+	json_object_set_new(req->response, "escalated", json_integer(lifted));
+	if (lifted)
+		pr_info("unbanned %s (escalated, %d rule%s)",
+			json_string_value(json_object_get(req->json, "cidr")),
+			lifted, lifted == 1 ? "" : "s");
+	return lifted;
+}
+
+/* unban: {"cidr": C}, a ban in force: by hand, escalated, or both. */
 int xrl_control_unban(struct xrl_request *req)
 {
 	struct xrl_manual_ban_entry entry = {}, *v;
@@ -269,15 +294,20 @@ int xrl_control_unban(struct xrl_request *req)
 	char cidr[64];
 	size_t n, before = 0, i;
 	uint64_t now = xrl_manual_bans_now_ms();
-	int ret;
+	int ret, escalated;
 
 	ret = ban_prefix(req, &entry.prefix);
 	if (ret)
 		return ret;
+	escalated = unban_escalated(req, &entry.prefix);
+	if (escalated < 0)
+		return escalated;
 	for (i = 0; b && i < b->n; i++)
 		if (!xrl_manual_ban_ended(&b->v[i], now) &&
 		    xrl_prefix_equal(&b->v[i].prefix, &entry.prefix))
 			before++;
+	if (!before && escalated)
+		return 0;
 	if (!before) {
 		xrl_cidr_format(&entry.prefix, cidr, sizeof(cidr));
 		snprintf(req->err, sizeof(req->err), "cidr: %s is not banned",
@@ -294,18 +324,52 @@ int xrl_control_unban(struct xrl_request *req)
 	return ret;
 }
 
-/* bans: the bans in force, with what each dropped. */
+struct escalated_list {
+	const struct xrl_policy *policy;
+	json_t *list;
+	uint64_t now_ms, mono_ns;
+};
+
+/* An escalated ban as bans lists it: its kind, rule and end. */
+static int escalated_json(const struct xrl_escalated_ban *ban, void *ctx)
+{
+	struct escalated_list *l = ctx;
+	const char *rule = "?";
+	char cidr[64];
+	size_t i;
+
+	for (i = 0; i < l->policy->n_rules; i++)
+		if (l->policy->rules[i].id == ban->rule_id)
+			rule = l->policy->rules[i].name;
+	xrl_cidr_format(&ban->prefix, cidr, sizeof(cidr));
+	json_array_append_new(l->list, json_pack(
+		"{s:s,s:s,s:s,s:I,s:i}", "cidr", cidr, "kind", "escalated",
+		"rule", rule, "until_ms", (json_int_t)(l->now_ms +
+		(ban->until_ns - l->mono_ns) / 1000000),
+		"escalations", (int)ban->escalations));
+	return 0;
+}
+
+/* bans: the bans in force, with what each dropped; then the escalated
+ * ones (docs/POLICY.md "Escalation"). */
 int xrl_control_bans(struct xrl_request *req)
 {
 	struct xrl_manual_bans *b = req->state->bans;
 	int fd = req->state->dp ? req->state->dp->manual_bans_fd : -1;
 	uint64_t now = xrl_manual_bans_now_ms();
 	json_t *list = json_array();
+	struct escalated_list escalated = {
+		.policy = &req->state->policy, .list = list, .now_ms = now,
+		.mono_ns = xrl_clock_ns(CLOCK_MONOTONIC),
+	};
 	size_t i;
 
 	for (i = 0; b && i < b->n; i++)
 		if (!xrl_manual_ban_ended(&b->v[i], now))
 			json_array_append_new(list, xrl_manual_ban_json(&b->v[i], fd));
+	if (req->state->dp)
+		xrl_escalated_bans(req->state->dp, escalated.mono_ns,
+				   escalated_json, &escalated);
 	json_object_set_new(req->response, "bans", list);
 	json_object_set_new(req->response, "now_ms", json_integer(now));
 	return 0;

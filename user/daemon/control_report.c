@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "ban.h"
+#include "bans.h"
 #include "bucket.h"
 #include "budget.h"
 #include "cidr.h"
@@ -354,7 +356,30 @@ static bool judged_now(const struct xrl_policy *policy,
 	return split_id ? longer : !longer;
 }
 
-static json_t *top_entry_json(const struct xrl_policy *policy,
+/* The escalated ban on the prefix of @entry's source by its @rule, as
+ * the program judges it (bpf/escalate.h): its prefix in "escalated",
+ * and the later of its end and the source's own in *@until. */
+static void top_escalated(const struct xrl_datapath *dp,
+			  const struct xrl_rule_spec *rule,
+			  const struct top_entry *entry, __u64 now,
+			  json_t *obj, __u64 *until)
+{
+	struct xrl_rule compiled = { .id = rule->id };
+	struct xrl_escalated_ban ban;
+	char cidr[64];
+
+	xrl_rule_escalate_compile(rule, &compiled.escalate);
+	if (!dp || xrl_escalated_ban_of(dp, &compiled, &entry->key, now,
+					&ban) != 1)
+		return;
+	xrl_cidr_format(&ban.prefix, cidr, sizeof(cidr));
+	json_object_set_new(obj, "escalated", json_string(cidr));
+	if ((int64_t)(ban.until_ns - *until) > 0)
+		*until = ban.until_ns;
+}
+
+static json_t *top_entry_json(const struct xrl_datapath *dp,
+			      const struct xrl_policy *policy,
 			      const struct top_entry *entry)
 {
 	struct xrl_lpm_key source = { .prefixlen = policy->v6_prefix };
@@ -363,7 +388,7 @@ static json_t *top_entry_json(const struct xrl_policy *policy,
 	bool banned;
 	json_t *obj;
 	double fill;
-	__u64 now;
+	__u64 now, until;
 
 	memcpy(source.addr, entry->key.addr, sizeof(source.addr));
 	source.prefixlen = key_prefixlen(policy, &entry->key);
@@ -380,13 +405,16 @@ static json_t *top_entry_json(const struct xrl_policy *policy,
 	/* Banned as the program judges it: its rule still bans, and the
 	 * ban's end is ahead of the program's clock (bpf/bans.h). */
 	now = xrl_clock_ns(CLOCK_MONOTONIC);
+	until = entry->ban_until_ns;
+	if (obj && rule && rule->ban.escalate.after)
+		top_escalated(dp, rule, entry, now, obj, &until);
 	banned = obj && rule && rule->ban.ns &&
-		 (int64_t)(entry->ban_until_ns - now) > 0;
+		 (int64_t)(until - now) > 0;
 	if (obj)
 		json_object_set_new(obj, "banned", json_boolean(banned));
 	if (banned)
 		json_object_set_new(obj, "ban_left_s", json_real(
-			(entry->ban_until_ns - now) / 1e9));
+			(until - now) / 1e9));
 	return obj;
 }
 
@@ -510,7 +538,8 @@ int xrl_control_top(struct xrl_request *req)
 			i++;
 			continue;
 		}
-		json_array_append_new(top, top_entry_json(&req->state->policy,
+		json_array_append_new(top, top_entry_json(req->state->dp,
+							  &req->state->policy,
 							  &walk.entries[i++]));
 	}
 	for (b = 0; b < n_bans; b++)

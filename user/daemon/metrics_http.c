@@ -22,6 +22,7 @@
 struct rule_name {
 	__u32 id;
 	bool monitor;
+	bool escalates;		/* has escalate_: its escalated bans shown */
 	char name[XRL_RULE_NAME_MAX];
 };
 
@@ -104,6 +105,7 @@ static char *scrape(struct xrl_metrics_server *srv, size_t *len)
 		m.rules[i].id = srv->rules[i].id;
 		m.rules[i].name = srv->rules[i].name;
 		m.rules[i].monitor = srv->rules[i].monitor;
+		m.rules[i].escalates = srv->rules[i].escalates;
 	}
 	m.n_rules = srv->n_rules;
 	m.have_policy = srv->have_policy;
@@ -418,6 +420,7 @@ int xrl_metrics_server_policy(struct xrl_metrics_server *srv,
 	for (i = 0; i < policy->n_rules; i++) {
 		rules[i].id = policy->rules[i].id;
 		rules[i].monitor = policy->rules[i].action == XRL_ACTION_MONITOR;
+		rules[i].escalates = policy->rules[i].ban.escalate.after != 0;
 		snprintf(rules[i].name, sizeof(rules[i].name), "%s",
 			 policy->rules[i].name);
 	}

@@ -181,3 +181,121 @@ int xrl_manual_bans_active(const struct xrl_datapath *dp, __u64 now_ns,
 		*n = walk.n;
 	return ret;
 }
+
+/* The prefix of an escalation's key, as xrl_cidr_parse() gives one. */
+static void escalation_prefix(const struct xrl_escalation_key *k,
+			      struct xrl_lpm_key *prefix)
+{
+	memset(prefix, 0, sizeof(*prefix));
+	memcpy(prefix->addr, k->addr, sizeof(prefix->addr));
+	prefix->prefixlen = k->prefixlen +
+			    (k->family == XRL_FAMILY_IPV4 ? 96 : 0);
+}
+
+struct escalated_walk {
+	__u64 now_ns;
+	int (*fn)(const struct xrl_escalated_ban *ban, void *ctx);
+	void *ctx;
+	/* For lifting: the prefix, the map, and how many were lifted. */
+	const struct xrl_lpm_key *lift;
+	int fd;
+	int lifted;
+};
+
+static int escalated_each(const void *key, const void *value, void *ctx)
+{
+	const struct xrl_escalation *e = value;
+	struct escalated_walk *walk = ctx;
+	struct xrl_escalated_ban ban;
+
+	if (!e->until_ns || (__s64)(e->until_ns - walk->now_ns) <= 0)
+		return 0;
+	escalation_prefix(key, &ban.prefix);
+	ban.rule_id = ((const struct xrl_escalation_key *)key)->rule_id;
+	ban.until_ns = e->until_ns;
+	ban.escalations = e->escalations;
+	return walk->fn(&ban, walk->ctx);
+}
+
+int xrl_escalated_bans(const struct xrl_datapath *dp, __u64 now_ns,
+		       int (*fn)(const struct xrl_escalated_ban *ban,
+				 void *ctx),
+		       void *ctx)
+{
+	struct escalated_walk walk = { .now_ns = now_ns, .fn = fn,
+				       .ctx = ctx };
+
+	if (dp->escalations_fd < 0)
+		return -ENOENT;
+	return xrl_map_walk(dp->escalations_fd,
+			    sizeof(struct xrl_escalation_key),
+			    sizeof(struct xrl_escalation), escalated_each,
+			    &walk);
+}
+
+/* Ends the ban of @ban's record now, when it is the prefix lifted: its
+ * length stays, so a next escalation of it is a repeat. */
+static int lift_each(const struct xrl_escalated_ban *ban, void *ctx)
+{
+	struct escalated_walk *walk = ctx;
+	struct xrl_escalation_key key = { .rule_id = ban->rule_id };
+	struct xrl_escalation e;
+	bool ipv4 = xrl_prefix_family(&ban->prefix) == XRL_FAMILY_IPV4;
+
+	if (!xrl_prefix_equal(&ban->prefix, walk->lift))
+		return 0;
+	memcpy(key.addr, ban->prefix.addr, sizeof(key.addr));
+	key.family = ipv4 ? XRL_FAMILY_IPV4 : XRL_FAMILY_IPV6;
+	key.prefixlen = (__u8)(ban->prefix.prefixlen - (ipv4 ? 96 : 0));
+	if (bpf_map_lookup_elem(walk->fd, &key, &e))
+		return 0;	/* evicted meanwhile: lifted all the same */
+	e.until_ns = walk->now_ns;
+	if (bpf_map_update_elem(walk->fd, &key, &e, BPF_EXIST))
+		return errno == ENOENT ? 0 : -errno;
+	walk->lifted++;
+	return 0;
+}
+
+int xrl_escalated_lift(const struct xrl_datapath *dp,
+		       const struct xrl_lpm_key *prefix, __u64 now_ns)
+{
+	struct escalated_walk lift = { .now_ns = now_ns, .lift = prefix,
+				       .fd = dp->escalations_fd };
+	int ret;
+
+	ret = xrl_escalated_bans(dp, now_ns, lift_each, &lift);
+	return ret ? ret : lift.lifted;
+}
+
+int xrl_escalated_ban_of(const struct xrl_datapath *dp,
+			 const struct xrl_rule *rule,
+			 const struct xrl_bucket_key *key, __u64 now_ns,
+			 struct xrl_escalated_ban *ban)
+{
+	struct xrl_escalation_key k = { .rule_id = rule->id };
+	bool ipv4 = (key->tag & 0xff) == XRL_FAMILY_IPV4;
+	unsigned bits = rule->escalate.prefix + (ipv4 ? 96 : 0), i;
+	struct xrl_escalation e;
+
+	if (!rule->escalate.after || dp->escalations_fd < 0)
+		return 0;
+	/* As the program's escalation_key(): the key masked to the prefix
+	 * (an IPv4 one's ::ffff: words kept whole). */
+	for (i = 0; i < sizeof(k.addr); i++) {
+		if (i * 8 + 8 <= bits)
+			k.addr[i] = key->addr[i];
+		else if (i * 8 < bits)
+			k.addr[i] = key->addr[i] & (0xff00 >> (bits % 8));
+	}
+	k.family = ipv4 ? XRL_FAMILY_IPV4 : XRL_FAMILY_IPV6;
+	k.prefixlen = rule->escalate.prefix;
+	if (bpf_map_lookup_elem(dp->escalations_fd, &k, &e))
+		return errno == ENOENT ? 0 : -errno;
+	if (!e.until_ns || (__s64)(e.until_ns - now_ns) <= 0)
+		return 0;
+	escalation_prefix(&k, &ban->prefix);
+	ban->rule_id = rule->id;
+	ban->until_ns = e.until_ns;
+	ban->escalations = e.escalations;
+	return 1;
+}

@@ -51,4 +51,34 @@ int xrl_manual_ban_of(const struct xrl_datapath *dp,
 int xrl_manual_bans_active(const struct xrl_datapath *dp, __u64 now_ns,
 			   __u64 *n);
 
+/*
+ * Escalated bans in force at @now_ns (bpf/escalate.h): @fn is called
+ * with each (its prefix as xrl_cidr_parse() gives one, its rule, its end
+ * on the program's clock); the walk stops at its first non-zero return.
+ * 0 or -errno.
+ */
+struct xrl_escalated_ban {
+	struct xrl_lpm_key prefix;
+	__u32 rule_id;
+	__u32 escalations;	/* of the prefix by the rule, this one too */
+	__u64 until_ns;
+};
+int xrl_escalated_bans(const struct xrl_datapath *dp, __u64 now_ns,
+		       int (*fn)(const struct xrl_escalated_ban *ban,
+				 void *ctx),
+		       void *ctx);
+
+/* The escalated ban of @rule on the prefix of the source @key (its
+ * bucket key) into *@ban: 1 when it holds at @now_ns, 0 when none, or
+ * -errno. */
+int xrl_escalated_ban_of(const struct xrl_datapath *dp,
+			 const struct xrl_rule *rule,
+			 const struct xrl_bucket_key *key, __u64 now_ns,
+			 struct xrl_escalated_ban *ban);
+
+/* Lifts the escalated bans of exactly @prefix (by any rule) at @now_ns,
+ * keeping their length for a next repeat: how many, or -errno. */
+int xrl_escalated_lift(const struct xrl_datapath *dp,
+		       const struct xrl_lpm_key *prefix, __u64 now_ns);
+
 #endif

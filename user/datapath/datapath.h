@@ -45,6 +45,7 @@ struct xrl_datapath {
 	int capture_fd;
 	int capture_rb_fd;
 	int capture_st_fd;
+	int escalations_fd;	/* subnets' bans (bpf/escalate.h) */
 	/* Sources tracked, as counted by someone who keeps counting (the
 	 * daemon's counter thread; < 0 until its first count), so that a
 	 * report does not read the whole bucket table; NULL: count it. */

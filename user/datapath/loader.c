@@ -37,6 +37,7 @@ static void reset_fds(struct xrl_datapath *dp)
 	dp->offenders_fd = dp->tally_fd = -1;
 	dp->blocklists_fd = dp->block_hits_fd = -1;
 	dp->capture_fd = dp->capture_rb_fd = dp->capture_st_fd = -1;
+	dp->escalations_fd = -1;
 }
 
 static __u32 map_btf_id(int map_fd)
@@ -193,6 +194,7 @@ int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 	dp->capture_fd = bpf_map__fd(skel->maps.xrl_capture);
 	dp->capture_rb_fd = bpf_map__fd(skel->maps.xrl_capture_rb);
 	dp->capture_st_fd = bpf_map__fd(skel->maps.xrl_capture_st);
+	dp->escalations_fd = bpf_map__fd(skel->maps.xrl_escalations);
 	dp->btf_id = map_btf_id(dp->buckets_fd);
 	dp->ids_fd = xrl_id_map_create(NULL);
 	if (dp->ids_fd < 0) {
@@ -243,6 +245,7 @@ static const struct pinned_object pinned_objects[] = {
 	{ XRL_MAP_TALLY, offsetof(struct xrl_datapath, tally_fd) },
 	{ XRL_MAP_BAN_STATS, offsetof(struct xrl_datapath, ban_stats_fd) },
 	{ XRL_MAP_MANUAL_BANS, offsetof(struct xrl_datapath, manual_bans_fd) },
+	{ XRL_MAP_ESCALATIONS, offsetof(struct xrl_datapath, escalations_fd) },
 	{ XRL_MAP_BLOCKLISTS, offsetof(struct xrl_datapath, blocklists_fd) },
 	{ XRL_MAP_BLOCK_HITS, offsetof(struct xrl_datapath, block_hits_fd) },
 	/* Last: pins made before these existed are adopted without them

@@ -126,6 +126,30 @@ static int read_blocklists(const struct xrl_datapath *dp, struct xrl_metrics *m)
 	return 0;
 }
 
+/* An escalated ban in force: counted, and in its rule's gauge. */
+static int count_escalation(const struct xrl_escalated_ban *ban, void *ctx)
+{
+	struct xrl_metrics *m = ctx;
+	struct xrl_metrics_rule probe = { .id = ban->rule_id }, *rule;
+
+	m->escalated_bans++;
+	rule = bsearch(&probe, m->rules, m->n_rules, sizeof(*m->rules), by_id);
+	if (rule)
+		rule->escalated_bans++;
+	return 0;
+}
+
+static int read_escalations(const struct xrl_datapath *dp,
+			    struct xrl_metrics *m, __u64 now)
+{
+	size_t r;
+
+	m->escalated_bans = 0;
+	for (r = 0; r < m->n_rules; r++)
+		m->rules[r].escalated_bans = 0;
+	return xrl_escalated_bans(dp, now, count_escalation, m);
+}
+
 int xrl_metrics_collect(const struct xrl_datapath *dp, struct xrl_metrics *m)
 {
 	struct xrl_manual_bans_fill fill;
@@ -158,6 +182,9 @@ int xrl_metrics_collect(const struct xrl_datapath *dp, struct xrl_metrics *m)
 		ret = read_blocklists(dp, m);
 	if (!ret)
 		ret = read_rule_counters(dp, m);
+	/* After the counters: the rules are sorted by id then. */
+	if (!ret)
+		ret = read_escalations(dp, m, now);
 	m->capacity = xrl_datapath_max_sources(dp);
 	return ret;
 }
