@@ -276,7 +276,8 @@ Test(blocklists, one_list_swapped_alone)
 
 /*
  * Swaps under traffic: a source both the old and the new trie hold is
- * dropped by every frame, whichever trie it met, through 200 swaps.
+ * dropped by every frame, whichever trie it met, through 200 swaps
+ * (fewer under emulation: fixture_scaled()).
  */
 Test(blocklists, swap_under_traffic_judges_every_frame)
 {
@@ -284,7 +285,7 @@ Test(blocklists, swap_under_traffic_judges_every_frame)
 	struct xrl_lpm_key keys_a[2], keys_b[2];
 	struct fixture_traffic t;
 	char err[256];
-	int fds[2], i;
+	int fds[2], i, swaps = (int)fixture_scaled(200, 20);
 
 	fixture_write_file(list_path, "198.18.4.0/24\n");
 	fixture_yaml_apply(&dp, &fy, policy_of("deny"));
@@ -299,13 +300,14 @@ Test(blocklists, swap_under_traffic_judges_every_frame)
 	fds[0] = xrl_blocklist_trie(&a, err, sizeof(err));
 	fds[1] = xrl_blocklist_trie(&b, err, sizeof(err));
 	cr_assert(fds[0] >= 0 && fds[1] >= 0, "%s", err);
+	swaps &= ~1;	/* an even count: list b is in force last */
 	fixture_traffic_start(&t, &dp, "198.18.4.7");
-	for (i = 0; i < 200; i++)
+	for (i = 0; i < swaps; i++)
 		cr_assert_eq(xrl_blocklist_swap(&dp, 0, fds[i % 2], err,
 						sizeof(err)), 0, "%s", err);
 	fixture_traffic_stop(&t);
-	cr_log_info("%llu frames through 200 swaps",
-		    (unsigned long long)t.frames);
+	cr_log_info("%llu frames through %d swaps",
+		    (unsigned long long)t.frames, swaps);
 	cr_assert_gt(t.frames, 0);
 	cr_assert_eq(t.dropped, t.frames, "every frame met a whole trie");
 	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_BLOCKLISTED), t.frames);
