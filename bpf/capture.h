@@ -134,7 +134,14 @@ static __always_inline bool capture_fill(struct xdp_md *ctx,
 	if (len > XRL_CAPTURE_SNAP_MAX)
 		len = XRL_CAPTURE_SNAP_MAX;
 	if (have_xdp_load_bytes) {
-		if (len < 1 || bpf_xdp_load_bytes(ctx, 0, rec->data, len))
+		if (len < 1)
+			return false;
+		/* 1 to XRL_CAPTURE_SNAP_MAX in a form Linux 6.1's verifier
+		 * bounds (it learns no lower bound from "len != 0"). */
+		len = ((len - 1) & (XRL_CAPTURE_SNAP_MAX - 1)) + 1;
+		_Static_assert(!(XRL_CAPTURE_SNAP_MAX & (XRL_CAPTURE_SNAP_MAX - 1)),
+			       "a power of two: the mask above");
+		if (bpf_xdp_load_bytes(ctx, 0, rec->data, len))
 			return false;
 	} else {
 		len = capture_copy_linear(ctx, rec->data, len);
