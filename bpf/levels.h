@@ -53,6 +53,70 @@ level_rule(void *rules, struct level_scratch *w, __u32 id, __u32 i)
 	return bpf_map_lookup_elem(rules, &w->rule_key);
 }
 
+/*
+ * A rule's levels, copied per CPU from the classifier the first time a
+ * packet of that rule meets them under a policy: a packet then pays for
+ * its level buckets only, not for a classifier lookup per level. What a
+ * slot holds never changes once in force (every swap stages new maps,
+ * with a new generation in every entry), so a copy tagged with the
+ * rule's id and generation is exact for as long as that rule is in
+ * force, and stale the moment a swap moves it. Direct-mapped by rule
+ * id: up to LEVEL_CACHE_WAYS rules with levels hot on a CPU keep their
+ * copies; more share them, each rule's next packet copying its own back.
+ */
+#define LEVEL_CACHE_WAYS	16
+
+struct level_cache {
+	__u64 binding;	/* binding_of() the rule copied; 0: none (gen >= 1) */
+	__u32 have;	/* bit i: level[i] was in the classifier */
+	__u32 reserved;
+	struct xrl_rule level[XRL_LEVELS_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LEVEL_CACHE_WAYS);
+	__type(key, __u32);
+	__type(value, struct level_cache);
+} xrl_level_cache SEC(".maps");
+
+/* The levels of @rule, as the slot in force of this packet holds them:
+ * the CPU's copy, made again when it is another rule's or generation's;
+ * NULL never but for the verifier. */
+static __always_inline struct level_cache *
+rule_levels(const struct source *s, struct level_scratch *w,
+	    const struct xrl_rule *rule)
+{
+	__u64 binding = binding_of(rule->id, rule->gen);
+	__u32 way = rule->id & (LEVEL_CACHE_WAYS - 1), slot = s->q.slot, i;
+	const struct xrl_rule *level;
+	struct level_cache *c;
+	void *rules;
+
+	c = bpf_map_lookup_elem(&xrl_level_cache, &way);
+	if (!c)
+		return NULL;
+	if (c->binding == binding)
+		return c;
+	rules = bpf_map_lookup_elem(&xrl_policy, &slot);
+	if (!rules)
+		return NULL;
+	c->have = 0;
+#pragma unroll
+	for (i = 0; i < XRL_LEVELS_MAX; i++) {
+		if (i >= rule->levels.count)
+			continue;
+		/* Written by userspace with the rule, in the same slot. */
+		level = level_rule(rules, w, rule->id, i);
+		if (!level)
+			continue;
+		__builtin_memcpy(&c->level[i], level, sizeof(*level));
+		c->have |= 1U << i;
+	}
+	c->binding = binding;
+	return c;
+}
+
 /* The key of level @i's bucket for the source @src of @family. */
 static __always_inline void level_key(struct xrl_bucket_key *key,
 				      const __u32 src[4], __u32 family,
@@ -87,10 +151,9 @@ level_insert(const struct xrl_bucket_key *key,
 }
 
 /* Gives back what the levels before @upto took of the packet (a
- * refusal: the levels' buckets and limits are looked up again). */
+ * refusal: the levels' buckets are looked up again, by their keys). */
 static __always_inline void levels_give_back(struct level_scratch *w,
-					     void *rules,
-					     const struct xrl_rule *rule,
+					     struct level_cache *c,
 					     bool ipv4, __u32 upto,
 					     const struct wire_cost *cost)
 {
@@ -102,9 +165,7 @@ static __always_inline void levels_give_back(struct level_scratch *w,
 	for (i = 0; i < XRL_LEVELS_MAX; i++) {
 		if (i >= upto || w->taken[i] <= TAKEN)
 			continue;
-		level = level_rule(rules, w, rule->id, i);
-		if (!level)
-			continue;
+		level = &c->level[i];
 		if (w->fallback[i])
 			bucket = prefix_bucket(&w->key[i], ipv4, level->id |
 					       (i + 1) << XRL_TAG_LEVEL_SHIFT);
@@ -175,16 +236,17 @@ __noinline int judge_levels(const struct xrl_settings *settings,
 	const struct source *s = this_packet();
 	const struct xrl_rule *level;
 	struct level_scratch *w;
-	__u32 i, slot, zero = 0;
+	struct level_cache *c;
 	bool ipv4, ipv6_level;
-	void *rules;
+	__u32 i, zero = 0;
 
 	if (!s || !settings || !rule)
 		return 1;	/* never (a global function's check) */
-	slot = s->q.slot;
-	rules = bpf_map_lookup_elem(&xrl_policy, &slot);
 	w = bpf_map_lookup_elem(&xrl_level_scratch, &zero);
-	if (!rules || !w)
+	if (!w)
+		return 1;	/* never: a per-CPU entry */
+	c = rule_levels(s, w, rule);
+	if (!c)
 		return 1;	/* never: the head's slot, a per-CPU entry */
 	ipv4 = s->q.family == XRL_FAMILY_IPV4;
 	/* Nothing taken yet: a level skipped below keeps no charge of an
@@ -198,15 +260,14 @@ __noinline int judge_levels(const struct xrl_settings *settings,
 		ipv6_level = rule->levels.ipv6 & (1U << i);
 		if (ipv6_level == ipv4)
 			continue;	/* the other family's */
-		/* Written by userspace with the rule, in the same slot. */
-		level = level_rule(rules, w, rule->id, i);
-		if (!level)
+		if (!(c->have & (1U << i)))
 			continue;
+		level = &c->level[i];
 		level_key(&w->key[i], s->q.addr, s->q.family, rule, i,
 			  rule->levels.prefix[i]);
 		if (!level_take(&w->key[i], ipv4, i, level, settings,
 				&s->cost, now, w)) {
-			levels_give_back(w, rules, rule, ipv4, i, &s->cost);
+			levels_give_back(w, c, ipv4, i, &s->cost);
 			return 0;
 		}
 	}
@@ -228,9 +289,9 @@ static __noinline void level_refusal_count(const struct xrl_rule *rule,
 	const struct xrl_rule *level;
 	struct level_scratch *w;
 	struct xrl_offender *off;
+	struct level_cache *c;
 	struct xrl_bucket *b;
-	__u32 i, slot, zero = 0;
-	void *rules;
+	__u32 i, zero = 0;
 
 	if (!s || !rule)
 		return;
@@ -238,14 +299,14 @@ static __noinline void level_refusal_count(const struct xrl_rule *rule,
 	if (!w || !w->refused || w->refused > XRL_LEVELS_MAX)
 		return;
 	i = (w->refused - 1) & (XRL_LEVELS_MAX - 1);
-	slot = s->q.slot;
-	rules = bpf_map_lookup_elem(&xrl_policy, &slot);
-	if (!rules)
+	/* The copy judge_levels() just used (or made again). */
+	c = rule_levels(s, w, rule);
+	if (!c || !(c->have & (1U << i)))
 		return;
-	level = level_rule(rules, w, rule->id, i);
+	level = &c->level[i];
 	key = &w->key[i];
 	b = bpf_map_lookup_elem(&xrl_buckets, key);
-	if (!level || !b)
+	if (!b)
 		return;
 	/* A level never bans: no ban record to read. */
 	off = offender_get(key, b, offender_of(key, b), level, now, false);

@@ -596,3 +596,67 @@ Test(levels, a_leaky_bucket_rule_has_token_bucket_levels)
 	cr_assert_eq(passes("198.18.1.3", 3), 1);
 	cr_assert_eq(passes("198.18.1.4", 3), 0, "the /24's 3");
 }
+
+/*
+ * Each CPU keeps a copy of a rule's levels (bpf/levels.h, struct
+ * level_cache), tagged with the rule's generation: a swap that changes
+ * a level's limits, and only them, judges the very next packet by the
+ * new ones, both looser and tighter.
+ */
+Test(levels, a_swap_changing_a_level_judges_the_next_packet_by_it)
+{
+	struct xrl_rule_spec rule = {
+		.action = XRL_ACTION_LIMIT, .pps = 1, .burst = 10,
+		.levels = { V4(24, 1, 3) }, .n_levels = 1,
+	};
+	struct xrl_rule_spec *in_policy;
+
+	add_rule("198.18.0.0/16", rule);
+	in_policy = &policy.rules[policy.n_rules - 1];
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("198.18.1.1", 10), 3);
+	in_policy->levels[0].burst = 7;
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("198.18.2.1", 10), 7, "the looser level");
+	in_policy->levels[0].burst = 2;
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("198.18.3.1", 10), 2, "the tighter level");
+}
+
+/*
+ * Rules whose ids share a way of the CPU's copy (ids 16 apart) take
+ * turns in it: packets of the two, interleaved, are each judged by
+ * their own rule's levels.
+ */
+Test(levels, rules_sharing_a_copy_of_levels_keep_their_own)
+{
+	struct xrl_rule_spec a = {
+		.action = XRL_ACTION_LIMIT, .pps = 1, .burst = 10,
+		.levels = { V4(24, 1, 3) }, .n_levels = 1,
+	};
+	struct xrl_rule_spec b = a, filler = {
+		.action = XRL_ACTION_LIMIT, .pps = 1, .burst = 10,
+	};
+	struct packet from_a = packet_of("198.18.1.1");
+	struct packet from_b = packet_of("198.18.129.1");
+	unsigned i, n, passed_a = 0, passed_b = 0;
+	uint32_t id_a, id_b;
+	char cidr[32];
+
+	b.levels[0].burst = 5;
+	id_a = add_rule("198.18.0.0/17", a);
+	for (n = 0; n < 15; n++) {
+		snprintf(cidr, sizeof(cidr), "198.19.%u.0/24", n);
+		add_rule(cidr, filler);
+	}
+	id_b = add_rule("198.18.128.0/17", b);
+	cr_assert_eq(id_b - id_a, 16, "ids %u and %u share no way", id_a,
+		     id_b);
+	fixture_apply(&dp, &policy);
+	for (i = 0; i < 8; i++) {
+		passed_a += fixture_run(&dp, &from_a) == XDP_PASS;
+		passed_b += fixture_run(&dp, &from_b) == XDP_PASS;
+	}
+	cr_assert_eq(passed_a, 3, "rule a's /24");
+	cr_assert_eq(passed_b, 5, "rule b's /24");
+}
