@@ -5,7 +5,8 @@
  * frame, and the counter it moves, over a table of cases in the
  * program's order: bans by hand, IPv4-mapped sources, rules (allow,
  * deny, limit, monitor), rule bans (in force and ended), levels, L4
- * rules of another protocol, both families.
+ * rules of another protocol, both families; and blocklists (deny,
+ * monitor, both, none, after a list's reload).
  *
  * For IPv6 sources that name an IPv4 address (IPv4-mapped ::ffff:0:0/96,
  * IPv4-compatible ::/96), and their neighbours that do not, its line is
@@ -381,6 +382,137 @@ Test(explain, says_the_verdict_the_program_gives_the_same_frame)
 		judge_l4(&l4_cases[i]);
 	for (i = 0; i < sizeof(judge_cases) / sizeof(judge_cases[0]); i++)
 		judge_one(&judge_cases[i]);
+}
+
+/* ---- blocklists: after the bans by hand, before every rule ------------- */
+
+static char watch_path[PATH_MAX + 16], drop_path[PATH_MAX + 16];
+
+/* A monitor list before a deny list, a deny rule where the monitor list
+ * is, the default allowing. 198.18.70.5 is in both lists; 198.18.72.9 is
+ * in the deny list twice, as itself and in its /24. */
+static void start_with_blocklists(void)
+{
+	char yaml[2 * PATH_MAX + 256];
+
+	snprintf(watch_path, sizeof(watch_path), "%s/watch.txt", env.dir);
+	snprintf(drop_path, sizeof(drop_path), "%s/drop.txt", env.dir);
+	fixture_write_file(watch_path, "198.18.71.0/24\n198.18.70.5\n");
+	fixture_write_file(drop_path, "198.18.70.0/24\nfd00:70::/48\n"
+			   "198.18.72.9\n198.18.72.0/24\n");
+	snprintf(yaml, sizeof(yaml),
+		 "ipv4_mapped: drop\n"
+		 "default: {action: allow}\n"
+		 "rules:\n  - {name: watched, cidr: 198.18.71.0/24, "
+		 "action: deny}\n"
+		 "blocklists:\n"
+		 "  - {name: watch, file: %s, action: monitor}\n"
+		 "  - {name: drop, file: %s}\n", watch_path, drop_path);
+	env_write(&env, NULL, yaml);
+	daemon_start(&env, NULL);
+}
+
+/* explain @addr, and the program judges its frame: the same verdict. */
+static void judge_addr(const char *what, const char *addr)
+{
+	struct packet pkt;
+
+	cr_assert_eq(packet_from(&pkt, addr), 0, "%s", addr);
+	judge(what, addr, NULL, &pkt);
+}
+
+Test(explain, a_source_in_a_deny_blocklist_is_dropped_as_blocklisted)
+{
+	start_with_blocklists();
+	judge_addr("a deny list", "198.18.70.9");
+	cr_assert_str_eq(out, "198.18.70.9: in blocklist drop "
+			 "(198.18.70.0/24), deny: before any rule\n"
+			 "next packet: dropped, counted as blocklisted\n");
+	judge_addr("a deny list, IPv6", "fd00:70::1");
+	cr_assert_str_eq(out, "fd00:70::1: in blocklist drop (fd00:70::/48), "
+			 "deny: before any rule\n"
+			 "next packet: dropped, counted as blocklisted\n");
+	/* Listed as itself and in its /24: the /24 is named. */
+	judge_addr("a deny list holding it twice", "198.18.72.9");
+	cr_assert(strstr(out, "198.18.72.9: in blocklist drop "
+			      "(198.18.72.0/24), deny: before any rule\n"),
+		  "%s", out);
+	/* A monitor list and then a deny list: counted by both, dropped. */
+	judge_addr("a monitor list, then a deny list", "198.18.70.5");
+	cr_assert_str_eq(out, "198.18.70.5: in blocklist watch "
+			 "(198.18.70.5/32), monitor: counted as its hit, "
+			 "then judged by the rules\n"
+			 "198.18.70.5: in blocklist drop (198.18.70.0/24), "
+			 "deny: before any rule\n"
+			 "next packet: dropped, counted as blocklisted\n");
+	/* The program's order: the IPv4-mapped drop, then a ban by hand,
+	 * before the lists. */
+	judge_addr("IPv4-mapped, of a listed address", "::ffff:198.18.70.9");
+	cr_assert_null(strstr(out, "blocklist"), "%s", out);
+	cr_assert_eq(env_cli(&env, out, sizeof(out), "ban 198.18.70.9", true),
+		     0, "%s", out);
+	judge_addr("a ban by hand over a deny list", "198.18.70.9");
+	cr_assert(strstr(out, "198.18.70.9: banned by hand (198.18.70.9/32, "
+			      "until unban"), "%s", out);
+	cr_assert_null(strstr(out, "blocklist"), "%s", out);
+}
+
+Test(explain, a_source_in_a_monitor_blocklist_is_judged_by_its_rule)
+{
+	start_with_blocklists();
+	judge_addr("a monitor list over a deny rule", "198.18.71.3");
+	cr_assert(strstr(out, "198.18.71.3: in blocklist watch "
+			      "(198.18.71.0/24), monitor: counted as its hit, "
+			      "then judged by the rules\n198.18.71.3: rule "),
+		  "%s", out);
+	cr_assert(strstr(out, " (198.18.71.0/24), deny\n"), "%s", out);
+	cr_assert(strstr(out, "next packet: dropped, counted as deny\n"),
+		  "%s", out);
+	/* The program counted the frame as the list's hit. */
+	cr_assert_eq(env_cli(&env, out, sizeof(out), "status", true), 0, "%s",
+		     out);
+	cr_assert(strstr(out, "  watch            monitor  2 of 1048576 "
+			      "entries, 1 hits\n"), "%s", out);
+}
+
+Test(explain, a_source_no_blocklist_holds_is_explained_as_before)
+{
+	start_with_blocklists();
+	judge_addr("no list", "198.18.73.1");
+	cr_assert_str_eq(out, "198.18.73.1: rule 0 (default: no other rule "
+			 "holds it), allow\n"
+			 "no bucket: allow rules judge without one\n"
+			 "next packet: passed, counted as allow\n");
+	judge_addr("no list, IPv6", "fd00:71::1");
+	cr_assert_null(strstr(out, "blocklist"), "%s", out);
+}
+
+Test(explain, follows_a_blocklist_reloaded_alone)
+{
+	start_with_blocklists();
+	judge_addr("the deny list before", "198.18.70.9");
+	cr_assert(strstr(out, "in blocklist drop (198.18.70.0/24)"), "%s",
+		  out);
+	fixture_write_file(drop_path, "198.18.73.0/24\n");
+	cr_assert_eq(env_cli(&env, out, sizeof(out), "blocklist reload drop",
+			     true), 0, "%s", out);
+	judge_addr("out of the reloaded list", "198.18.70.9");
+	cr_assert_str_eq(out, "198.18.70.9: rule 0 (default: no other rule "
+			 "holds it), allow\n"
+			 "no bucket: allow rules judge without one\n"
+			 "next packet: passed, counted as allow\n");
+	judge_addr("into the reloaded list", "198.18.73.1");
+	cr_assert_str_eq(out, "198.18.73.1: in blocklist drop "
+			 "(198.18.73.0/24), deny: before any rule\n"
+			 "next packet: dropped, counted as blocklisted\n");
+	/* A list reloaded empty holds nothing. */
+	fixture_write_file(watch_path, "# nothing\n");
+	cr_assert_eq(env_cli(&env, out, sizeof(out), "blocklist reload watch",
+			     true), 0, "%s", out);
+	judge_addr("the monitor list emptied", "198.18.71.3");
+	cr_assert_null(strstr(out, "blocklist"), "%s", out);
+	cr_assert(strstr(out, "next packet: dropped, counted as deny\n"),
+		  "%s", out);
 }
 
 /* A packet explain cannot build is refused in one line, naming it. */

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * xdp-ratelimit explain ADDR | reset ADDR[/LEN]: one source as the
- * program judges it (a ban by hand, its rule, its bucket key and how full
- * its bucket is, its rule's ban, its levels, the next packet's verdict),
- * and forgetting the buckets of a source or a prefix. From the pins;
- * the keys and lookups are the data path's (user/datapath/bucket.c).
+ * program judges it (a ban by hand, the blocklists holding it, its rule,
+ * its bucket key and how full its bucket is, its rule's ban, its levels,
+ * the next packet's verdict), and forgetting the buckets of a source or
+ * a prefix. From the pins; the keys and lookups are the data path's
+ * (user/datapath/bucket.c, blocklists.c).
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "bans.h"
+#include "blocklists.h"
 #include "bucket.h"
 #include "cidr.h"
 #include "clock.h"
@@ -319,6 +321,36 @@ static int explain_manual_ban(const struct xrl_datapath *dp,
 	return 1;
 }
 
+/*
+ * The blocklists in force holding @addr, looked at after the bans by hand
+ * and before any rule (bpf/blocklists.h blocklist_verdict()): each
+ * monitor list counts it and lets the rules judge it, the first deny list
+ * drops it. 1 when one drops it, 0 when the rules judge it (each list
+ * said), -errno.
+ */
+static int explain_blocklists(const struct xrl_datapath *dp,
+			      const struct xrl_policy_head *head,
+			      const char *text, const struct xrl_lpm_key *addr)
+{
+	struct xrl_blocklist_hold held[XRL_BLOCKLISTS_MAX];
+	const struct xrl_blocklist_hold *h;
+	char cidr[64];
+	int i, n;
+
+	n = xrl_blocklists_holding(dp, head, addr, held);
+	for (i = 0; i < n; i++) {
+		h = &held[i];
+		xrl_cidr_format(&h->prefix, cidr, sizeof(cidr));
+		printf("%s: in blocklist %s (%s), %s: %s\n", text, h->name,
+		       cidr, xrl_blocklist_action_name(h->action),
+		       h->action == XRL_BLOCKLIST_DENY ? "before any rule" :
+		       "counted as its hit, then judged by the rules");
+		if (h->action == XRL_BLOCKLIST_DENY)
+			return 1;
+	}
+	return n < 0 ? n : 0;
+}
+
 /* The ban a rule put on the source (bpf/bans.h): in its bucket, or, when
  * the bucket was evicted, in its record. True when one holds (said). */
 static bool explain_rule_ban(const struct xrl_datapath *dp,
@@ -434,10 +466,52 @@ static void print_next(const struct next_packet *next, bool l4_rules)
 }
 
 /*
+ * What the program looks at before any rule, in its order (bpf/
+ * xdp_ratelimit.bpf.c judge_packet()): a ban by hand, then the
+ * blocklists. 1 when one drops @addr (said, with its verdict), 0 when
+ * the rules judge it, -errno.
+ */
+static int explain_before_rules(const struct xrl_cmd *cmd,
+				const struct xrl_cli *cli,
+				const struct xrl_datapath *dp,
+				const struct xrl_policy_head *head,
+				const char *text,
+				const struct xrl_lpm_key *addr)
+{
+	struct next_packet next = { 0 };
+	int ret;
+
+	ret = explain_manual_ban(dp, &head->settings, text, addr,
+				 xrl_clock_ns(CLOCK_MONOTONIC));
+	if (ret < 0) {
+		xrl_cmd_error(cli, cmd, "reading the bans by hand: %s",
+			      strerror(-ret));
+		return ret;
+	}
+	if (ret) {
+		judged(&next, false, XRL_VERDICT_BANNED);
+		print_next(&next, false);
+		return 1;
+	}
+	ret = explain_blocklists(dp, head, text, addr);
+	if (ret < 0) {
+		xrl_cmd_error(cli, cmd, "reading the blocklists: %s",
+			      strerror(-ret));
+		return ret;
+	}
+	if (ret) {
+		judged(&next, false, XRL_VERDICT_BLOCKLISTED);
+		print_next(&next, false);
+	}
+	return ret;
+}
+
+/*
  * The program's judgement of @addr, in its order (bpf/xdp_ratelimit.bpf.c
- * xdp_ratelimit()): an IPv6 source naming an IPv4 address, a ban by
- * hand, then the rule: allow, deny, an aggregate's budget, or the
- * source's bucket (its rule's ban, its limits, its levels).
+ * judge_packet()): an IPv6 source naming an IPv4 address, a ban by
+ * hand, the blocklists, then the rule: allow, deny, an aggregate's
+ * budget, or the source's bucket (its rule's ban, its limits, its
+ * levels). Everything from one policy head, as a packet is judged.
  */
 static int explain(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		   const struct xrl_datapath *dp, const char *text,
@@ -445,18 +519,20 @@ static int explain(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		   const struct xrl_l4_packet *packet)
 {
 	struct next_packet next = { 0 };
+	struct xrl_policy_head head;
 	struct xrl_settings settings;
 	struct xrl_classified how;
 	struct xrl_lpm_key prefix;
 	struct xrl_rule rule;
 	int ret;
 
-	ret = xrl_datapath_settings(dp, &settings);
+	ret = xrl_datapath_head(dp, &head);
 	if (ret) {
 		xrl_cmd_error(cli, cmd, "reading the settings: %s",
 			      strerror(-ret));
 		return ret;
 	}
+	settings = head.settings;
 	if (ipv6_text_names_ipv4(text, addr->addr)) {
 		if (settings.ipv4_mapped_verdict == XRL_IPV4_MAPPED_IPV6) {
 			printf("%s: an IPv6 source naming an IPv4 address, judged "
@@ -470,18 +546,9 @@ static int explain(const struct xrl_cmd *cmd, const struct xrl_cli *cli,
 		print_next(&next, false);
 		return 0;
 	}
-	ret = explain_manual_ban(dp, &settings, text, addr,
-				 xrl_clock_ns(CLOCK_MONOTONIC));
-	if (ret < 0) {
-		xrl_cmd_error(cli, cmd, "reading the bans by hand: %s",
-			      strerror(-ret));
-		return ret;
-	}
-	if (ret) {
-		judged(&next, false, XRL_VERDICT_BANNED);
-		print_next(&next, false);
-		return 0;
-	}
+	ret = explain_before_rules(cmd, cli, dp, &head, text, addr);
+	if (ret)
+		return ret < 0 ? ret : 0;
 	ret = xrl_rule_of(dp, &settings, addr->addr, packet, &rule, &prefix,
 			  &how);
 	if (ret) {
@@ -659,8 +726,9 @@ const struct xrl_cmd xrl_cmd_explain = {
 	.name = "explain",
 	.synopsis = "ADDR",
 	.opts = explain_opts,
-	.summary = "How the program judges ADDR: a ban by hand, its rule, "
-		   "bucket, ban and levels, and its next packet's verdict.",
+	.summary = "How the program judges ADDR: a ban by hand, the "
+		   "blocklists holding it, its rule, bucket, ban and levels, "
+		   "and its next packet's verdict.",
 	.run = run_explain,
 };
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * blocklists.c - the blocklists' tries, built, staged, swapped and read
- * back (blocklists.h).
+ * blocklists.c - the blocklists' tries, built, staged, swapped, read
+ * back and looked up (blocklists.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "blocklists.h"
+#include "compiled.h"
 #include "datapath.h"
 #include "stats.h"
 
@@ -312,6 +313,13 @@ static __u64 trie_entries(const struct xrl_datapath *dp, __u32 index)
 	return info.max_entries;
 }
 
+/* The lists @head counts, as many as the program looks at. */
+static __u32 lists_in_force(const struct xrl_policy_head *head)
+{
+	return head->settings.blocklists < XRL_BLOCKLISTS_MAX ?
+	       head->settings.blocklists : XRL_BLOCKLISTS_MAX;
+}
+
 int xrl_blocklists_read(const struct xrl_datapath *dp,
 			struct xrl_blocklist_report *out)
 {
@@ -324,9 +332,7 @@ int xrl_blocklists_read(const struct xrl_datapath *dp,
 	ret = xrl_datapath_head(dp, &head);
 	if (ret)
 		return ret == -ENOENT ? 0 : ret;
-	n = head.settings.blocklists;
-	if (n > XRL_BLOCKLISTS_MAX)
-		n = XRL_BLOCKLISTS_MAX;
+	n = lists_in_force(&head);
 	for (i = 0; i < n; i++) {
 		index = head.rules_slot * XRL_BLOCKLISTS_MAX + i;
 		memset(&out[i], 0, sizeof(out[i]));
@@ -339,4 +345,87 @@ int xrl_blocklists_read(const struct xrl_datapath *dp,
 			return ret;
 	}
 	return (int)n;
+}
+
+/* Whether the trie @fd has an entry of at most @len bits holding @addr:
+ * 1, 0, or -errno. A trie's lookup matches no entry longer than its
+ * key's prefix length. */
+static int trie_holds(int fd, const struct xrl_lpm_key *addr, __u32 len)
+{
+	struct xrl_lpm_key key = *addr;
+	struct xrl_blocklist_value value;
+
+	key.prefixlen = len;
+	if (!bpf_map_lookup_elem(fd, &key, &value))
+		return 1;
+	return errno == ENOENT ? 0 : -errno;
+}
+
+/*
+ * The trie @fd holding @addr: into @prefix its widest entry holding it,
+ * the shortest length at which a lookup still finds one (a lookup finds
+ * one at every length from there to 128), by halving. 1, 0 when none
+ * holds it, or -errno.
+ */
+static int trie_prefix(int fd, const struct xrl_lpm_key *addr,
+		       struct xrl_lpm_key *prefix)
+{
+	__u32 lo = 0, hi = 128, mid, words[4];
+	int ret = trie_holds(fd, addr, hi);
+
+	while (ret == 1 && lo < hi) {
+		mid = (lo + hi) / 2;
+		ret = trie_holds(fd, addr, mid);
+		if (ret == 1)
+			hi = mid;
+		else if (!ret) {
+			lo = mid + 1;
+			ret = 1;
+		}
+	}
+	if (ret != 1)
+		return ret;
+	memcpy(words, addr->addr, sizeof(words));
+	xrl_rule_key_mask(words, XRL_FAMILY_IPV6, hi);
+	memcpy(prefix->addr, words, sizeof(prefix->addr));
+	prefix->prefixlen = hi;
+	return 1;
+}
+
+int xrl_blocklists_holding(const struct xrl_datapath *dp,
+			   const struct xrl_policy_head *head,
+			   const struct xrl_lpm_key *source,
+			   struct xrl_blocklist_hold *out)
+{
+	__u32 i, n = lists_in_force(head), held = 0;
+	struct xrl_blocklist_hold *h;
+	int fd, ret;
+
+	if (dp->blocklists_fd < 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		h = &out[held];
+		fd = xrl_datapath_inner_fd(dp->blocklists_fd,
+					   head->rules_slot *
+					   XRL_BLOCKLISTS_MAX + i);
+		if (fd == -ENOENT)
+			continue;	/* an empty list */
+		if (fd < 0)
+			return fd;
+		ret = trie_prefix(fd, source, &h->prefix);
+		close(fd);
+		if (ret < 0)
+			return ret;
+		if (!ret)
+			continue;
+		h->index = i;
+		memset(h->name, 0, sizeof(h->name));
+		memcpy(h->name, head->blocklist_names[i],
+		       sizeof(h->name) - 1);
+		h->action = head->settings.blocklist_action[i];
+		held++;
+		if (h->action == XRL_BLOCKLIST_DENY)
+			break;	/* where the program stops */
+	}
+	return (int)held;
 }

@@ -68,4 +68,26 @@ struct xrl_blocklist_report {
 int xrl_blocklists_read(const struct xrl_datapath *dp,
 			struct xrl_blocklist_report *out);
 
+/* A list of the policy in force that holds a source. */
+struct xrl_blocklist_hold {
+	__u32 index;		/* its place among the policy's lists */
+	char name[XRL_BLOCKLIST_NAME_LEN];
+	enum xrl_blocklist_action action;
+	/* The widest of its prefixes that holds the source: an entry of
+	 * the list (a trie answers only whether one does). */
+	struct xrl_lpm_key prefix;
+};
+
+/*
+ * The lists of @head (the policy head in force) that hold @source (an
+ * address, IPv4-mapped), looked up as the program looks (bpf/blocklists.h
+ * blocklist_verdict()): in order, and no further than the first deny
+ * list that holds it, the last of them then. Into @out
+ * (XRL_BLOCKLISTS_MAX); their number, or -errno.
+ */
+int xrl_blocklists_holding(const struct xrl_datapath *dp,
+			   const struct xrl_policy_head *head,
+			   const struct xrl_lpm_key *source,
+			   struct xrl_blocklist_hold *out);
+
 #endif
