@@ -81,19 +81,6 @@ __noinline int routed_flow(struct xdp_md *ctx)
 	return route_same_flow(r, &s->l4);
 }
 
-/* The routed rule in the table of slot @slot, if still the one routed
- * (no policy since); a stale route is dropped. */
-static __always_inline const struct xrl_rule *
-route_rule(struct flow_route *r, __u32 slot)
-{
-	const struct xrl_rule *rule = table_rule(slot, r->rule_id);
-
-	if (rule && rule->gen == r->gen)
-		return rule;
-	r->family = 0;	/* no parse for the source again */
-	return NULL;
-}
-
 /*
  * Remembers the flow of the packet just classified to @rule (@how:
  * classify()'s), when its classification was L4 (its key split for an

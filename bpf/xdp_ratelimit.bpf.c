@@ -198,6 +198,9 @@ static __always_inline void rebind(struct xrl_bucket *b,
 /* A rule's levels judge with the source's bucket (bpf/levels.h). */
 #include "levels.h"
 
+/* A known source's rule, from this CPU's copy (bpf/rule_cache.h). */
+#include "rule_cache.h"
+
 /* Counts and returns the verdict of a limit or monitor rule's packet. */
 static __always_inline int judge_outcome(const struct xrl_rule *rule,
 					 bool admitted, __u64 frame_len)
@@ -715,17 +718,22 @@ static __noinline bool source_blocklisted(const struct source *s,
  * the entry, so the judging chain has no frame more.
  */
 static __always_inline int judge_routed(struct xdp_md *ctx, struct source *s,
-					const struct xrl_settings *settings)
+					const struct xrl_policy_head *head)
 {
+	const struct xrl_settings *settings = &head->settings;
 	struct flow_route *r = cpu_route();
 	const struct xrl_rule *rule;
 	struct xrl_bucket *bucket;
 
 	if (!r || !r->family || !route_same_source(r, s) || !routed_flow(ctx))
 		return XDP_ABORTED;
-	rule = route_rule(r, s->q.slot);
-	if (!rule)
+	/* The routed rule, while its generation is the one in force; a
+	 * stale route is dropped (no parse for the source again). */
+	rule = known_rule(s->q.slot, head->gen, r->rule_id, r->gen);
+	if (!rule) {
+		r->family = 0;
 		return XDP_ABORTED;
+	}
 	s->key.tag = XRL_BUCKET_TAG(s->q.family, rule->id + 1);
 	bucket = bpf_map_lookup_elem(&xrl_buckets, &s->key);
 	if (!bucket) {
@@ -794,14 +802,15 @@ static __always_inline int judge_packet(struct xdp_md *ctx)
 	if (settings->blocklists && source_blocklisted(s, settings))
 		return XDP_DROP;
 	bucket_key(&s->key, s->q.addr, s->q.family, settings);
-	verdict = judge_routed(ctx, s, settings);
+	verdict = judge_routed(ctx, s, head);
 	if (verdict != XDP_ABORTED)
 		return verdict;
 	bucket = bpf_map_lookup_elem(&xrl_buckets, &s->key);
 	if (bucket) {
 		word = bucket_binding(bucket);
-		rule = table_rule(s->q.slot, XRL_BUCKET_RULE((__u32)word));
-		if (rule && rule->gen == (__u32)(word >> 32))
+		rule = known_rule(s->q.slot, head->gen,
+				  XRL_BUCKET_RULE((__u32)word), word >> 32);
+		if (rule)
 			return judge_limited(settings, rule, bucket);
 	}
 	return judge_classified(ctx, settings, bucket);

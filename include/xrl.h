@@ -863,7 +863,9 @@ struct xrl_settings {
  *
  * The generation is the rules': every rule of a slot's classifier and
  * table (and the classifier's meta) carries the generation it was staged
- * as, one more than the one in force. A bucket remembers the rule id and
+ * as, one more than the one in force, and so does the head that names
+ * the slot (so a CPU's copy of a rule, bpf/rule_cache.h, tagged with
+ * that generation, is the rule in force while the head names it). A bucket remembers the rule id and
  * generation it was classified under; the hot path judges it without
  * classifying only when the table in the head's slot holds that id with
  * that generation, so a bucket never outlives the policy that bound it.
@@ -881,7 +883,7 @@ struct xrl_settings {
 struct xrl_policy_head {
 	struct xrl_settings settings;
 	__u32 rules_slot;	/* < XRL_POLICY_SLOTS: index into xrl_policy */
-	__u32 reserved;
+	__u32 gen;	/* of its rules: every rule of the slot carries it */
 	/* The names of its blocklists (settings.blocklists of them), for
 	 * status and /metrics: the program never reads them. */
 	char blocklist_names[XRL_BLOCKLISTS_MAX][XRL_BLOCKLIST_NAME_LEN];

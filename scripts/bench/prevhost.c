@@ -28,7 +28,10 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "datapath.h"
+/* Since 53ac253 the loader has its own header; d61c380 has it in datapath.h. */
+#if __has_include("loader.h")
 #include "loader.h"
+#endif
 #include "rules.h"
 
 #ifndef XRL_PREV_COMMIT

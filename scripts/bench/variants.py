@@ -116,14 +116,15 @@ def plain_bucket_counters(files):
 
 def no_rule_table(files):
     # The hot path's rule comes from a one-slot array the driver fills
-    # (inlined like any array lookup) instead of the rule table of the
-    # head's slot (an array of maps, then the table), with no generation
-    # check: the cost of finding a known source's rule.
+    # (inlined like any array lookup) instead of the CPU's copy of the
+    # rule (bpf/rule_cache.h), with no generation check: the cost of
+    # finding a known source's rule.
     t = files[MAIN]
-    old = ("\t\trule = table_rule(s->q.slot, XRL_BUCKET_RULE((__u32)word));\n"
-           "\t\tif (rule && rule->gen == (__u32)(word >> 32))\n")
+    old = ("\t\trule = known_rule(s->q.slot, head->gen,\n"
+           "\t\t\t\t  XRL_BUCKET_RULE((__u32)word), word >> 32);\n"
+           "\t\tif (rule)\n")
     if old not in t:
-        raise ValueError("the hot path's table_rule()")
+        raise ValueError("the hot path's known_rule()")
     t = t.replace(old, "\t\t__u32 zero = 0;\n\n"
                   "\t\trule = bpf_map_lookup_elem(&xrl_elim_rule, &zero);\n"
                   "\t\tif (rule)\n")

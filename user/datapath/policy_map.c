@@ -89,6 +89,7 @@ int xrl_policy_stage(struct xrl_datapath *dp, const struct xrl_policy *policy,
 	if (ret)
 		goto unstage;
 	head.settings = compiled.settings;
+	head.gen = compiled.gen;
 	for (i = 0; i < policy->n_blocklists && i < XRL_BLOCKLISTS_MAX; i++)
 		memcpy(head.blocklist_names[i], policy->blocklists[i].name,
 		       sizeof(head.blocklist_names[i]));
