@@ -43,8 +43,10 @@ struct {
  * The rule of id @id and generation @gen in the table of slot @slot, the
  * one in force under generation @gen_in_force; NULL when the generations
  * differ or the table has no such rule (the source is classified again).
+ * A subprogram: its key's stack slot is not in the entry's frame, which
+ * is in the deepest call chain (6.1 holds the chain to 512 bytes).
  */
-static __always_inline const struct xrl_rule *
+static __noinline const struct xrl_rule *
 known_rule(__u32 slot, __u32 gen_in_force, __u32 id, __u32 gen)
 {
 	__u32 way = id & (RULE_CACHE_WAYS - 1);
