@@ -25,19 +25,56 @@
 #include "xrl.h"
 #include "classify.h"
 
-#define RULE_CACHE_WAYS	64	/* a power of two */
-
-struct rule_cache {
-	__u64 binding;	/* binding_of() the rule copied; 0: none (gen >= 1) */
-	struct xrl_rule rule;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, RULE_CACHE_WAYS);
+	__uint(max_entries, XRL_RULE_CACHE_WAYS);
 	__type(key, __u32);
-	__type(value, struct rule_cache);
+	__type(value, struct xrl_rule_copy);
 } xrl_rule_cache SEC(".maps");
+
+/* What a way's claim holds for @rule's counters. */
+static __always_inline __u64 claim_of(const struct xrl_rule *rule)
+{
+	return (__u64)rule->since << 32 | (rule->id + 1);
+}
+
+/*
+ * The way's counters go to @rule (include/xrl.h, struct xrl_rule_copy):
+ * those of the rule that held them back to its xrl_rule_stats entry,
+ * unless that rule is out of force (no rule of its id and since in the
+ * table of slot @slot: its counts leave with it), then @rule's copied
+ * from its own entry (none: the way holds no counters, and @rule's
+ * packets count in xrl_rule_stats as before). head and tail are
+ * written by a fetching add and an exchange, which every JIT orders
+ * around the stores between them.
+ */
+static __always_inline void claim_counters(struct xrl_rule_copy *copy,
+					   __u32 slot,
+					   const struct xrl_rule *rule)
+{
+	struct xrl_rule_counters *stats;
+	const struct xrl_rule *held;
+	__u64 claim = copy->claim;
+	__u32 id = (__u32)claim - 1;
+	__u64 n;
+
+	n = __sync_fetch_and_add(&copy->head, 1);
+	if (claim) {
+		held = table_rule(slot, id);
+		stats = held && held->since == (__u32)(claim >> 32) ?
+			bpf_map_lookup_elem(&xrl_rule_stats, &id) : NULL;
+		if (stats)
+			*stats = copy->counts;
+	}
+	stats = bpf_map_lookup_elem(&xrl_rule_stats, &rule->id);
+	if (stats) {
+		copy->counts = *stats;
+		copy->claim = claim_of(rule);
+	} else {
+		copy->claim = 0;
+	}
+	__sync_lock_test_and_set(&copy->tail, n + 1);
+}
 
 /*
  * The rule of id @id and generation @gen in the table of slot @slot, the
@@ -49,9 +86,9 @@ struct {
 static __noinline const struct xrl_rule *
 known_rule(__u32 slot, __u32 gen_in_force, __u32 id, __u32 gen)
 {
-	__u32 way = id & (RULE_CACHE_WAYS - 1);
+	__u32 way = id & (XRL_RULE_CACHE_WAYS - 1);
 	const struct xrl_rule *rule;
-	struct rule_cache *copy;
+	struct xrl_rule_copy *copy;
 
 	if (gen != gen_in_force)
 		return NULL;
@@ -61,9 +98,28 @@ known_rule(__u32 slot, __u32 gen_in_force, __u32 id, __u32 gen)
 	rule = table_rule(slot, id);
 	if (!rule || rule->gen != gen || !copy)
 		return rule && rule->gen == gen ? rule : NULL;
+	if (copy->claim != claim_of(rule))
+		claim_counters(copy, slot, rule);
 	copy->rule = *rule;
 	copy->binding = binding_of(id, gen);
 	return &copy->rule;
+}
+
+/*
+ * @rule's counters on this CPU: its way's while they are its (a packet
+ * of a rule whose copy is there pays no hash lookup), else its entry of
+ * xrl_rule_stats (NULL: none made; the packet is not counted).
+ */
+static __always_inline struct xrl_rule_counters *
+rule_counters(const struct xrl_rule *rule)
+{
+	__u32 way = rule->id & (XRL_RULE_CACHE_WAYS - 1);
+	struct xrl_rule_copy *copy;
+
+	copy = bpf_map_lookup_elem(&xrl_rule_cache, &way);
+	if (copy && copy->claim == claim_of(rule))
+		return &copy->counts;
+	return bpf_map_lookup_elem(&xrl_rule_stats, &rule->id);
 }
 
 #endif /* XRL_RULE_CACHE_H */

@@ -101,20 +101,6 @@ static __always_inline void count_verdict(enum xrl_verdict verdict,
 	capture_note_verdict(verdict);
 }
 
-static __always_inline void count_rule(__u32 rule_id,
-				       enum xrl_rule_outcome outcome,
-				       __u64 frame_len)
-{
-	struct xrl_rule_counters *counters;
-
-	counters = bpf_map_lookup_elem(&xrl_rule_stats, &rule_id);
-	if (counters && outcome < XRL_RULE_OUTCOMES) {
-		counters->outcome[outcome].packets++;
-		counters->outcome[outcome].bytes += frame_len;
-	}
-	capture_note_rule(rule_id);
-}
-
 /*
  * The key of a source: the source masked to the configured prefix, in
  * its family. IPv6 sources in ::ffff:0:0/96 or ::/96 (IPv4-mapped or
@@ -201,16 +187,29 @@ static __always_inline void rebind(struct xrl_bucket *b,
 /* A known source's rule, from this CPU's copy (bpf/rule_cache.h). */
 #include "rule_cache.h"
 
+static __always_inline void count_rule(const struct xrl_rule *rule,
+				       enum xrl_rule_outcome outcome,
+				       __u64 frame_len)
+{
+	struct xrl_rule_counters *counters = rule_counters(rule);
+
+	if (counters && outcome < XRL_RULE_OUTCOMES) {
+		counters->outcome[outcome].packets++;
+		counters->outcome[outcome].bytes += frame_len;
+	}
+	capture_note_rule(rule->id);
+}
+
 /* Counts and returns the verdict of a limit or monitor rule's packet. */
 static __always_inline int judge_outcome(const struct xrl_rule *rule,
 					 bool admitted, __u64 frame_len)
 {
 	if (admitted) {
-		count_rule(rule->id, XRL_RULE_PASSED, frame_len);
+		count_rule(rule, XRL_RULE_PASSED, frame_len);
 		count_verdict(XRL_VERDICT_PASS, frame_len);
 		return XDP_PASS;
 	}
-	count_rule(rule->id, XRL_RULE_DROPPED, frame_len);
+	count_rule(rule, XRL_RULE_DROPPED, frame_len);
 	if (rule->action == XRL_ACTION_MONITOR) {
 		count_verdict(XRL_VERDICT_MONITOR, frame_len);
 		return XDP_PASS;
@@ -228,7 +227,7 @@ static __always_inline int judge_outcome(const struct xrl_rule *rule,
 static __always_inline int judge_banned(const struct xrl_rule *rule,
 					__u64 frame_len)
 {
-	count_rule(rule->id, XRL_RULE_BANNED, frame_len);
+	count_rule(rule, XRL_RULE_BANNED, frame_len);
 	count_verdict(XRL_VERDICT_BANNED, frame_len);
 	return XDP_DROP;
 }
@@ -540,7 +539,7 @@ unjudged_rule(struct xdp_md *ctx, struct source *s,
 	} else {
 		rule = frag_flow_rule(s->q.slot, l4, &dropped);
 		if (rule && dropped) {
-			count_rule(rule->id, XRL_RULE_DROPPED, frame_len);
+			count_rule(rule, XRL_RULE_DROPPED, frame_len);
 			count_verdict(rule->action == XRL_ACTION_DENY ?
 				      XRL_VERDICT_DENY : XRL_VERDICT_DROP,
 				      frame_len);
@@ -614,12 +613,12 @@ static __always_inline int judge_rule(struct source *s,
 		bpf_map_delete_elem(&xrl_buckets, key);
 	if (!rule || rule->action == XRL_ACTION_ALLOW) {
 		if (rule)
-			count_rule(rule->id, XRL_RULE_PASSED, frame_len);
+			count_rule(rule, XRL_RULE_PASSED, frame_len);
 		count_verdict(XRL_VERDICT_ALLOW, frame_len);
 		return XDP_PASS;
 	}
 	if (rule->action == XRL_ACTION_DENY) {
-		count_rule(rule->id, XRL_RULE_DROPPED, frame_len);
+		count_rule(rule, XRL_RULE_DROPPED, frame_len);
 		count_verdict(XRL_VERDICT_DENY, frame_len);
 		return XDP_DROP;
 	}

@@ -32,6 +32,7 @@
 #define XRL_MAP_BANS		"xrl_bans"
 #define XRL_MAP_OFFENDERS	"xrl_offenders"
 #define XRL_MAP_TALLY		"xrl_tally"
+#define XRL_MAP_RULE_CACHE	"xrl_rule_cache"
 #define XRL_MAP_BAN_STATS	"xrl_ban_stats"
 #define XRL_MAP_MANUAL_BANS	"xrl_manual_bans"
 #define XRL_MAP_ESCALATIONS	"xrl_escalations"
@@ -440,6 +441,34 @@ struct xrl_rule {
 	struct xrl_rule_match match;
 	struct xrl_rule_levels levels;
 	struct xrl_rule_escalate escalate;
+};
+
+/*
+ * A CPU's copy of a rule its known sources are bound to (xrl_rule_cache,
+ * a per-CPU array of XRL_RULE_CACHE_WAYS, the way of a rule its id
+ * modulo their number: bpf/rule_cache.h), holding that rule's counters
+ * on the CPU while it is there, so that a packet pays no lookup of
+ * xrl_rule_stats: when a rule takes the way, the counters of the rule
+ * that held it are written back to its xrl_rule_stats entry (if it is
+ * still in force) and the new one's copied from its own. A reader takes
+ * a CPU's counters of rule R from the way when claim names R at the
+ * since of R in force, from xrl_rule_stats otherwise, reading the way
+ * first (user/datapath/stats.c). The program changes a way by writing
+ * head (one more than before), then the claim and counts, then tail
+ * (= head); a reader copies a way in one call, lowest address first
+ * (the kernel copies a value 8 bytes at a time in that order), and
+ * trusts it only when tail == head: on x86, whose stores are seen in
+ * the order made, no change was under way while it read.
+ */
+#define XRL_RULE_CACHE_WAYS	64
+
+struct xrl_rule_copy {
+	__u64 tail;	/* = head when no change is under way */
+	__u64 claim;	/* (since << 32) | (id + 1) of the counts; 0: none */
+	struct xrl_rule_counters counts;
+	__u64 head;	/* written first, then claim and counts, then tail */
+	__u64 binding;	/* (gen << 32) | id of the rule copied; 0: none */
+	struct xrl_rule rule;
 };
 
 /*

@@ -225,6 +225,9 @@ int micro_load_variant(const char *path, struct bpf_object **objp,
 	dp->events_fd = bpf_object__find_map_fd_by_name(obj, XRL_MAP_EVENTS);
 	dp->event_state_fd = bpf_object__find_map_fd_by_name(obj,
 							      XRL_MAP_EVENT_STATE);
+	/* -ENOENT (< 0: none) in a variant without copies. */
+	dp->rule_cache_fd = bpf_object__find_map_fd_by_name(obj,
+							     XRL_MAP_RULE_CACHE);
 	/* The variant's own rule id mark, as a loaded data path has. */
 	dp->ids_fd = xrl_id_map_create(NULL);
 	if (dp->ids_fd < 0)

@@ -7,7 +7,6 @@
  * made for.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,73 +228,6 @@ Test(bucket_first, a_kept_rule_keeps_its_bucket_across_a_swap)
 	fixture_apply(&dp, &policy);
 	cr_assert_eq(passes("198.18.0.1", 5), 0, "the swap refilled a bucket");
 	cr_assert_eq(rule_packets(limited, XRL_RULE_DROPPED), 7);
-}
-
-/* The CPU's copy of a known source's rule (bpf/rule_cache.h) is read
- * only on this CPU: the tests that look at it run on one. */
-static void on_one_cpu(void)
-{
-	cpu_set_t cpus;
-
-	CPU_ZERO(&cpus);
-	CPU_SET(0, &cpus);
-	cr_assert_eq(sched_setaffinity(0, sizeof(cpus), &cpus), 0);
-}
-
-/*
- * A swap that changes a kept rule's action (same id, same prefix, same
- * bucket): the source's next packet is judged by the new rule, not by
- * the CPU's copy of the old one, although the bucket still names the
- * old generation's id.
- */
-Test(bucket_first, a_swap_changing_a_kept_rule_judges_the_next_packet_by_it)
-{
-	uint32_t limited;
-	size_t i;
-
-	on_one_cpu();
-	limited = fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT, 1,
-			       3, 0, 0);
-	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.0.1", 5), 3);
-	for (i = 0; i < policy.n_rules; i++)
-		if (policy.rules[i].id == limited)
-			policy.rules[i].action = XRL_ACTION_MONITOR;
-	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.0.1", 4), 4, "judged by the old rule");
-	cr_assert_eq(rule_packets(limited, XRL_RULE_DROPPED), 2 + 4,
-		     "the monitor rule counts what it would have dropped");
-}
-
-/*
- * Rules whose ids share a way of the CPU's copy (ids RULE_CACHE_WAYS, 64,
- * apart) take turns in it: packets of the two, interleaved, are each
- * judged by their own rule.
- */
-Test(bucket_first, rules_sharing_a_copy_of_their_rule_keep_their_own)
-{
-	unsigned i, passed_a = 0, passed_b = 0;
-	uint32_t id_a, id_b;
-	char cidr[32];
-
-	on_one_cpu();
-	id_a = fixture_rule(&policy, "198.18.0.0/17", XRL_ACTION_LIMIT, 1, 3,
-			    0, 0);
-	for (i = 0; i < 63; i++) {
-		snprintf(cidr, sizeof(cidr), "198.19.%u.0/24", i);
-		fixture_rule(&policy, cidr, XRL_ACTION_LIMIT, 1, 10, 0, 0);
-	}
-	id_b = fixture_rule(&policy, "198.18.128.0/17", XRL_ACTION_LIMIT, 1, 6,
-			    0, 0);
-	cr_assert_eq(id_b - id_a, 64, "ids %u and %u share no way", id_a,
-		     id_b);
-	fixture_apply(&dp, &policy);
-	for (i = 0; i < 8; i++) {
-		passed_a += passes("198.18.1.1", 1);
-		passed_b += passes("198.18.129.1", 1);
-	}
-	cr_assert_eq(passed_a, 3, "rule a's burst");
-	cr_assert_eq(passed_b, 6, "rule b's burst");
 }
 
 /*

@@ -36,6 +36,9 @@ struct xrl_datapath {
 	int bans_fd;		/* ban records of sources (bpf/bans.h) */
 	int offenders_fd;	/* refused sources' counts (bpf/offenders.h) */
 	int tally_fd;		/* per-CPU tallies of those (include/xrl.h) */
+	/* per-CPU copies of rules and their counters (include/xrl.h,
+	 * struct xrl_rule_copy); -1 when adopted from pins made before */
+	int rule_cache_fd;
 	int ban_stats_fd;	/* per-CPU bans started */
 	int manual_bans_fd;	/* the daemon's bans by prefix (LPM trie) */
 	int blocklists_fd;	/* the blocklists' tries (blocklist.h) */

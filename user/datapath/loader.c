@@ -34,7 +34,7 @@ static void reset_fds(struct xrl_datapath *dp)
 	dp->events_fd = dp->event_state_fd = -1;
 	dp->ids_fd = -1;
 	dp->bans_fd = dp->ban_stats_fd = dp->manual_bans_fd = -1;
-	dp->offenders_fd = dp->tally_fd = -1;
+	dp->offenders_fd = dp->tally_fd = dp->rule_cache_fd = -1;
 	dp->blocklists_fd = dp->block_hits_fd = -1;
 	dp->capture_fd = dp->capture_rb_fd = dp->capture_st_fd = -1;
 	dp->escalations_fd = -1;
@@ -187,6 +187,7 @@ int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 	dp->bans_fd = bpf_map__fd(skel->maps.xrl_bans);
 	dp->offenders_fd = bpf_map__fd(skel->maps.xrl_offenders);
 	dp->tally_fd = bpf_map__fd(skel->maps.xrl_tally);
+	dp->rule_cache_fd = bpf_map__fd(skel->maps.xrl_rule_cache);
 	dp->ban_stats_fd = bpf_map__fd(skel->maps.xrl_ban_stats);
 	dp->manual_bans_fd = bpf_map__fd(skel->maps.xrl_manual_bans);
 	dp->blocklists_fd = bpf_map__fd(skel->maps.xrl_blocklists);
@@ -253,6 +254,7 @@ static const struct pinned_object pinned_objects[] = {
 	{ XRL_MAP_CAPTURE, offsetof(struct xrl_datapath, capture_fd) },
 	{ XRL_MAP_CAPTURE_RB, offsetof(struct xrl_datapath, capture_rb_fd) },
 	{ XRL_MAP_CAPTURE_ST, offsetof(struct xrl_datapath, capture_st_fd) },
+	{ XRL_MAP_RULE_CACHE, offsetof(struct xrl_datapath, rule_cache_fd) },
 	{ XRL_PIN_IDS, offsetof(struct xrl_datapath, ids_fd) },
 };
 
@@ -260,7 +262,8 @@ static const struct pinned_object pinned_objects[] = {
 static bool optional_pin(struct xrl_datapath *dp, int *fd)
 {
 	return fd == &dp->ids_fd || fd == &dp->capture_fd ||
-	       fd == &dp->capture_rb_fd || fd == &dp->capture_st_fd;
+	       fd == &dp->capture_rb_fd || fd == &dp->capture_st_fd ||
+	       fd == &dp->rule_cache_fd;
 }
 
 #define N_PINNED (sizeof(pinned_objects) / sizeof(pinned_objects[0]))

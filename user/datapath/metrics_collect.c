@@ -27,27 +27,22 @@ static int by_id(const void *a, const void *b)
 	return (ra->id > rb->id) - (ra->id < rb->id);
 }
 
-/* Adds the per-CPU @values of rule @id to its rule of @m, if listed. */
-static void add_rule_counters(struct xrl_metrics *m, __u32 id,
+/* Adds the per-CPU @values of rule @id to its rule of @m, if listed:
+ * on a CPU whose copy of the rule holds its counters, the copy's. */
+static void add_rule_counters(struct xrl_metrics *m,
+			      const struct xrl_rule_copies *copies, __u32 id,
 			      const struct xrl_rule_counters *values,
 			      int n_cpus)
 {
-	const size_t words = sizeof(struct xrl_rule_counters) / sizeof(__u64);
 	struct xrl_metrics_rule probe = { .id = id }, *rule;
-	const __u64 *cpu_words;
-	__u64 *sum;
-	size_t w;
 	int cpu;
 
 	rule = bsearch(&probe, m->rules, m->n_rules, sizeof(*m->rules), by_id);
 	if (!rule)
 		return;
-	sum = (__u64 *)&rule->counters;
-	for (cpu = 0; cpu < n_cpus; cpu++) {
-		cpu_words = (const __u64 *)&values[cpu];
-		for (w = 0; w < words; w++)
-			sum[w] += cpu_words[w];
-	}
+	for (cpu = 0; cpu < n_cpus; cpu++)
+		xrl_rule_counters_add(&rule->counters, copies, id, cpu,
+				      &values[cpu]);
 }
 
 /*
@@ -61,6 +56,7 @@ static int read_rule_counters(const struct xrl_datapath *dp,
 {
 	int n_cpus = libbpf_num_possible_cpus();
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	struct xrl_rule_copies copies = { 0 };
 	struct xrl_rule_counters *values;
 	__u32 in, out, got, *keys, i, batch;
 	bool more = true, first = true;
@@ -87,6 +83,10 @@ static int read_rule_counters(const struct xrl_datapath *dp,
 		ret = -ENOMEM;
 		goto free_buffers;
 	}
+	/* The copies first (include/xrl.h, struct xrl_rule_copy). */
+	ret = xrl_rule_copies_read(dp, 0, XRL_RULE_CACHE_WAYS, &copies);
+	if (ret)
+		goto free_buffers;
 	while (more) {
 		got = batch;
 		if (bpf_map_lookup_batch(dp->rule_stats_fd, first ? NULL : &in,
@@ -98,12 +98,13 @@ static int read_rule_counters(const struct xrl_datapath *dp,
 			more = false;	/* the last batch */
 		}
 		for (i = 0; i < got; i++)
-			add_rule_counters(m, keys[i],
+			add_rule_counters(m, &copies, keys[i],
 					  &values[(size_t)i * n_cpus], n_cpus);
 		in = out;
 		first = false;
 	}
 free_buffers:
+	xrl_rule_copies_free(&copies);
 	free(keys);
 	free(values);
 	return ret;

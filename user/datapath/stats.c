@@ -4,6 +4,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <unistd.h>
 #include "datapath.h"
 #include "stats.h"
 
@@ -52,17 +53,177 @@ int xrl_stats_read(const struct xrl_datapath *dp,
 	return 0;
 }
 
+/* Tries at reading a way no change was under way in; a change takes a
+ * few hundred nanoseconds and comes with a packet of another rule. */
+#define COPY_READS	8
+
+/* The since of rule @id in the table in force, or 0 (none: since >= 1). */
+static __u32 since_in_force(int table_fd, __u32 id)
+{
+	struct xrl_rule rule;
+
+	if (table_fd < 0 || bpf_map_lookup_elem(table_fd, &id, &rule))
+		return 0;
+	return rule.since;
+}
+
+/* Reads way @way of every CPU into @out until no CPU's was being
+ * changed; a CPU's still changing after COPY_READS reads gets claim 0. */
+static int read_way(const struct xrl_datapath *dp, __u32 way,
+		    struct xrl_rule_copy *out, int n_cpus)
+{
+	bool whole = false;
+	int tries, cpu;
+
+	for (tries = 0; tries < COPY_READS && !whole; tries++) {
+		if (bpf_map_lookup_elem(dp->rule_cache_fd, &way, out))
+			return -errno;
+		whole = true;
+		for (cpu = 0; cpu < n_cpus; cpu++)
+			whole &= out[cpu].tail == out[cpu].head;
+	}
+	for (cpu = 0; cpu < n_cpus; cpu++)
+		if (out[cpu].tail != out[cpu].head)
+			out[cpu].claim = 0;
+	return 0;
+}
+
+/* Keeps the claims of @way's copies that name a rule in force at its
+ * since (one lookup per distinct claim of the way). */
+static void keep_claims_in_force(struct xrl_rule_copy *way, int n_cpus,
+				 int table_fd)
+{
+	__u64 checked = 0;
+	bool in_force = false;
+	int cpu;
+
+	for (cpu = 0; cpu < n_cpus; cpu++) {
+		__u64 claim = way[cpu].claim;
+
+		if (!claim)
+			continue;
+		if (claim != checked) {
+			checked = claim;
+			in_force = since_in_force(table_fd, (__u32)claim - 1) ==
+				   (__u32)(claim >> 32);
+		}
+		if (!in_force)
+			way[cpu].claim = 0;
+	}
+}
+
+int xrl_rule_copies_read(const struct xrl_datapath *dp, __u32 first_way,
+			 __u32 n_ways, struct xrl_rule_copies *copies)
+{
+	struct xrl_policy_head head;
+	int table_fd = -1, ret = 0;
+	struct xrl_rule_copy *way;
+	__u32 i;
+
+	memset(copies, 0, sizeof(*copies));
+	copies->n_cpus = libbpf_num_possible_cpus();
+	if (copies->n_cpus < 0)
+		return copies->n_cpus;
+	if (dp->rule_cache_fd < 0 || first_way >= XRL_RULE_CACHE_WAYS)
+		return 0;	/* pins of a program without copies */
+	if (n_ways > XRL_RULE_CACHE_WAYS - first_way)
+		n_ways = XRL_RULE_CACHE_WAYS - first_way;
+	copies->ways = calloc((size_t)n_ways * copies->n_cpus, sizeof(*way));
+	if (!copies->ways)
+		return -ENOMEM;
+	if (!xrl_datapath_head(dp, &head))
+		table_fd = xrl_datapath_inner_fd(dp->rule_table_fd,
+						 head.rules_slot);
+	for (i = 0; i < n_ways && !ret; i++) {
+		way = &copies->ways[(size_t)i * copies->n_cpus];
+		ret = read_way(dp, first_way + i, way, copies->n_cpus);
+		keep_claims_in_force(way, copies->n_cpus, table_fd);
+	}
+	if (table_fd >= 0)
+		close(table_fd);
+	if (ret) {
+		xrl_rule_copies_free(copies);
+		return ret;
+	}
+	copies->first_way = first_way;
+	copies->n_ways = n_ways;
+	return 0;
+}
+
+void xrl_rule_copies_free(struct xrl_rule_copies *copies)
+{
+	free(copies->ways);
+	copies->ways = NULL;
+	copies->n_ways = 0;
+}
+
+const struct xrl_rule_counters *
+xrl_rule_copies_held(const struct xrl_rule_copies *copies, __u32 id, int cpu)
+{
+	__u32 way = id & (XRL_RULE_CACHE_WAYS - 1);
+	const struct xrl_rule_copy *copy;
+
+	if (way < copies->first_way ||
+	    way - copies->first_way >= copies->n_ways ||
+	    cpu >= copies->n_cpus)
+		return NULL;
+	copy = &copies->ways[(size_t)(way - copies->first_way) *
+				     copies->n_cpus + cpu];
+	return copy->claim && (__u32)copy->claim == id + 1 ? &copy->counts :
+							       NULL;
+}
+
+void xrl_rule_counters_add(struct xrl_rule_counters *totals,
+			   const struct xrl_rule_copies *copies, __u32 id,
+			   int cpu, const struct xrl_rule_counters *value)
+{
+	const struct xrl_rule_counters *held;
+	const __u64 *from;
+	__u64 *to = (__u64 *)totals;
+	size_t w;
+
+	held = xrl_rule_copies_held(copies, id, cpu);
+	from = (const __u64 *)(held ? held : value);
+	if (!from)
+		return;
+	for (w = 0; w < sizeof(*totals) / sizeof(__u64); w++)
+		to[w] += from[w];
+}
+
 int xrl_rule_stats_read(const struct xrl_datapath *dp, __u32 rule_id,
 			struct xrl_rule_counters *totals)
 {
-	int ret = sum_percpu(dp->rule_stats_fd, rule_id, (__u64 *)totals,
-			     sizeof(*totals) / sizeof(__u64));
+	struct xrl_rule_counters *values = NULL;
+	struct xrl_rule_copies copies;
+	bool made = true;
+	int cpu, ret;
 
-	/* No entry: a rule whose counters are not made yet counted none. */
-	if (ret == -ENOENT) {
-		memset(totals, 0, sizeof(*totals));
-		ret = 0;
+	memset(totals, 0, sizeof(*totals));
+	/* The copies first: a copy's counters are written back before
+	 * its claim changes (include/xrl.h, struct xrl_rule_copy). */
+	ret = xrl_rule_copies_read(dp, rule_id & (XRL_RULE_CACHE_WAYS - 1),
+				   1, &copies);
+	if (ret)
+		return ret;
+	values = calloc(copies.n_cpus, sizeof(*values));
+	if (!values) {
+		ret = -ENOMEM;
+		goto free_copies;
 	}
+	/* No entry: a rule whose counters are not made yet counted none. */
+	if (bpf_map_lookup_elem(dp->rule_stats_fd, &rule_id, values)) {
+		if (errno != ENOENT) {
+			ret = -errno;
+			goto free_copies;
+		}
+		made = false;
+	}
+	for (cpu = 0; cpu < copies.n_cpus; cpu++)
+		xrl_rule_counters_add(totals, &copies, rule_id, cpu,
+				      made ? &values[cpu] : NULL);
+free_copies:
+	free(values);
+	xrl_rule_copies_free(&copies);
 	return ret;
 }
 
