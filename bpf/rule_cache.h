@@ -12,10 +12,15 @@
  * with its rule's id and generation is the rule in force for exactly as
  * long as the head names that generation, and a bucket bound under
  * another generation is classified again, as before. Direct-mapped by
- * rule id: the rules of up to RULE_CACHE_WAYS busy ids keep their
+ * rule id: the rules of up to XRL_RULE_CACHE_WAYS busy ids keep their
  * copies; rules sharing a way copy theirs back on their next packet.
  *
- * Included by xdp_ratelimit.bpf.c after binding_of().
+ * A way also holds the counters of the rule copied there (its claim:
+ * id and since, which outlive a swap that keeps the rule), so that its
+ * packets pay no xrl_rule_stats lookup; include/xrl.h, struct
+ * xrl_rule_copy, says how they go back and how a reader reads them.
+ *
+ * Included by xdp_ratelimit.bpf.c after binding_of() and xrl_rule_stats.
  */
 #ifndef XRL_RULE_CACHE_H
 #define XRL_RULE_CACHE_H
@@ -106,20 +111,23 @@ known_rule(__u32 slot, __u32 gen_in_force, __u32 id, __u32 gen)
 }
 
 /*
- * @rule's counters on this CPU: its way's while they are its (a packet
- * of a rule whose copy is there pays no hash lookup), else its entry of
- * xrl_rule_stats (NULL: none made; the packet is not counted).
+ * The counters on this CPU of the rule of id @id and since @since: its
+ * way's while they are its (a packet of a rule whose copy is there pays
+ * no hash lookup), else its entry of xrl_rule_stats (NULL: none made;
+ * the packet is not counted). A subprogram of scalars: its keys are on
+ * its own stack (6.1 takes no key from a global function's argument),
+ * off the frame of the judging chain.
  */
-static __always_inline struct xrl_rule_counters *
-rule_counters(const struct xrl_rule *rule)
+static __noinline struct xrl_rule_counters *rule_counters(__u32 id,
+							 __u32 since)
 {
-	__u32 way = rule->id & (XRL_RULE_CACHE_WAYS - 1);
+	__u32 way = id & (XRL_RULE_CACHE_WAYS - 1);
 	struct xrl_rule_copy *copy;
 
 	copy = bpf_map_lookup_elem(&xrl_rule_cache, &way);
-	if (copy && copy->claim == claim_of(rule))
+	if (copy && copy->claim == ((__u64)since << 32 | (id + 1)))
 		return &copy->counts;
-	return bpf_map_lookup_elem(&xrl_rule_stats, &rule->id);
+	return bpf_map_lookup_elem(&xrl_rule_stats, &id);
 }
 
 #endif /* XRL_RULE_CACHE_H */

@@ -191,7 +191,9 @@ static __always_inline void count_rule(const struct xrl_rule *rule,
 				       enum xrl_rule_outcome outcome,
 				       __u64 frame_len)
 {
-	struct xrl_rule_counters *counters = rule_counters(rule);
+	struct xrl_rule_counters *counters;
+
+	counters = rule_counters(rule->id, rule->since);
 
 	if (counters && outcome < XRL_RULE_OUTCOMES) {
 		counters->outcome[outcome].packets++;
