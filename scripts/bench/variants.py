@@ -46,7 +46,8 @@ def no_counters(files):
 
 
 def no_rule_counters(files):
-    # The per-rule counters alone (a per-CPU hash looked up by rule id).
+    # The per-rule counters alone (the way of the rule's copy, else a
+    # per-CPU hash looked up by rule id: bpf/rule_cache.h).
     files[MAIN] = empty_body(files[MAIN],
                              "static __always_inline void count_rule(")
 
