@@ -45,9 +45,11 @@ static __always_inline __u64 claim_of(const struct xrl_rule *rule)
 
 /*
  * The way's counters go to @rule (include/xrl.h, struct xrl_rule_copy):
- * those of the rule that held them back to its xrl_rule_stats entry,
- * unless that rule is out of force (no rule of its id and since in the
- * table of slot @slot: its counts leave with it), then @rule's copied
+ * those of the rule that held them back to its xrl_rule_stats entry
+ * (kept a swap after the rule leaves the policy, which a rule back as it
+ * was finds at the same since), unless the table of slot @slot holds
+ * another rule of that id (its own since: userspace zeroed the entry for
+ * it, and the counts leave with the rule they were), then @rule's copied
  * from its own entry (none: the way holds no counters, and @rule's
  * packets count in xrl_rule_stats as before). head and tail are
  * written by a fetching add and an exchange, which every JIT orders
@@ -66,7 +68,7 @@ static __always_inline void claim_counters(struct xrl_rule_copy *copy,
 	n = __sync_fetch_and_add(&copy->head, 1);
 	if (claim) {
 		held = table_rule(slot, id);
-		stats = held && held->since == (__u32)(claim >> 32) ?
+		stats = !held || held->since == (__u32)(claim >> 32) ?
 			bpf_map_lookup_elem(&xrl_rule_stats, &id) : NULL;
 		if (stats)
 			*stats = copy->counts;

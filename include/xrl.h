@@ -329,7 +329,9 @@ struct xrl_window_state {
  * classifier (by prefix), both of one policy generation.
  *
  * gen is the generation of the policy the rule belongs to; since is the
- * generation from which this id has named this prefix. A bucket records
+ * generation from which this id has named this prefix (and L4 match; a
+ * rule out of the policy for one swap and back as it was keeps it, as
+ * it keeps its counters: user/core/compiled.c since_of()). A bucket records
  * the rule id and the generation it was classified under, so a bucket
  * older than @since belongs to another rule that held the id before (a
  * deleted rule whose id was reused) and never judges this one.

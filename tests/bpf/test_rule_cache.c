@@ -246,3 +246,32 @@ Test(rule_copies, a_read_while_two_rules_take_turns_in_a_way_is_exact,
 		     t.n);
 	cr_assert_gt(reads, 10, "only %lu reads", (unsigned long)reads);
 }
+
+/*
+ * A rule out of the policy for one swap and back as it was (same id,
+ * prefix and match) keeps its since, so the counts its CPU's way still
+ * holds are its own: they count on, as its xrl_rule_stats entry does.
+ */
+Test(rule_copies, a_rule_back_after_a_swap_away_counts_on)
+{
+	uint32_t id;
+
+	id = fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT, 1, 3, 0,
+			  0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("198.18.0.1", 5), 3);
+
+	cr_assert_eq(xrl_policy_del(&policy, "198.18.0.0/24"), 0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("198.18.0.1", 2), 2, "the default rule's");
+	cr_assert_eq(rule_packets(id, XRL_RULE_PASSED), 3, "while away");
+
+	fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT, 1, 3, 0, 0);
+	policy.rules[policy.n_rules - 1].id = id;
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(rule_packets(id, XRL_RULE_PASSED), 3);
+	cr_assert_eq(rule_packets(id, XRL_RULE_DROPPED), 2);
+	passes("198.18.0.1", 4);
+	cr_assert_eq(rule_packets(id, XRL_RULE_PASSED) +
+		     rule_packets(id, XRL_RULE_DROPPED), 5 + 4);
+}

@@ -101,21 +101,31 @@ static int compiled_alloc(struct xrl_compiled *c,
 	return 0;
 }
 
+/* @k (one of the rules installed, by id) is @rule: the same prefix and
+ * L4 match. An id is a rule's prefix and L4 match: either changed, the
+ * buckets of the id belong to another rule. */
+static bool installed_as(const struct xrl_installed_rule *k,
+			 const struct xrl_rule_spec *rule)
+{
+	return k->since && k->prefix.prefixlen == rule->prefix.prefixlen &&
+	       !memcmp(k->prefix.addr, rule->prefix.addr,
+		       sizeof(k->prefix.addr)) &&
+	       !xrl_match_compare(&k->match, &rule->match);
+}
+
 static __u32 since_of(const struct xrl_compile_input *in,
 		      const struct xrl_rule_spec *rule)
 {
-	const struct xrl_installed_rule *k;
-
-	if (!in->in_force || rule->id >= in->n_in_force)
-		return in->gen;
-	k = &in->in_force[rule->id];
-	/* An id is a rule's prefix and L4 match: either changed, the
-	 * buckets of the id belong to another rule. */
-	if (!k->since || k->prefix.prefixlen != rule->prefix.prefixlen ||
-	    memcmp(k->prefix.addr, rule->prefix.addr, sizeof(k->prefix.addr)) ||
-	    xrl_match_compare(&k->match, &rule->match))
-		return in->gen;
-	return k->since;
+	if (in->in_force && rule->id < in->n_in_force) {
+		if (installed_as(&in->in_force[rule->id], rule))
+			return in->in_force[rule->id].since;
+		if (in->in_force[rule->id].since)
+			return in->gen;	/* the id is another rule's now */
+	}
+	if (in->before && rule->id < in->n_before &&
+	    installed_as(&in->before[rule->id], rule))
+		return in->before[rule->id].since;
+	return in->gen;
 }
 
 /* Marks a /@len of @family in the meta's bitmaps. */

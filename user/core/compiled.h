@@ -33,6 +33,11 @@ struct xrl_compile_input {
 	 * there, or names another rule there, starts at @gen. */
 	const struct xrl_installed_rule *in_force;
 	size_t n_in_force;
+	/* The rules in force before those (NULL: not known): a rule out of
+	 * the policy in force and back in this one as it was keeps its
+	 * since, as its counters are kept a swap more (rulemaps.c). */
+	const struct xrl_installed_rule *before;
+	size_t n_before;
 	__u32 max_sources;	/* of the bucket table: the new-source budget */
 	unsigned n_cpus;	/* the per-CPU budgets are split over */
 };

@@ -36,6 +36,8 @@ struct xrl_rules_known {
 	 * on one swap more. */
 	size_t n_before;
 	__u8 *before;
+	/* Those rules as installed (compile input "before"). */
+	struct xrl_installed_rule *before_by_id;
 	/* The ids whose counters the next sweep deletes: in force two
 	 * swaps ago, in neither policy since. Enough only when the
 	 * counters map holds no id but those this process knows of
@@ -177,6 +179,7 @@ void xrl_rules_forget(struct xrl_datapath *dp)
 	if (dp->known) {
 		free(dp->known->by_id);
 		free(dp->known->before);
+		free(dp->known->before_by_id);
 		free(dp->known->gone);
 	}
 	free(dp->known);
@@ -449,6 +452,13 @@ static int remember(struct xrl_datapath *dp, const struct xrl_compiled *c)
 		xrl_rules_forget(dp);	/* read back next time */
 		return 0;
 	}
+	/* The rules in force until now, for the since of a rule back
+	 * after a swap away (remember_before() sized "before" to n). */
+	free(known->before_by_id);
+	known->before_by_id = malloc(known->n * sizeof(*known->by_id));
+	if (known->before_by_id)
+		memcpy(known->before_by_id, known->by_id,
+		       known->n * sizeof(*known->by_id));
 	memset(known->by_id, 0, known->n * sizeof(*known->by_id));
 	for (i = 0; i < c->n_rules; i++) {
 		installed = &known->by_id[c->ids[i]];
@@ -495,6 +505,8 @@ int xrl_rules_compile(struct xrl_datapath *dp, const struct xrl_policy *policy,
 	in.gen = dp->known->gen + 1 ? dp->known->gen + 1 : 1;
 	in.in_force = dp->known->by_id;
 	in.n_in_force = dp->known->n;
+	in.before = dp->known->before_by_id;
+	in.n_before = in.before ? dp->known->n_before : 0;
 	return xrl_policy_compile(policy, &in, out, err, len);
 }
 

@@ -67,6 +67,17 @@ static __u32 since_in_force(int table_fd, __u32 id)
 	return rule.since;
 }
 
+/* No CPU's copy of the way @way was being changed while it was read. */
+static bool way_whole(const struct xrl_rule_copy *way, int n_cpus)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < n_cpus; cpu++)
+		if (way[cpu].tail != way[cpu].head)
+			return false;
+	return true;
+}
+
 /* Reads way @way of every CPU into @out until no CPU's was being
  * changed; a CPU's still changing after COPY_READS reads gets claim 0. */
 static int read_way(const struct xrl_datapath *dp, __u32 way,
@@ -78,9 +89,7 @@ static int read_way(const struct xrl_datapath *dp, __u32 way,
 	for (tries = 0; tries < COPY_READS && !whole; tries++) {
 		if (bpf_map_lookup_elem(dp->rule_cache_fd, &way, out))
 			return -errno;
-		whole = true;
-		for (cpu = 0; cpu < n_cpus; cpu++)
-			whole &= out[cpu].tail == out[cpu].head;
+		whole = way_whole(out, n_cpus);
 	}
 	for (cpu = 0; cpu < n_cpus; cpu++)
 		if (out[cpu].tail != out[cpu].head)
@@ -88,13 +97,38 @@ static int read_way(const struct xrl_datapath *dp, __u32 way,
 	return 0;
 }
 
-/* Keeps the claims of @way's copies that name a rule in force at its
- * since (one lookup per distinct claim of the way). */
+/* Ways @first .. @first + @n - 1 in one call (a scrape reads them all):
+ * 0, or -errno (then they are read one by one). */
+static int read_all_ways(const struct xrl_datapath *dp, __u32 first, __u32 n,
+			 struct xrl_rule_copies *copies)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 *keys, in = first ? first - 1 : 0, out, count = n;
+	int ret = 0;
+
+	keys = calloc(n, sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	if (bpf_map_lookup_batch(dp->rule_cache_fd, first ? &in : NULL, &out,
+				 keys, copies->ways, &count, &opts) &&
+	    errno != ENOENT)
+		ret = -errno;
+	if (!ret && (count != n || keys[0] != first))
+		ret = -EIO;
+	free(keys);
+	return ret;
+}
+
+/* Keeps the claims of @way's copies whose id the table in force holds at
+ * the claim's since or not at all (a rule out of the policy keeps its
+ * counts, as the program does: bpf/rule_cache.h claim_counters()); one
+ * lookup per distinct claim of the way. */
 static void keep_claims_in_force(struct xrl_rule_copy *way, int n_cpus,
 				 int table_fd)
 {
 	__u64 checked = 0;
 	bool in_force = false;
+	__u32 since;
 	int cpu;
 
 	for (cpu = 0; cpu < n_cpus; cpu++) {
@@ -104,8 +138,8 @@ static void keep_claims_in_force(struct xrl_rule_copy *way, int n_cpus,
 			continue;
 		if (claim != checked) {
 			checked = claim;
-			in_force = since_in_force(table_fd, (__u32)claim - 1) ==
-				   (__u32)(claim >> 32);
+			since = since_in_force(table_fd, (__u32)claim - 1);
+			in_force = !since || since == (__u32)(claim >> 32);
 		}
 		if (!in_force)
 			way[cpu].claim = 0;
@@ -118,6 +152,7 @@ int xrl_rule_copies_read(const struct xrl_datapath *dp, __u32 first_way,
 	struct xrl_policy_head head;
 	int table_fd = -1, ret = 0;
 	struct xrl_rule_copy *way;
+	bool batched;
 	__u32 i;
 
 	memset(copies, 0, sizeof(*copies));
@@ -134,9 +169,11 @@ int xrl_rule_copies_read(const struct xrl_datapath *dp, __u32 first_way,
 	if (!xrl_datapath_head(dp, &head))
 		table_fd = xrl_datapath_inner_fd(dp->rule_table_fd,
 						 head.rules_slot);
+	batched = n_ways > 1 && !read_all_ways(dp, first_way, n_ways, copies);
 	for (i = 0; i < n_ways && !ret; i++) {
 		way = &copies->ways[(size_t)i * copies->n_cpus];
-		ret = read_way(dp, first_way + i, way, copies->n_cpus);
+		if (!batched || !way_whole(way, copies->n_cpus))
+			ret = read_way(dp, first_way + i, way, copies->n_cpus);
 		keep_claims_in_force(way, copies->n_cpus, table_fd);
 	}
 	if (table_fd >= 0)
