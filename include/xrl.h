@@ -455,7 +455,9 @@ struct xrl_rule {
  * still in force) and the new one's copied from its own. A reader takes
  * a CPU's counters of rule R from the way when claim names R at the
  * since of R in force, from xrl_rule_stats otherwise, reading the way
- * first (user/datapath/stats.c). The program changes a way by writing
+ * first (user/datapath/stats.c). Not pinned (64 values a CPU are no
+ * bpftool dump): a process that adopts the pins finds it through the
+ * program's maps. The program changes a way by writing
  * head (one more than before), then the claim and counts, then tail
  * (= head); a reader copies a way in one call, lowest address first
  * (the kernel copies a value 8 bytes at a time in that order), and

@@ -275,3 +275,40 @@ Test(rule_copies, a_rule_back_after_a_swap_away_counts_on)
 	cr_assert_eq(rule_packets(id, XRL_RULE_PASSED) +
 		     rule_packets(id, XRL_RULE_DROPPED), 5 + 4);
 }
+
+/*
+ * A process that adopted the pins (the CLI, a restarted daemon) finds
+ * the copies through the program, unpinned (64 values a CPU are for
+ * readers, not for a bpftool dump), and reads what they hold.
+ */
+Test(rule_copies, a_reader_of_the_pins_reads_what_the_copies_hold)
+{
+	uint32_t id_a = rules_sharing_a_way(3, 6);
+	struct xrl_rule_counters counts;
+	struct xrl_datapath adopted;
+	bool pinned, found = false;
+	char dir[64], path[96];
+	int ret;
+
+	passes("198.18.1.1", 5);
+	passes("198.18.129.1", 9);
+	snprintf(dir, sizeof(dir), "/sys/fs/bpf/xrl-test-copies-%d", getpid());
+	cr_assert_eq(xrl_datapath_pin(&dp, dir), 0, "pinning in %s", dir);
+	snprintf(path, sizeof(path), "%s/%s", dir, XRL_MAP_RULE_CACHE);
+	pinned = !access(path, F_OK);
+	ret = xrl_datapath_open_pinned(&adopted, dir);
+	if (!ret) {
+		found = adopted.rule_cache_fd >= 0;
+		/* Rule b took the way last: its counts are in the copies. */
+		ret = xrl_rule_stats_read(&adopted,
+					  id_a + XRL_RULE_CACHE_WAYS, &counts);
+		xrl_datapath_close(&adopted);
+	}
+	cr_assert_eq(xrl_datapath_unpin(&dp), 0);
+	rmdir(dir);
+	cr_assert_eq(ret, 0, "adopting and reading: %s", strerror(-ret));
+	cr_expect(!pinned, "%s is pinned", path);
+	cr_expect(found, "no copies found through the program");
+	cr_assert_eq(counts.outcome[XRL_RULE_PASSED].packets, 6);
+	cr_assert_eq(counts.outcome[XRL_RULE_DROPPED].packets, 3);
+}

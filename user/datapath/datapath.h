@@ -37,7 +37,8 @@ struct xrl_datapath {
 	int offenders_fd;	/* refused sources' counts (bpf/offenders.h) */
 	int tally_fd;		/* per-CPU tallies of those (include/xrl.h) */
 	/* per-CPU copies of rules and their counters (include/xrl.h,
-	 * struct xrl_rule_copy); -1 when adopted from pins made before */
+	 * struct xrl_rule_copy): not pinned, found through the program
+	 * when adopted (loader.c); -1 for a program without them */
 	int rule_cache_fd;
 	int ban_stats_fd;	/* per-CPU bans started */
 	int manual_bans_fd;	/* the daemon's bans by prefix (LPM trie) */

@@ -254,7 +254,6 @@ static const struct pinned_object pinned_objects[] = {
 	{ XRL_MAP_CAPTURE, offsetof(struct xrl_datapath, capture_fd) },
 	{ XRL_MAP_CAPTURE_RB, offsetof(struct xrl_datapath, capture_rb_fd) },
 	{ XRL_MAP_CAPTURE_ST, offsetof(struct xrl_datapath, capture_st_fd) },
-	{ XRL_MAP_RULE_CACHE, offsetof(struct xrl_datapath, rule_cache_fd) },
 	{ XRL_PIN_IDS, offsetof(struct xrl_datapath, ids_fd) },
 };
 
@@ -262,8 +261,7 @@ static const struct pinned_object pinned_objects[] = {
 static bool optional_pin(struct xrl_datapath *dp, int *fd)
 {
 	return fd == &dp->ids_fd || fd == &dp->capture_fd ||
-	       fd == &dp->capture_rb_fd || fd == &dp->capture_st_fd ||
-	       fd == &dp->rule_cache_fd;
+	       fd == &dp->capture_rb_fd || fd == &dp->capture_st_fd;
 }
 
 #define N_PINNED (sizeof(pinned_objects) / sizeof(pinned_objects[0]))
@@ -463,6 +461,38 @@ bool xrl_datapath_pinned(const char *dir)
 	return !access(path, F_OK);
 }
 
+/*
+ * The program's map named @name, found through the program: for the
+ * per-CPU state readers need and operators do not (xrl_rule_cache: 64
+ * values per CPU, which no pin offers to a bpftool dump). -ENOENT for
+ * a program without it (loaded before it existed).
+ */
+static int prog_map_fd(int prog_fd, const char *name)
+{
+	struct bpf_prog_info prog = {};
+	__u32 len = sizeof(prog), ids[64], i;
+	int fd, ret = -ENOENT;
+
+	prog.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
+	prog.map_ids = (__u64)(unsigned long)ids;
+	if (bpf_obj_get_info_by_fd(prog_fd, &prog, &len))
+		return -errno;
+	for (i = 0; i < prog.nr_map_ids && i < 64 && ret < 0; i++) {
+		struct bpf_map_info map = {};
+		__u32 map_len = sizeof(map);
+
+		fd = bpf_map_get_fd_by_id(ids[i]);
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &map, &map_len) &&
+		    !strcmp(map.name, name))
+			ret = fd;
+		else
+			close(fd);
+	}
+	return ret;
+}
+
 int xrl_datapath_open_pinned(struct xrl_datapath *dp, const char *dir)
 {
 	char path[PATH_MAX + 32];
@@ -485,6 +515,9 @@ int xrl_datapath_open_pinned(struct xrl_datapath *dp, const char *dir)
 	}
 	dp->btf_id = map_btf_id(dp->buckets_fd);
 	snprintf(dp->pin_dir, sizeof(dp->pin_dir), "%s", dir);
+	/* < 0: a program without copies; its counters are all in the
+	 * hash (stats.c). */
+	dp->rule_cache_fd = prog_map_fd(dp->prog_fd, XRL_MAP_RULE_CACHE);
 	if (dp->ids_fd < 0) {
 		ret = adopt_without_ids(dp);
 		if (ret)
@@ -515,6 +548,8 @@ void xrl_datapath_close(struct xrl_datapath *dp)
 			if (*fd >= 0)
 				close(*fd);
 		}
+		if (dp->rule_cache_fd >= 0)
+			close(dp->rule_cache_fd);
 	}
 	reset_fds(dp);
 }
