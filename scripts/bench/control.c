@@ -336,6 +336,11 @@ int bench_control(int argc, char **argv)
 		bench_log("control: loading the data path: %s", strerror(-ret));
 		return ret;
 	}
+	/* --size N: the swaps of one size only (for a profiler). */
+	if (argc > 2 && !strcmp(argv[1], "--size")) {
+		ret = measure_apply(&dp, strtoul(argv[2], NULL, 10), runs, 0);
+		goto close_dp;
+	}
 	ret = measure_apply(&dp, 1000, runs, 0);
 	if (!ret)
 		ret = measure_apply(&dp, 10000, runs, 0);
@@ -349,6 +354,7 @@ int bench_control(int argc, char **argv)
 		ret = measure_hash_batch(100000);
 	if (!ret)
 		ret = measure_policy_add(10000);
+close_dp:
 	if (ret)
 		bench_log("control: %s", strerror(-ret));
 	xrl_datapath_close(&dp);
