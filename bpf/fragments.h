@@ -29,19 +29,20 @@ struct {
 } xrl_frags SEC(".maps");
 
 /*
- * Keeps the verdict @verdict that @rule gave a first fragment (@l4) for
- * the flow's later fragments. A subprogram of its own: only first
- * fragments at L4 prefixes pay for it.
+ * Keeps the verdict @verdict that @rule gave a first fragment (@l4)
+ * under the head of generation @gen for the flow's later fragments. A
+ * subprogram of its own: only first fragments at L4 prefixes pay for it.
  */
 static __noinline void frag_remember(struct l4_info *l4,
-				     const struct xrl_rule *rule, int verdict)
+				     const struct xrl_rule *rule, int verdict,
+				     __u32 gen)
 {
 	struct xrl_frag flow = {};
 
 	if (!rule)
 		return;
 	flow.rule_id = rule->id;
-	flow.gen = rule->gen;
+	flow.gen = gen;
 	flow.verdict = verdict == XDP_PASS ? XDP_PASS : XDP_DROP;
 	flow.bytes = l4->frag_len;
 	bpf_map_update_elem(&xrl_frags, &l4->flow, &flow, BPF_ANY);
@@ -50,15 +51,17 @@ static __noinline void frag_remember(struct l4_info *l4,
 /*
  * The rule a later fragment (@l4) of rules slot @slot follows: the one
  * that judged its flow's first fragment, when the map holds the flow,
- * that rule is of the policy in force, and the flow has carried no more
- * than the largest IP packet. NULL otherwise: the fragment is unjudged.
+ * its first fragment was judged under the head in force (of generation
+ * @gen: a swap forgets every flow, whatever it changed), and the flow
+ * has carried no more than the largest IP packet. NULL otherwise: the
+ * fragment is unjudged.
  * *@dropped says the first fragment was dropped.
  *
  * The bytes are added only while under the bound, so many CPUs together
  * overshoot it by at most one fragment each and the count never wraps.
  */
 static __always_inline const struct xrl_rule *
-frag_flow_rule(__u32 slot, struct l4_info *l4, bool *dropped)
+frag_flow_rule(__u32 slot, __u32 gen, struct l4_info *l4, bool *dropped)
 {
 	const struct xrl_rule *rule;
 	struct xrl_frag *flow;
@@ -68,8 +71,10 @@ frag_flow_rule(__u32 slot, struct l4_info *l4, bool *dropped)
 	flow = bpf_map_lookup_elem(&xrl_frags, &l4->flow);
 	if (!flow)
 		return NULL;
+	if (flow->gen != gen)
+		return NULL;
 	rule = table_rule(slot, flow->rule_id);
-	if (!rule || rule->gen != flow->gen)
+	if (!rule)
 		return NULL;
 	if (*(volatile __u32 *)&flow->bytes > XRL_FRAG_BYTES_MAX)
 		return NULL;

@@ -57,10 +57,11 @@ level_rule(void *rules, struct level_scratch *w, __u32 id, __u32 i)
  * A rule's levels, copied per CPU from the classifier the first time a
  * packet of that rule meets them under a policy: a packet then pays for
  * its level buckets only, not for a classifier lookup per level. What a
- * slot holds never changes once in force (every swap stages new maps,
- * with a new generation in every entry), so a copy tagged with the
- * rule's id and generation is exact for as long as that rule is in
- * force, and stale the moment a swap moves it. Direct-mapped by rule
+ * slot holds never changes while in force (a swap writes the other
+ * slot), so a copy tagged with the rule's id and generation and with
+ * the head generation it was made under is exact while that head is in
+ * force; under the next head it is made again (a swap that changes
+ * only numbers keeps the rule's generation). Direct-mapped by rule
  * id: up to LEVEL_CACHE_WAYS rules with levels hot on a CPU keep their
  * copies; more share them, each rule's next packet copying its own back.
  */
@@ -69,7 +70,7 @@ level_rule(void *rules, struct level_scratch *w, __u32 id, __u32 i)
 struct level_cache {
 	__u64 binding;	/* binding_of() the rule copied; 0: none (gen >= 1) */
 	__u32 have;	/* bit i: level[i] was in the classifier */
-	__u32 reserved;
+	__u32 checked;	/* head generation it was copied under */
 	struct xrl_rule level[XRL_LEVELS_MAX];
 };
 
@@ -96,7 +97,7 @@ rule_levels(const struct source *s, struct level_scratch *w,
 	c = bpf_map_lookup_elem(&xrl_level_cache, &way);
 	if (!c)
 		return NULL;
-	if (c->binding == binding)
+	if (c->binding == binding && c->checked == s->q.gen)
 		return c;
 	rules = bpf_map_lookup_elem(&xrl_policy, &slot);
 	if (!rules)
@@ -114,6 +115,7 @@ rule_levels(const struct source *s, struct level_scratch *w,
 		c->have |= 1U << i;
 	}
 	c->binding = binding;
+	c->checked = s->q.gen;
 	return c;
 }
 

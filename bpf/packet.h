@@ -23,11 +23,13 @@
 #include "l4.h"
 
 /* What a classification asks: the source (as parsed, unmasked), of
- * which family, in the rules slot of the policy in force. */
+ * which family, in the rules slot of the policy in force (and that
+ * policy's generation). */
 struct classify_query {
 	__u32 addr[4];
 	__u32 family;
 	__u32 slot;
+	__u32 gen;	/* of the policy head in force */
 };
 
 /* The state of classify()'s walk (bpf/classify.h). */

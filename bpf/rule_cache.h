@@ -6,12 +6,15 @@
  * by a lookup of the rule table in force (an inner hash map: a helper
  * call and a hash per packet).
  *
- * What a slot's table holds never changes once in force: every swap
- * stages new maps, with the new generation in every rule, and the head
- * names that generation (struct xrl_policy_head.gen). So a copy tagged
- * with its rule's id and generation is the rule in force for exactly as
- * long as the head names that generation, and a bucket bound under
- * another generation is classified again, as before. Direct-mapped by
+ * What a slot's table holds never changes while in force: a swap
+ * writes the slot the head does not name, and every head has a
+ * generation of its own (struct xrl_policy_head.gen). So a copy tagged
+ * with its rule's id and generation, made under the head in force, is
+ * the rule in force for as long as that head is; under the next head
+ * the first packet reads the table again (a swap that changes only a
+ * rule's numbers keeps its generation and its buckets' bindings; one
+ * that reshapes the policy gives every rule a new one, and every bucket
+ * is classified again). Direct-mapped by
  * rule id: the rules of up to XRL_RULE_CACHE_WAYS busy ids keep their
  * copies; rules sharing a way copy theirs back on their next packet.
  *
@@ -84,9 +87,12 @@ static __always_inline void claim_counters(struct xrl_rule_copy *copy,
 }
 
 /*
- * The rule of id @id and generation @gen in the table of slot @slot, the
- * one in force under generation @gen_in_force; NULL when the generations
- * differ or the table has no such rule (the source is classified again).
+ * The rule of id @id and generation @gen in the table of slot @slot, in
+ * force under head generation @gen_in_force; NULL when the table holds
+ * no such rule (the source is classified again). The copy is trusted
+ * only under the head it was copied under: a swap that changes only a
+ * rule's numbers keeps its generation (user/core/compiled.c, rules_gen),
+ * so the first packet under each new head reads the table once more.
  * A subprogram: its key's stack slot is not in the entry's frame, which
  * is in the deepest call chain (6.1 holds the chain to 512 bytes).
  */
@@ -97,10 +103,9 @@ known_rule(__u32 slot, __u32 gen_in_force, __u32 id, __u32 gen)
 	const struct xrl_rule *rule;
 	struct xrl_rule_copy *copy;
 
-	if (gen != gen_in_force)
-		return NULL;
 	copy = bpf_map_lookup_elem(&xrl_rule_cache, &way);
-	if (copy && copy->binding == binding_of(id, gen))
+	if (copy && copy->binding == binding_of(id, gen) &&
+	    copy->checked == gen_in_force)
 		return &copy->rule;
 	rule = table_rule(slot, id);
 	if (!rule || rule->gen != gen || !copy)
@@ -109,6 +114,7 @@ known_rule(__u32 slot, __u32 gen_in_force, __u32 id, __u32 gen)
 		claim_counters(copy, slot, rule);
 	copy->rule = *rule;
 	copy->binding = binding_of(id, gen);
+	copy->checked = gen_in_force;
 	return &copy->rule;
 }
 

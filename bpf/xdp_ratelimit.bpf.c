@@ -539,7 +539,7 @@ unjudged_rule(struct xdp_md *ctx, struct source *s,
 			return NULL;
 		}
 	} else {
-		rule = frag_flow_rule(s->q.slot, l4, &dropped);
+		rule = frag_flow_rule(s->q.slot, s->q.gen, l4, &dropped);
 		if (rule && dropped) {
 			count_rule(rule, XRL_RULE_DROPPED, frame_len);
 			count_verdict(rule->action == XRL_ACTION_DENY ?
@@ -680,7 +680,7 @@ __noinline int judge_classified(struct xdp_md *ctx,
 	s = this_packet();
 	if (s && (s->l4.how & CLASSIFY_L4) && s->l4.first &&
 	    s->l4.state == L4_READ)
-		frag_remember(&s->l4, rule, verdict);
+		frag_remember(&s->l4, rule, verdict, s->q.gen);
 	if (s)
 		route_remember(s, rule, s->l4.how);
 	return verdict;
@@ -769,6 +769,7 @@ static __always_inline int judge_packet(struct xdp_md *ctx)
 		return XDP_PASS;
 	settings = &head->settings;
 	s->q.slot = head->rules_slot;
+	s->q.gen = head->gen;
 
 	/* Sets s->cost.frame_len first, whatever it finds. */
 	parsed = parse_source(ctx, s->q.addr, &s->cost);

@@ -328,8 +328,12 @@ struct xrl_window_state {
  * A compiled rule: the value of the rule table (by id) and of the
  * classifier (by prefix), both of one policy generation.
  *
- * gen is the generation of the policy the rule belongs to; since is the
- * generation from which this id has named this prefix (and L4 match; a
+ * gen is the generation of the policy's shape the rule belongs to: the
+ * policy generation of the last swap that reshaped the policy (added,
+ * removed or moved a rule, or changed a rule's action, scope, strategy
+ * or levels: user/core/compiled.c, rules_gen); a swap that changes only
+ * numbers keeps every rule's gen, so every bucket stays bound. since is
+ * the generation from which this id has named this prefix (and L4 match; a
  * rule out of the policy for one swap and back as it was keeps it, as
  * it keeps its counters: user/core/compiled.c since_of()). A bucket records
  * the rule id and the generation it was classified under, so a bucket
@@ -472,6 +476,8 @@ struct xrl_rule_copy {
 	struct xrl_rule_counters counts;
 	__u64 head;	/* written first, then claim and counts, then tail */
 	__u64 binding;	/* (gen << 32) | id of the rule copied; 0: none */
+	__u32 checked;	/* head generation it was copied under */
+	__u32 reserved;
 	struct xrl_rule rule;
 };
 
@@ -894,20 +900,27 @@ struct xrl_settings {
  * daemon killed at any instant leaves the old head (naming untouched
  * rules) or the new one (naming complete rules) in force.
  *
- * The generation is the rules': every rule of a slot's classifier and
- * table (and the classifier's meta) carries the generation it was staged
- * as, one more than the one in force, and so does the head that names
- * the slot (so a CPU's copy of a rule, bpf/rule_cache.h, tagged with
- * that generation, is the rule in force while the head names it). A bucket remembers the rule id and
- * generation it was classified under; the hot path judges it without
- * classifying only when the table in the head's slot holds that id with
- * that generation, so a bucket never outlives the policy that bound it.
- * A generation staged and never put in force (a daemon killed before the
- * swap) bound no bucket, so staging it again is harmless.
+ * Every head has a generation of its own, one more than the one in
+ * force, and so does the meta of the classifier it names. The rules of
+ * a slot carry the generation of the policy's shape (struct xrl_rule,
+ * gen): the head's when the swap reshaped the policy, else the one the
+ * rules in force carry. A bucket remembers the rule id and generation
+ * it was classified under; the hot path judges it without classifying
+ * only when the table in the head's slot holds that id with that
+ * generation, so a bucket never outlives the shape that bound it. A CPU's
+ * copy of a rule or its levels (bpf/rule_cache.h, bpf/levels.h) also
+ * names the head generation it was copied under, and is made again
+ * under the next head. A generation staged and never put in force (a
+ * daemon killed before the swap) bound no bucket and no copy, so staging
+ * it again is harmless.
  *
- * Anything else a verdict comes to depend on goes into struct
+ * A swap that does not reshape the policy, after one that did not
+ * either, writes into the maps the slot not in force already holds
+ * (those of the policy before the one in force) only the rules either
+ * swap changed, and the meta (user/datapath/rulemaps.c): no packet reads
+ * that slot. Anything else a verdict comes to depend on goes into struct
  * xrl_settings, or into a map of maps of XRL_POLICY_SLOTS slots indexed
- * by rules_slot, never into a map written in place.
+ * by rules_slot, never into a map a packet may be reading.
  */
 #define XRL_POLICY_SLOTS	2
 
@@ -1128,7 +1141,7 @@ struct xrl_frag_key {
 
 struct xrl_frag {
 	__u32 rule_id;		/* the rule that judged the first fragment */
-	__u32 gen;		/* of the policy it belonged to */
+	__u32 gen;		/* of the policy head it was judged under */
 	__u32 verdict;		/* XDP_PASS or XDP_DROP */
 	__u32 bytes;		/* the flow's bytes so far, first's included */
 };

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <string.h>
 #include "compiled.h"
 #include "limit.h"
@@ -320,4 +321,133 @@ Test(compiled, aggregate_shares_are_their_weights_of_the_budget)
 			    sizeof(shares[0].pool)), 0);
 	cr_assert_eq(shares[0].limit[XRL_LIMIT_BYTES].interval, 0,
 		     "no byte limit");
+}
+
+/* ---- swaps that keep the rules' generation, and those that move it --- */
+
+/* policy_text with @from replaced by @to (NULL: as it is), compiled at
+ * generation 5 over policy_text installed at generation 4; the rules in
+ * force are @base's. */
+static void compile_edit(const char *from, const char *to,
+			 struct xrl_compiled *base, struct xrl_compiled *out)
+{
+	struct xrl_compile_input first = { .gen = 4, .max_sources = 1000,
+					   .n_cpus = 1 };
+	struct xrl_installed_rule in_force[16] = { 0 };
+	struct xrl_compile_input in = { .gen = 5, .in_force = in_force,
+					.n_in_force = 16, .rules_gen = 4,
+					.max_sources = 1000, .n_cpus = 1 };
+	char text[sizeof(policy_text) + 256];
+	struct xrl_config edited;
+	const char *at;
+	size_t i;
+
+	cr_assert_eq(policy_load(policy_text, &edited), 0, "%s", policy_err);
+	cr_assert_eq(xrl_policy_compile(&edited.policy, &first, base, err,
+					sizeof(err)), 0, "%s", err);
+	xrl_config_free(&edited);
+	for (i = 0; i < base->n_rules; i++)
+		xrl_installed_rule_set(&in_force[base->ids[i]],
+				       &base->prefixes[i], &base->rules[i],
+				       base->fingerprints[i]);
+	in.n_rules_in_force = base->n_rules;
+	snprintf(text, sizeof(text), "%s", policy_text);
+	if (from) {
+		at = strstr(policy_text, from);
+		cr_assert_not_null(at, "%s", from);
+		snprintf(text, sizeof(text), "%.*s%s%s",
+			 (int)(at - policy_text), policy_text, to,
+			 at + strlen(from));
+	}
+	cr_assert_eq(policy_load(text, &edited), 0, "%s: %s -> %s", policy_err,
+		     from, to);
+	cr_assert_eq(xrl_policy_compile(&edited.policy, &in, out, err,
+					sizeof(err)), 0, "%s", err);
+	xrl_config_free(&edited);
+}
+
+/* How many rules of @out have another fingerprint than in @base. */
+static size_t rules_changed(const struct xrl_compiled *base,
+			    const struct xrl_compiled *out)
+{
+	size_t i, changed = 0;
+
+	for (i = 0; i < out->n_rules && i < base->n_rules; i++)
+		changed += out->fingerprints[i] != base->fingerprints[i];
+	return changed;
+}
+
+static void expect_kept(const char *from, const char *to, size_t changed)
+{
+	struct xrl_compiled base, out;
+	size_t i;
+
+	compile_edit(from, to, &base, &out);
+	cr_assert_not(out.reshaped, "%s -> %s reshaped", from, to);
+	cr_assert_eq(out.rules_gen, 4, "%s -> %s", from, to);
+	cr_assert_eq(out.gen, 5, "the head's is new");
+	for (i = 0; i < out.n_rules; i++)
+		cr_assert_eq(out.rules[i].gen, 4);
+	for (i = 0; i < out.n; i++)
+		cr_assert_eq(out.keys[i].family == XRL_KEY_META ?
+			     out.values[i].meta.gen : out.values[i].rule.gen,
+			     out.keys[i].family == XRL_KEY_META ? 5 : 4,
+			     "entry %zu", i);
+	cr_assert_eq(rules_changed(&base, &out), changed, "%s -> %s", from,
+		     to);
+	xrl_compiled_free(&base);
+	xrl_compiled_free(&out);
+}
+
+static void expect_reshaped(const char *from, const char *to)
+{
+	struct xrl_compiled base, out;
+	size_t i;
+
+	compile_edit(from, to, &base, &out);
+	cr_assert(out.reshaped, "%s -> %s kept the shape", from, to);
+	cr_assert_eq(out.rules_gen, 5);
+	for (i = 0; i < out.n_rules; i++)
+		cr_assert_eq(out.rules[i].gen, 5);
+	for (i = 0; i < out.n; i++)
+		cr_assert_eq(out.keys[i].family == XRL_KEY_META ?
+			     out.values[i].meta.gen : out.values[i].rule.gen,
+			     5, "entry %zu", i);
+	xrl_compiled_free(&base);
+	xrl_compiled_free(&out);
+}
+
+Test(compiled, a_swap_of_numbers_keeps_the_rules_generation)
+{
+	expect_kept(NULL, NULL, 0);
+	expect_kept("    pps: 100\n", "    pps: 150\n", 1);
+	expect_kept("    burst: 200\n", "    burst: 20\n", 1);
+	expect_kept("ban: 1m\n", "ban: 2m\n", 1);
+	expect_kept("{prefix: 20, pps: 1k, burst: 1k}",
+		    "{prefix: 20, pps: 2k, burst: 1k}", 1);
+	expect_kept("interval: 100ms", "interval: 50ms", 1);
+	expect_kept("limit: 50", "limit: 60", 1);
+	expect_kept("    pps: 10\n    burst: 10\n",
+		    "    pps: 20\n    burst: 30\n", 1);
+}
+
+Test(compiled, a_swap_that_may_move_a_source_to_another_rule_reshapes)
+{
+	expect_reshaped("action: deny", "action: allow");
+	expect_reshaped("strategy: leaky_bucket\n    interval: 100ms",
+			"pps: 10\n    burst: 10");
+	expect_reshaped("window: 1s", "window: 2s");
+	expect_reshaped("{prefix: 20, pps: 1k", "{prefix: 22, pps: 1k");
+	expect_reshaped("198.19.1.0/24", "198.19.2.0/24");
+	expect_reshaped("    tcp_flags: syn\n", "");
+	expect_reshaped("  - {name: all, cidr: 203.0.113.0/24, scope: "
+			"aggregate", "  - {name: all, cidr: 203.0.113.0/24, "
+			"scope: source");
+	expect_reshaped("  - {name: copy, cidr: 203.0.114.0/24, scope: "
+			"aggregate, pps: 1k,\n     burst: 1k}\n", "");
+	expect_reshaped("  - name: syn\n", "  - {name: dns, cidr: 198.18.0.0/16, "
+			"proto: udp, dport: 53, pps: 5, burst: 5}\n"
+			"  - name: syn\n");
+	expect_reshaped("rules:\n", "rules:\n  - {name: new, cidr: "
+			"198.18.9.0/24, pps: 5, burst: 5}\n");
 }

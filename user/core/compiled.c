@@ -76,6 +76,8 @@ void xrl_compiled_free(struct xrl_compiled *c)
 	free(c->keys);
 	free(c->values);
 	free(c->levels_at);
+	free(c->head_at);
+	free(c->fingerprints);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -93,11 +95,15 @@ static int compiled_alloc(struct xrl_compiled *c,
 	c->rules = calloc(n ? n : 1, sizeof(*c->rules));
 	c->prefixes = calloc(n ? n : 1, sizeof(*c->prefixes));
 	c->levels_at = calloc(n ? n : 1, sizeof(*c->levels_at));
+	c->head_at = malloc((n ? n : 1) * sizeof(*c->head_at));
+	c->fingerprints = malloc((n ? n : 1) * sizeof(*c->fingerprints));
 	c->keys = calloc(room, sizeof(*c->keys));
 	c->values = calloc(room, sizeof(*c->values));
 	if (!c->ids || !c->rules || !c->prefixes || !c->levels_at ||
-	    !c->keys || !c->values)
+	    !c->head_at || !c->fingerprints || !c->keys || !c->values)
 		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		c->head_at[i] = SIZE_MAX;
 	return 0;
 }
 
@@ -264,6 +270,7 @@ static void add_chain_head(struct xrl_compiled *c,
 {
 	c->keys[c->n] = group->key;
 	c->values[c->n].rule = c->rules[head];
+	c->head_at[head] = c->n;
 	meta_add_length(meta, group->key.family, group->key.prefixlen);
 	c->n++;
 	add_split_marker(c, meta, &group->key,
@@ -470,6 +477,115 @@ static void add_meta(struct xrl_compiled *c, struct xrl_policy_meta *meta)
 	c->n++;
 }
 
+void xrl_installed_rule_set(struct xrl_installed_rule *k,
+			    const struct xrl_lpm_key *prefix,
+			    const struct xrl_rule *rule, __u64 fingerprint)
+{
+	k->prefix = *prefix;
+	k->match = rule->match;
+	k->since = rule->since;
+	k->action = rule->action;
+	k->scope = rule->scope;
+	k->strategy = rule->window.strategy;
+	k->sub_ns = rule->window.sub_ns;
+	k->levels = rule->levels;
+	k->escalate_after = rule->escalate.after;
+	k->escalate_prefix = rule->escalate.prefix;
+	k->fingerprint = fingerprint;
+}
+
+/* splitmix64's finaliser: every bit of @h moves every bit of the
+ * result. */
+static __u64 mix64(__u64 h)
+{
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebULL;
+	return h ^ (h >> 31);
+}
+
+__u64 xrl_rule_fingerprint(const struct xrl_rule *rule)
+{
+	__u64 words[sizeof(*rule) / sizeof(__u64)];
+	__u64 even = 0x9e3779b97f4a7c15ULL, odd = sizeof(*rule);
+	size_t i;
+
+	_Static_assert(sizeof(*rule) % sizeof(__u64) == 0,
+		       "struct xrl_rule is whole words");
+	memcpy(words, rule, sizeof(words));
+	/* Two lanes, even and odd words, each word mixed in by a multiply
+	 * (odd constants: a bijection of the lane) and a fold of its high
+	 * half, so a change of any bit of one word changes its lane; the
+	 * two lanes finished by one mix each. */
+	for (i = 0; i + 1 < sizeof(words) / sizeof(words[0]); i += 2) {
+		even = (even ^ words[i]) * 0xff51afd7ed558ccdULL;
+		even ^= even >> 32;
+		odd = (odd ^ words[i + 1]) * 0xc4ceb9fe1a85ec53ULL;
+		odd ^= odd >> 32;
+	}
+	if (i < sizeof(words) / sizeof(words[0]))
+		even = mix64(even ^ words[i]);
+	return mix64(even) ^ mix64(odd + 0x632be59bd9b4e019ULL);
+}
+
+/* Rule @r (of @prefix) is installed as @k in all a bucket depends on. */
+static bool same_shape(const struct xrl_installed_rule *k,
+		       const struct xrl_lpm_key *prefix,
+		       const struct xrl_rule *r)
+{
+	return k->since && k->since == r->since &&
+	       k->prefix.prefixlen == prefix->prefixlen &&
+	       !memcmp(k->prefix.addr, prefix->addr, sizeof(prefix->addr)) &&
+	       !xrl_match_compare(&k->match, &r->match) &&
+	       k->match.next == r->match.next && k->action == r->action &&
+	       k->scope == r->scope && k->strategy == r->window.strategy &&
+	       k->sub_ns == r->window.sub_ns &&
+	       !memcmp(&k->levels, &r->levels, sizeof(r->levels)) &&
+	       k->escalate_after == r->escalate.after &&
+	       k->escalate_prefix == r->escalate.prefix;
+}
+
+/* Whether @c has the rules in force, prefix for prefix, in another
+ * shape (struct xrl_compiled, rules_gen). */
+static bool reshaped(const struct xrl_compile_input *in,
+		     const struct xrl_compiled *c)
+{
+	size_t i;
+
+	if (!in->in_force || !in->rules_gen ||
+	    c->n_rules != in->n_rules_in_force)
+		return true;
+	for (i = 0; i < c->n_rules; i++)
+		if (c->ids[i] >= in->n_in_force ||
+		    !same_shape(&in->in_force[c->ids[i]], &c->prefixes[i],
+				&c->rules[i]))
+			return true;
+	return false;
+}
+
+/* Every rule, level and marker of @c given generation @gen. */
+static void stamp_rules_gen(struct xrl_compiled *c, __u32 gen)
+{
+	size_t i, level;
+
+	c->rules_gen = gen;
+	for (i = 0; i < c->n_rules; i++)
+		c->rules[i].gen = gen;
+	for (i = 0; i < c->n; i++)
+		if (c->keys[i].family != XRL_KEY_META)
+			c->values[i].rule.gen = gen;
+	/* A rule's fingerprint covers its levels' entries: their limits
+	 * are in those alone. */
+	for (i = 0; i < c->n_rules; i++) {
+		c->fingerprints[i] = xrl_rule_fingerprint(&c->rules[i]);
+		for (level = 0; level < c->rules[i].levels.count; level++)
+			c->fingerprints[i] = mix64(c->fingerprints[i] ^
+				xrl_rule_fingerprint(
+					&c->values[c->levels_at[i] + level].rule));
+	}
+}
+
 int xrl_policy_compile(const struct xrl_policy *policy,
 		       const struct xrl_compile_input *in,
 		       struct xrl_compiled *out, char *err, size_t len)
@@ -488,6 +604,8 @@ int xrl_policy_compile(const struct xrl_policy *policy,
 	if (ret)
 		goto fail;
 	add_meta(out, &meta);
+	out->reshaped = reshaped(in, out);
+	stamp_rules_gen(out, out->reshaped ? in->gen : in->rules_gen);
 	xrl_policy_settings(policy, in->max_sources, in->n_cpus,
 			    &out->settings);
 	return 0;

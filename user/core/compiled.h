@@ -22,9 +22,33 @@
  */
 struct xrl_installed_rule {
 	struct xrl_lpm_key prefix;
-	struct xrl_rule_match match;	/* next not kept */
+	struct xrl_rule_match match;	/* next kept: the chain's order */
 	__u32 since;		/* 0: no rule holds the id */
+	/* What a source's bucket depends on besides the prefix and match
+	 * (xrl_rule_same_shape()): a swap that changes none of it in any
+	 * rule keeps every rule's generation. */
+	__u16 action, scope;
+	__u32 strategy;
+	__u64 sub_ns;
+	struct xrl_rule_levels levels;
+	__u8 escalate_after, escalate_prefix;
+	/* xrl_rule_fingerprint() of the value installed: a rule whose
+	 * fingerprint differs is written again. */
+	__u64 fingerprint;
 };
+
+/* @k's shape fields from the compiled @rule, of @fingerprint. */
+void xrl_installed_rule_set(struct xrl_installed_rule *k,
+			    const struct xrl_lpm_key *prefix,
+			    const struct xrl_rule *rule, __u64 fingerprint);
+
+/*
+ * A 64-bit hash of every byte of @rule (a compiled value: its padding
+ * is zero): two values that differ have the same fingerprint with a
+ * chance of about 2^-64, which is what a swap that writes only the rules
+ * whose fingerprint changed relies on (user/datapath/rulemaps.c).
+ */
+__u64 xrl_rule_fingerprint(const struct xrl_rule *rule);
 
 /* What a compile needs besides the policy: all of it the data path's. */
 struct xrl_compile_input {
@@ -33,6 +57,8 @@ struct xrl_compile_input {
 	 * there, or names another rule there, starts at @gen. */
 	const struct xrl_installed_rule *in_force;
 	size_t n_in_force;
+	size_t n_rules_in_force;	/* of in_force, that hold a rule */
+	__u32 rules_gen;	/* the generation those rules carry */
 	/* The rules in force before those (NULL: not known): a rule out of
 	 * the policy in force and back in this one as it was keeps its
 	 * since, as its counters are kept a swap more (rulemaps.c). */
@@ -59,9 +85,27 @@ struct xrl_compiled {
 	union xrl_classifier_value *values;
 	size_t n;
 	size_t *levels_at;
+	/* head_at[i]: the classifier entry of rule i when it heads its
+	 * key's chain, else SIZE_MAX. */
+	size_t *head_at;
+	/* fingerprints[i]: xrl_rule_fingerprint() of rules[i] and of its
+	 * levels' entries, mixed: what a swap compares to know which rules
+	 * to write. */
+	__u64 *fingerprints;
 	/* The policy head's settings. */
 	struct xrl_settings settings;
-	__u32 gen;
+	__u32 gen;		/* of the head and the meta */
+	/*
+	 * The generation every rule, level and marker carries: @gen when
+	 * the policy's shape differs from the one in force (a rule added,
+	 * gone, or moved to another prefix, match, chain order, action,
+	 * scope, strategy or levels: a source may belong to another rule
+	 * now, so every bucket is classified again), else that of the
+	 * rules in force (only numbers changed: every binding stays, and
+	 * only the rules whose values changed are written).
+	 */
+	__u32 rules_gen;
+	bool reshaped;
 };
 
 /*
