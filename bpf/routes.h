@@ -6,9 +6,10 @@
  *
  * What an L4 rule decides for a packet whose L4 header was read whole
  * (L4_READ, no fragment) depends on the source address, the protocol,
- * the ports and SYN, and the policy in force, nothing else: the route
+ * the ports and SYN, and the policy's shape, nothing else: the route
  * holds those and the rule they gave, with the rule's generation, so a
- * new policy (every swap moves every rule's generation) makes it stale.
+ * reshaped policy (which moves every rule's generation) makes it stale,
+ * and a swap of numbers only leaves it to the same rule, read anew.
  * Only a limit or monitor rule of scope source is routed, the rules
  * whose packets pay for the walk most: a flood of one flow judged by
  * its bucket. One entry per CPU, not a table: a flood of random ports

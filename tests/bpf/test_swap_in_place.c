@@ -24,6 +24,7 @@
 #include "fixture.h"
 #include "loader.h"
 #include "mapwalk.h"
+#include "policy_map.h"
 #include "rulemaps.h"
 
 static struct xrl_datapath dp;
@@ -352,4 +353,50 @@ Test(swap_in_place, any_sequence_of_swaps_leaves_the_slot_holding_the_policy,
 		}
 	}
 	cr_assert_eq(in_place, 18);
+}
+
+/*
+ * Two processes applying by turns (a daemon and a restarted one, or the
+ * CLI): one that adopted the pins keeps the installer's bindings through
+ * its swaps of numbers, and neither writes in place into maps the other
+ * replaced (each finds the policy in force is not the one it applied
+ * last, and reads it back). After every swap the slot in force holds the
+ * policy exactly, and the source is judged by the rule's numbers then.
+ */
+Test(swap_in_place, processes_applying_by_turns_keep_the_slot_whole)
+{
+	static const uint64_t bursts[] = { 5, 7, 9, 11, 13, 15, 17, 19 };
+	struct xrl_bucket first, now;
+	struct xrl_datapath adopted, *by;
+	char dir[64], err[256];
+	unsigned swap, passed = 3;
+	uint32_t id;
+	int ret;
+
+	id = fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT, 1, 3, 0,
+			  0);
+	fixture_apply(&dp, &policy);
+	cr_assert_eq(passes("198.18.0.1", 5), 3);
+	cr_assert_eq(fixture_bucket(&dp, "198.18.0.1", id, &first), 0);
+	snprintf(dir, sizeof(dir), "/sys/fs/bpf/xrl-test-inplace-%d", getpid());
+	cr_assert_eq(xrl_datapath_pin(&dp, dir), 0, "pinning in %s", dir);
+	ret = xrl_datapath_open_pinned(&adopted, dir);
+	cr_assert_eq(ret, 0, "adopting: %s", strerror(-ret));
+	for (swap = 0; swap < 8; swap++) {
+		/* Two swaps each, by turns: 0-1 adopted, 2-3 installer... */
+		by = swap / 2 % 2 ? &dp : &adopted;
+		rule_of(id)->burst = bursts[swap];
+		ret = xrl_policy_apply(by, &policy, err, sizeof(err));
+		cr_assert_eq(ret, 0, "swap %u: %s", swap, err);
+		expect_slot_holds_policy();
+		cr_assert_eq(passes("198.18.0.1", 3), 2, "swap %u: the burst "
+			     "of %llu, less the %u taken", swap,
+			     (unsigned long long)bursts[swap], passed);
+		passed += 2;
+		cr_assert_eq(fixture_bucket(&dp, "198.18.0.1", id, &now), 0);
+		cr_assert_eq(now.gen, first.gen, "swap %u: bound again", swap);
+	}
+	xrl_datapath_close(&adopted);
+	cr_assert_eq(xrl_datapath_unpin(&dp), 0);
+	rmdir(dir);
 }

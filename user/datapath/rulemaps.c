@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * rulemaps.c - writing a compiled policy (compiled.h) into a new
- * classifier and rule table, and reading them back.
+ * rulemaps.c - writing a compiled policy (compiled.h) into the rules
+ * slot no packet reads (slot_write.h: new maps, or only what changed
+ * into the slot's own), and reading the rules in force back.
  *
  * Each install is a new generation. A rule keeps the generation its id
  * first named its prefix in ("since"), so that buckets made for an older
@@ -16,24 +17,13 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include "cidr.h"
 #include "compiled.h"
 #include "datapath.h"
 #include "mapwalk.h"
 #include "match.h"
 #include "rulemaps.h"
-#include "typed_map.h"
-
-#ifndef ENOTSUPP
-#define ENOTSUPP	524	/* the kernel's, leaked to userspace */
-#endif
-
-/* The maps this process staged into a rules slot (-1: not known). */
-struct slot_maps {
-	int table_fd;
-	int rules_fd;
-};
+#include "slot_write.h"
 
 struct xrl_rules_known {
 	__u32 gen;		/* of the policy in force (its meta's) */
@@ -49,7 +39,7 @@ struct xrl_rules_known {
 	 * (then every rule's generation moved, and the other slot lacks
 	 * everything).
 	 */
-	struct slot_maps slots[XRL_POLICY_SLOTS];
+	struct xrl_slot_maps slots[XRL_POLICY_SLOTS];
 	__u32 *changed;
 	size_t n_changed;
 	bool reshaped;
@@ -195,15 +185,6 @@ int xrl_rules_walk(const struct xrl_datapath *dp,
 	return ret;
 }
 
-static void slot_maps_close(struct slot_maps *maps)
-{
-	if (maps->table_fd >= 0)
-		close(maps->table_fd);
-	if (maps->rules_fd >= 0)
-		close(maps->rules_fd);
-	maps->table_fd = maps->rules_fd = -1;
-}
-
 static struct xrl_rules_known *known_new(void)
 {
 	struct xrl_rules_known *known = calloc(1, sizeof(*known));
@@ -222,7 +203,7 @@ void xrl_rules_forget(struct xrl_datapath *dp)
 
 	if (dp->known) {
 		for (i = 0; i < XRL_POLICY_SLOTS; i++)
-			slot_maps_close(&dp->known->slots[i]);
+			xrl_slot_maps_close(&dp->known->slots[i]);
 		free(dp->known->changed);
 		free(dp->known->by_id);
 		free(dp->known->before);
@@ -300,27 +281,6 @@ static int load_known(struct xrl_datapath *dp)
 		return ret;
 	}
 	dp->known = known;
-	return 0;
-}
-
-/* All @n entries (of @value_size bytes) in one batch, or one by one
- * where there is none. */
-static int fill(int fd, const void *keys, size_t key_size, const void *values,
-		size_t value_size, size_t n)
-{
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	__u32 count = n;
-	size_t i;
-
-	if (!n || !bpf_map_update_batch(fd, keys, values, &count, &opts))
-		return 0;
-	if (errno != EINVAL && errno != ENOTSUPP && errno != EOPNOTSUPP)
-		return -errno;
-	for (i = 0; i < n; i++)
-		if (bpf_map_update_elem(fd, (const char *)keys + i * key_size,
-					(const char *)values + i * value_size,
-					0))
-			return -errno;
 	return 0;
 }
 
@@ -558,186 +518,19 @@ int xrl_rules_compile(struct xrl_datapath *dp, const struct xrl_policy *policy,
 	return xrl_policy_compile(policy, &in, out, err, len);
 }
 
-/* ---- a swap in place: only what changed, into the slot's own maps ---- */
-
-/* The ids of @c's rules whose values are not those in force. */
-static int changed_ids(const struct xrl_rules_known *known,
-		       const struct xrl_compiled *c, __u32 **out, size_t *n)
-{
-	const struct xrl_installed_rule *k;
-	size_t i;
-
-	*n = 0;
-	*out = malloc((c->n_rules ? c->n_rules : 1) * sizeof(**out));
-	if (!*out)
-		return -ENOMEM;
-	for (i = 0; i < c->n_rules; i++) {
-		k = c->ids[i] < known->n ? &known->by_id[c->ids[i]] : NULL;
-		if (!k || !k->since ||
-		    k->fingerprint != c->fingerprints[i])
-			(*out)[(*n)++] = c->ids[i];
-	}
-	return 0;
-}
-
-static __u32 map_id(int fd)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-
-	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
-}
-
-/* Whether the outer maps' slot @slot holds @maps (nothing else wrote
- * it since this process did). */
-static bool slot_holds(const struct xrl_datapath *dp, __u32 slot,
-		       const struct slot_maps *maps)
-{
-	__u32 table_id = 0, rules_id = 0;
-
-	if (maps->table_fd < 0 || maps->rules_fd < 0 ||
-	    bpf_map_lookup_elem(dp->rule_table_fd, &slot, &table_id) ||
-	    bpf_map_lookup_elem(dp->policy_fd, &slot, &rules_id))
-		return false;
-	return table_id && table_id == map_id(maps->table_fd) &&
-	       rules_id && rules_id == map_id(maps->rules_fd);
-}
-
-/* The entries a swap in place writes: rules of the table, and keys of
- * the classifier with their values. */
-struct in_place {
-	__u32 *ids;
-	struct xrl_rule *rules;
-	size_t n_rules;
-	struct xrl_rule_key *keys;
-	union xrl_classifier_value *values;
-	size_t n;
-	size_t *index_of;	/* by id: index in the compiled policy + 1 */
-};
-
-static void in_place_free(struct in_place *w)
-{
-	free(w->ids);
-	free(w->rules);
-	free(w->keys);
-	free(w->values);
-	free(w->index_of);
-}
-
-static int in_place_init(struct in_place *w, const struct xrl_compiled *c,
-			 size_t n_ids)
-{
-	size_t i, room = n_ids * (1 + XRL_LEVELS_MAX) + 1;
-
-	memset(w, 0, sizeof(*w));
-	w->ids = malloc((n_ids ? n_ids : 1) * sizeof(*w->ids));
-	w->rules = malloc((n_ids ? n_ids : 1) * sizeof(*w->rules));
-	w->keys = malloc(room * sizeof(*w->keys));
-	w->values = malloc(room * sizeof(*w->values));
-	w->index_of = calloc((size_t)c->max_id + 1, sizeof(*w->index_of));
-	if (!w->ids || !w->rules || !w->keys || !w->values || !w->index_of)
-		return -ENOMEM;
-	for (i = 0; i < c->n_rules; i++)
-		w->index_of[c->ids[i]] = i + 1;
-	return 0;
-}
-
-static void add_entry(struct in_place *w, const struct xrl_compiled *c,
-		      size_t at)
-{
-	w->keys[w->n] = c->keys[at];
-	w->values[w->n] = c->values[at];
-	w->n++;
-}
-
-/* Rule @id's entries, once: its table entry, its chain's head entry if
- * it heads one, its levels. -ESTALE: the id is not in @c. */
-static int add_rule_entries(struct in_place *w, const struct xrl_compiled *c,
-			    __u32 id)
-{
-	size_t i, level;
-
-	if (id > c->max_id || !w->index_of[id])
-		return -ESTALE;
-	if (w->index_of[id] == SIZE_MAX)
-		return 0;	/* added already */
-	i = w->index_of[id] - 1;
-	w->index_of[id] = SIZE_MAX;
-	w->ids[w->n_rules] = id;
-	w->rules[w->n_rules++] = c->rules[i];
-	if (c->head_at[i] != SIZE_MAX)
-		add_entry(w, c, c->head_at[i]);
-	for (level = 0; level < c->rules[i].levels.count; level++)
-		add_entry(w, c, c->levels_at[i] + level);
-	return 0;
-}
-
-/*
- * Writes into @maps, which hold the policy before the one in force,
- * what makes them hold @c: the rules the swap to the one in force wrote
- * (@known->changed), those @c changes (@ids), and the meta. Only when
- * neither swap reshaped the policy: the same rules at the same keys, so
- * every other entry is already @c's.
- */
-static int write_in_place(const struct slot_maps *maps,
-			  const struct xrl_rules_known *known,
-			  const struct xrl_compiled *c, const __u32 *ids,
-			  size_t n_ids)
-{
-	struct in_place w;
-	size_t i;
-	int ret;
-
-	ret = in_place_init(&w, c, n_ids + known->n_changed);
-	for (i = 0; !ret && i < known->n_changed; i++)
-		ret = add_rule_entries(&w, c, known->changed[i]);
-	for (i = 0; !ret && i < n_ids; i++)
-		ret = add_rule_entries(&w, c, ids[i]);
-	if (!ret)
-		add_entry(&w, c, c->n - 1);	/* the meta: its generation */
-	if (!ret)
-		ret = fill(maps->table_fd, w.ids, sizeof(*w.ids), w.rules,
-			   sizeof(*w.rules), w.n_rules);
-	if (!ret)
-		ret = fill(maps->rules_fd, w.keys, sizeof(*w.keys), w.values,
-			   sizeof(*w.values), w.n);
-	in_place_free(&w);
-	return ret;
-}
-
-/* New maps for @c, filled whole. */
-static int write_new(struct xrl_datapath *dp, const struct xrl_compiled *c,
-		     int *table_fd, int *rules_fd)
-{
-	struct xrl_map_shape table_shape = xrl_table_shape(c->n_rules);
-	struct xrl_map_shape rules_shape = xrl_classifier_shape(c->n);
-	int ret;
-
-	*table_fd = xrl_datapath_map_create(dp, &table_shape);
-	*rules_fd = xrl_datapath_map_create(dp, &rules_shape);
-	if (*table_fd < 0 || *rules_fd < 0)
-		return *table_fd < 0 ? *table_fd : *rules_fd;
-	ret = fill(*table_fd, c->ids, sizeof(*c->ids), c->rules,
-		   sizeof(*c->rules), c->n_rules);
-	if (!ret)
-		ret = fill(*rules_fd, c->keys, sizeof(*c->keys), c->values,
-			   sizeof(*c->values), c->n);
-	return ret;
-}
-
 /* What the next swap in place needs of this one (struct
  * xrl_rules_known): a failure only costs it its maps made anew. */
 static void remember_slot(struct xrl_rules_known *known, __u32 slot,
 			  int table_fd, int rules_fd, __u32 *ids, size_t n_ids,
 			  bool reshaped)
 {
-	struct slot_maps *maps = &known->slots[slot];
+	struct xrl_slot_maps *maps = &known->slots[slot];
 
-	slot_maps_close(maps);
+	xrl_slot_maps_close(maps);
 	maps->table_fd = fcntl(table_fd, F_DUPFD_CLOEXEC, 3);
 	maps->rules_fd = fcntl(rules_fd, F_DUPFD_CLOEXEC, 3);
 	if (maps->table_fd < 0 || maps->rules_fd < 0)
-		slot_maps_close(maps);
+		xrl_slot_maps_close(maps);
 	free(known->changed);
 	known->changed = ids;
 	known->n_changed = n_ids;
@@ -748,7 +541,7 @@ int xrl_rules_stage(struct xrl_datapath *dp, const struct xrl_compiled *c,
 		    __u32 slot, int *rules_fd_out, int *table_fd_out, char *err,
 		    size_t len)
 {
-	struct slot_maps *maps = &dp->known->slots[slot];
+	struct xrl_slot_maps *maps = &dp->known->slots[slot];
 	int table_fd = -1, rules_fd = -1, ret;
 	bool in_place = false;
 	__u32 capacity, *ids;
@@ -761,7 +554,8 @@ int xrl_rules_stage(struct xrl_datapath *dp, const struct xrl_compiled *c,
 			 capacity);
 		return -ENOSPC;
 	}
-	ret = changed_ids(dp->known, c, &ids, &n_ids);
+	ret = xrl_slot_changed_ids(dp->known->by_id, dp->known->n, c, &ids,
+				   &n_ids);
 	if (ret) {
 		snprintf(err, len, "comparing the rules: %s", strerror(-ret));
 		return ret;
@@ -769,17 +563,20 @@ int xrl_rules_stage(struct xrl_datapath *dp, const struct xrl_compiled *c,
 	/* The slot no packet reads: its maps, when this process wrote
 	 * them and neither swap since reshaped the policy, take only what
 	 * changed (the slot's old generation: the one before in force). */
-	if (!c->reshaped && !dp->known->reshaped && slot_holds(dp, slot, maps)) {
-		in_place = !write_in_place(maps, dp->known, c, ids, n_ids);
+	if (!c->reshaped && !dp->known->reshaped &&
+	    xrl_slot_holds(dp, slot, maps)) {
+		in_place = !xrl_slot_write_in_place(maps, c, dp->known->changed,
+						    dp->known->n_changed,
+						    ids, n_ids);
 		if (in_place) {
 			table_fd = fcntl(maps->table_fd, F_DUPFD_CLOEXEC, 3);
 			rules_fd = fcntl(maps->rules_fd, F_DUPFD_CLOEXEC, 3);
 		} else {
-			slot_maps_close(maps);	/* half written */
+			xrl_slot_maps_close(maps);	/* half written */
 		}
 	}
 	if (!in_place) {
-		ret = write_new(dp, c, &table_fd, &rules_fd);
+		ret = xrl_slot_write_new(dp, c, &table_fd, &rules_fd);
 		if (ret) {
 			snprintf(err, len, "creating the rules maps: %s",
 				 strerror(-ret));
