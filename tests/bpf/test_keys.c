@@ -40,23 +40,6 @@ static void teardown(void)
 TestSuite(families, .init = setup, .fini = teardown);
 TestSuite(bucket_first, .init = setup, .fini = teardown);
 
-static struct packet from(const char *src)
-{
-	struct packet pkt;
-
-	cr_assert_eq(packet_from(&pkt, src), 0, "%s", src);
-	return pkt;
-}
-
-static unsigned passes(const char *src, unsigned n)
-{
-	struct packet pkt = from(src);
-	unsigned passed = 0;
-
-	while (n--)
-		passed += fixture_run(&dp, &pkt) == XDP_PASS;
-	return passed;
-}
 
 static uint64_t rule_packets(uint32_t id, enum xrl_rule_outcome outcome)
 {
@@ -69,12 +52,12 @@ Test(families, an_ipv6_rule_for_colon_colon_slash_8_leaves_ipv4_alone)
 				       0, 0, 0, 0);
 
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.0.1", 5), 5);
-	cr_assert_eq(passes("198.19.255.254", 5), 5);
+	cr_assert_eq(fixture_passes(&dp, "198.18.0.1", 5), 5);
+	cr_assert_eq(fixture_passes(&dp, "198.19.255.254", 5), 5);
 	/* The rule still covers the IPv6 sources it names. */
-	cr_assert_eq(passes("::1", 3), 0);
+	cr_assert_eq(fixture_passes(&dp, "::1", 3), 0);
 	cr_assert_eq(rule_packets(bogons, XRL_RULE_DROPPED), 3);
-	cr_assert_eq(passes("fd00::1", 2), 2);
+	cr_assert_eq(fixture_passes(&dp, "fd00::1", 2), 2);
 }
 
 Test(families, an_ipv6_rule_for_the_mapped_range_leaves_ipv4_alone)
@@ -83,7 +66,7 @@ Test(families, an_ipv6_rule_for_the_mapped_range_leaves_ipv4_alone)
 				       XRL_ACTION_DENY, 0, 0, 0, 0);
 
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.5.1", 5), 5);
+	cr_assert_eq(fixture_passes(&dp, "198.18.5.1", 5), 5);
 	cr_assert_eq(rule_packets(mapped, XRL_RULE_DROPPED), 0);
 	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_ALLOW), 5);
 }
@@ -99,10 +82,10 @@ Test(families, an_ipv4_mapped_source_never_matches_the_ipv4_rule)
 	allowed = fixture_rule(&policy, "198.18.5.0/24", XRL_ACTION_ALLOW,
 			       0, 0, 0, 0);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("::ffff:198.18.5.1", 10), 0);
-	cr_assert_eq(passes("::198.18.5.1", 10), 0);
+	cr_assert_eq(fixture_passes(&dp, "::ffff:198.18.5.1", 10), 0);
+	cr_assert_eq(fixture_passes(&dp, "::198.18.5.1", 10), 0);
 	cr_assert_eq(rule_packets(allowed, XRL_RULE_PASSED), 0);
-	cr_assert_eq(passes("198.18.5.1", 3), 3);
+	cr_assert_eq(fixture_passes(&dp, "198.18.5.1", 3), 3);
 	cr_assert_eq(rule_packets(allowed, XRL_RULE_PASSED), 3);
 }
 
@@ -116,9 +99,9 @@ Test(families, an_ipv4_mapped_source_never_shares_the_ipv4_bucket)
 	policy.ipv4_mapped = XRL_IPV4_MAPPED_IPV6;
 	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, 1, 5, 0, 0);
 	fixture_apply(&dp, &policy);
-	passes("::ffff:198.18.5.1", 20);
-	passes("::198.18.5.1", 20);
-	cr_assert_eq(passes("198.18.5.1", 5), 5, "the IPv4 victim was drained");
+	fixture_passes(&dp, "::ffff:198.18.5.1", 20);
+	fixture_passes(&dp, "::198.18.5.1", 20);
+	cr_assert_eq(fixture_passes(&dp, "198.18.5.1", 5), 5, "the IPv4 victim was drained");
 	cr_assert_eq(fixture_bucket(&dp, "198.18.5.1", 0, &bucket), 0);
 	cr_assert_eq(fixture_packets_owed(&bucket, 1, 5, NS_PER_S), 5);
 	cr_assert(!fixture_source_counts(&dp, "198.18.5.1", 0).refused);
@@ -135,9 +118,9 @@ Test(families, ipv4_mapped_sources_judged_as_ipv6_get_a_bucket_each)
 	policy.ipv4_mapped = XRL_IPV4_MAPPED_IPV6;
 	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, 1, 2, 0, 0);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("::ffff:198.18.5.1", 4), 2);
-	cr_assert_eq(passes("::ffff:198.18.5.2", 4), 2);
-	cr_assert_eq(passes("::198.18.5.3", 4), 2);
+	cr_assert_eq(fixture_passes(&dp, "::ffff:198.18.5.1", 4), 2);
+	cr_assert_eq(fixture_passes(&dp, "::ffff:198.18.5.2", 4), 2);
+	cr_assert_eq(fixture_passes(&dp, "::198.18.5.3", 4), 2);
 	cr_assert_eq(fixture_bucket(&dp, "::ffff:198.18.5.2", 0, &bucket), 0);
 	cr_assert_eq(fixture_packets_owed(&bucket, 1, 2, NS_PER_S), 2);
 	cr_assert_eq(fixture_source_counts(&dp, "::ffff:198.18.5.2", 0).dropped,
@@ -153,8 +136,8 @@ Test(families, slash_128_keys_tell_every_ipv6_source_apart)
 	policy.v6_prefix = 128;
 	fixture_rule(&policy, NULL, XRL_ACTION_LIMIT, 1, 3, 0, 0);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("fd00::1", 5), 3);
-	cr_assert_eq(passes("fd00::2", 5), 3);
+	cr_assert_eq(fixture_passes(&dp, "fd00::1", 5), 3);
+	cr_assert_eq(fixture_passes(&dp, "fd00::2", 5), 3);
 	cr_assert_eq(fixture_bucket(&dp, "fd00::2", 0, &bucket), 0);
 	cr_assert_eq(fixture_source_counts(&dp, "fd00::2", 0).dropped, 2);
 	cr_assert_eq(fixture_bucket(&dp, "fd00::", 0, &bucket), -ENOENT);
@@ -176,7 +159,7 @@ Test(bucket_first, a_source_with_a_bucket_is_judged_without_the_classifier)
 	limited = fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT, 1,
 			       3, 0, 0);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.0.1", 2), 2);
+	cr_assert_eq(fixture_passes(&dp, "198.18.0.1", 2), 2);
 
 	cr_assert_eq(xrl_cidr_parse("198.18.0.0/24", &prefix), 0);
 	xrl_rule_key_of(&prefix, &key);
@@ -185,10 +168,10 @@ Test(bucket_first, a_source_with_a_bucket_is_judged_without_the_classifier)
 	cr_assert_eq(bpf_map_delete_elem(fd, &key), 0);
 	close(fd);
 
-	cr_assert_eq(passes("198.18.0.1", 5), 1, "not judged by its bucket");
+	cr_assert_eq(fixture_passes(&dp, "198.18.0.1", 5), 1, "not judged by its bucket");
 	cr_assert_eq(rule_packets(limited, XRL_RULE_PASSED), 3);
 	cr_assert_eq(rule_packets(limited, XRL_RULE_DROPPED), 4);
-	cr_assert_eq(passes("198.18.0.2", 5), 5, "a new source found the rule");
+	cr_assert_eq(fixture_passes(&dp, "198.18.0.2", 5), 5, "a new source found the rule");
 	cr_assert_eq(rule_packets(limited, XRL_RULE_PASSED), 3);
 }
 
@@ -202,13 +185,13 @@ Test(bucket_first, after_a_swap_the_first_packet_reclassifies)
 	wide = fixture_rule(&policy, "198.18.0.0/16", XRL_ACTION_LIMIT, 1, 3,
 			    0, 0);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.0.1", 2), 2);
+	cr_assert_eq(fixture_passes(&dp, "198.18.0.1", 2), 2);
 	cr_assert_eq(fixture_bucket(&dp, "198.18.0.1", wide, &bucket), 0);
 
 	narrow = fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_DENY, 0, 0,
 			      0, 0);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.0.1", 1), 0);
+	cr_assert_eq(fixture_passes(&dp, "198.18.0.1", 1), 0);
 	cr_assert_eq(rule_packets(narrow, XRL_RULE_DROPPED), 1);
 	cr_assert_eq(rule_packets(wide, XRL_RULE_PASSED), 2);
 	cr_assert_eq(fixture_bucket(&dp, "198.18.0.1", wide, &bucket), -ENOENT);
@@ -223,10 +206,10 @@ Test(bucket_first, a_kept_rule_keeps_its_bucket_across_a_swap)
 	limited = fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT, 1,
 			       3, 0, 0);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.0.1", 5), 3);
+	cr_assert_eq(fixture_passes(&dp, "198.18.0.1", 5), 3);
 	fixture_rule(&policy, "fd00::/16", XRL_ACTION_DENY, 0, 0, 0, 0);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.0.1", 5), 0, "the swap refilled a bucket");
+	cr_assert_eq(fixture_passes(&dp, "198.18.0.1", 5), 0, "the swap refilled a bucket");
 	cr_assert_eq(rule_packets(limited, XRL_RULE_DROPPED), 7);
 }
 
@@ -244,7 +227,7 @@ Test(bucket_first, a_deleted_and_reused_rule_id_never_inherits_a_bucket)
 	old_id = fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT, 1,
 			      3, 0, 0);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.0.1", 5), 3);
+	cr_assert_eq(fixture_passes(&dp, "198.18.0.1", 5), 3);
 
 	cr_assert_eq(xrl_policy_del(&policy, "198.18.0.0/24"), 0);
 	new_id = fixture_rule(&policy, "198.18.0.0/16", XRL_ACTION_LIMIT, 1, 4,
@@ -252,7 +235,7 @@ Test(bucket_first, a_deleted_and_reused_rule_id_never_inherits_a_bucket)
 	policy.rules[policy.n_rules - 1].id = old_id;
 	fixture_apply(&dp, &policy);
 	cr_assert_neq(new_id, 0);
-	cr_assert_eq(passes("198.18.0.1", 6), 4,
+	cr_assert_eq(fixture_passes(&dp, "198.18.0.1", 6), 4,
 		     "the new rule was judged by the old rule's bucket");
 	cr_assert_eq(fixture_bucket(&dp, "198.18.0.1", old_id, &bucket), 0);
 	cr_assert_eq(fixture_packets_owed(&bucket, 1, 4, NS_PER_S), 4);
@@ -273,13 +256,13 @@ Test(bucket_first, a_source_under_a_rule_that_changed_prefix_moves_to_it)
 	grown = fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT, 1, 2,
 			     0, 0);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.1.1", 3), 3);
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.1", 3), 3);
 	cr_assert_eq(rule_packets(0, XRL_RULE_PASSED), 3);
 
 	cr_assert_eq(xrl_cidr_parse("198.18.0.0/23",
 				    &policy.rules[policy.n_rules - 1].prefix), 0);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.1.1", 4), 2);
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.1", 4), 2);
 	cr_assert_eq(rule_packets(grown, XRL_RULE_PASSED), 2);
 	cr_assert_eq(rule_packets(grown, XRL_RULE_DROPPED), 2);
 	cr_assert_eq(rule_packets(0, XRL_RULE_PASSED), 3);
@@ -299,10 +282,10 @@ Test(bucket_first, a_rule_longer_than_the_key_splits_the_key)
 	host = fixture_rule(&policy, "fd00::1/128", XRL_ACTION_LIMIT, 1, 5, 0,
 			    0);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("fd00::1", 7), 5);
-	cr_assert_eq(passes("fd00::2", 4), 2);
-	cr_assert_eq(passes("fd00::3", 4), 0, "shares fd00::2's /64 bucket");
-	cr_assert_eq(passes("fd00::1", 1), 0);
+	cr_assert_eq(fixture_passes(&dp, "fd00::1", 7), 5);
+	cr_assert_eq(fixture_passes(&dp, "fd00::2", 4), 2);
+	cr_assert_eq(fixture_passes(&dp, "fd00::3", 4), 0, "shares fd00::2's /64 bucket");
+	cr_assert_eq(fixture_passes(&dp, "fd00::1", 1), 0);
 	cr_assert_eq(fixture_bucket(&dp, "fd00::", host, &bucket), 0);
 	cr_assert_eq(fixture_packets_owed(&bucket, 1, 5, NS_PER_S), 5);
 	cr_assert_eq(fixture_source_counts(&dp, "fd00::", host).dropped, 3);
@@ -313,8 +296,8 @@ Test(bucket_first, a_rule_longer_than_the_key_splits_the_key)
 	/* Unsplit again: one fresh bucket for the /64. */
 	cr_assert_eq(xrl_policy_del(&policy, "fd00::1/128"), 0);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("fd00::1", 3), 2);
-	cr_assert_eq(passes("fd00::2", 2), 0, "not one bucket for the /64");
+	cr_assert_eq(fixture_passes(&dp, "fd00::1", 3), 2);
+	cr_assert_eq(fixture_passes(&dp, "fd00::2", 2), 0, "not one bucket for the /64");
 }
 
 Test(bucket_first, a_short_key_subnet_split_by_a_host_rule_still_limits_both)
@@ -326,11 +309,11 @@ Test(bucket_first, a_short_key_subnet_split_by_a_host_rule_still_limits_both)
 	host = fixture_rule(&policy, "198.18.7.9", XRL_ACTION_DENY, 0, 0, 0,
 			    0);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.7.9", 3), 0);
+	cr_assert_eq(fixture_passes(&dp, "198.18.7.9", 3), 0);
 	cr_assert_eq(rule_packets(host, XRL_RULE_DROPPED), 3);
-	cr_assert_eq(passes("198.18.7.1", 3), 2);
-	cr_assert_eq(passes("198.18.7.2", 3), 0, "shares 198.18.7.0/24");
-	cr_assert_eq(passes("198.18.8.1", 3), 2);
+	cr_assert_eq(fixture_passes(&dp, "198.18.7.1", 3), 2);
+	cr_assert_eq(fixture_passes(&dp, "198.18.7.2", 3), 0, "shares 198.18.7.0/24");
+	cr_assert_eq(fixture_passes(&dp, "198.18.8.1", 3), 2);
 }
 
 /*
@@ -428,7 +411,7 @@ Test(million, a_million_rule_policy_loads_and_judges_sampled_sources)
 
 	for (i = 1; i < MILLION; i += 997) {
 		million_source(i, text, sizeof(text));
-		cr_assert_eq(passes(text, 6), expected_passes(i, 6),
+		cr_assert_eq(fixture_passes(&dp, text, 6), expected_passes(i, 6),
 			     "rule %zu, source %s", i, text);
 		cr_assert_eq(rule_packets(policy.rules[i].id,
 					  i % 3 == 0 ? XRL_RULE_DROPPED :
@@ -436,8 +419,8 @@ Test(million, a_million_rule_policy_loads_and_judges_sampled_sources)
 			     i % 3 == 0 ? 6 : expected_passes(i, 6),
 			     "rule %zu counters", i);
 	}
-	cr_assert_eq(passes("198.19.255.255", 9), 7, "the default rule");
-	cr_assert_eq(passes("fd01::1", 9), 7, "the default rule");
+	cr_assert_eq(fixture_passes(&dp, "198.19.255.255", 9), 7, "the default rule");
+	cr_assert_eq(fixture_passes(&dp, "fd01::1", 9), 7, "the default rule");
 }
 
 /* A policy past the id space the data path was loaded with (twice its
@@ -451,13 +434,13 @@ Test(bucket_first, a_policy_past_the_rule_capacity_is_refused_whole)
 	policy.rules[1].id = 2 * XRL_DEFAULT_RULES - 1;
 	cr_assert_eq(xrl_policy_apply(&dp, &policy, err, sizeof(err)), 0,
 		     "%s", err);
-	cr_assert_eq(passes("198.18.0.1", 2), 0, "the last id's rule");
+	cr_assert_eq(fixture_passes(&dp, "198.18.0.1", 2), 0, "the last id's rule");
 	fixture_rule(&policy, "198.18.1.0/24", XRL_ACTION_DENY, 0, 0, 0, 0);
 	policy.rules[2].id = 2 * XRL_DEFAULT_RULES;
 	cr_assert_eq(xrl_policy_apply(&dp, &policy, err, sizeof(err)), -ENOSPC);
 	cr_assert(strstr(err, "131072 rules"), "%s", err);
-	cr_assert_eq(passes("198.18.1.1", 2), 2, "the refused policy applied");
-	cr_assert_eq(passes("198.18.0.1", 2), 0, "the policy in force changed");
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.1", 2), 2, "the refused policy applied");
+	cr_assert_eq(fixture_passes(&dp, "198.18.0.1", 2), 0, "the policy in force changed");
 }
 
 /*
@@ -476,7 +459,7 @@ Test(bucket_first, two_installers_never_reuse_a_generation)
 	other.known = NULL;
 	fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT, 1, 3, 0, 0);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.0.1", 1), 1);
+	cr_assert_eq(fixture_passes(&dp, "198.18.0.1", 1), 1);
 
 	cr_assert_eq(xrl_policy_init(&wide), 0);
 	fixture_rule(&wide, "198.18.0.0/16", XRL_ACTION_LIMIT, 1, 5, 0, 0);
@@ -485,10 +468,10 @@ Test(bucket_first, two_installers_never_reuse_a_generation)
 		     "%s", err);
 	xrl_rules_forget(&other);
 	xrl_policy_free(&wide);
-	cr_assert_eq(passes("198.18.0.1", 6), 5);
+	cr_assert_eq(fixture_passes(&dp, "198.18.0.1", 6), 5);
 
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.0.1", 4), 3,
+	cr_assert_eq(fixture_passes(&dp, "198.18.0.1", 4), 3,
 		     "judged by the other installer's bucket");
 }
 
@@ -541,7 +524,7 @@ Test(families, the_longest_of_many_lengths_wins_in_every_word)
 		rule = sources[i].rule;
 		pass = nested[rule].action == XRL_ACTION_ALLOW;
 		outcome = pass ? XRL_RULE_PASSED : XRL_RULE_DROPPED;
-		cr_assert_eq(passes(sources[i].src, 1), pass, "%s judged by %s",
+		cr_assert_eq(fixture_passes(&dp, sources[i].src, 1), pass, "%s judged by %s",
 			     sources[i].src, nested[rule].cidr);
 		cr_assert_eq(rule_packets(ids[rule], outcome), 1,
 			     "%s counted on %s", sources[i].src,
@@ -621,9 +604,9 @@ Test(full_swap, a_full_policy_replaces_a_disjoint_full_one_both_ways)
 						"fd00:b:1:2345::1";
 
 		put_in_force(in);
-		cr_assert_eq(passes(deny, 3), 0, "round %u: %s", round, deny);
-		cr_assert_eq(passes(other, 3), 3, "round %u: %s", round, other);
-		cr_assert_eq(passes("fd00:a:0:1::1", 1),
+		cr_assert_eq(fixture_passes(&dp, deny, 3), 0, "round %u: %s", round, deny);
+		cr_assert_eq(fixture_passes(&dp, other, 3), 3, "round %u: %s", round, other);
+		cr_assert_eq(fixture_passes(&dp, "fd00:a:0:1::1", 1),
 			     round % 2 ? 1 : 0, "round %u: the first rule",
 			     round);
 		/* Counters for the rules in force and, one swap more, for
@@ -694,7 +677,7 @@ static void expect_judged_by(struct xrl_policy *p, unsigned side,
 		rule = xrl_policy_find(p, cidr);
 		if (!rule) {
 			before = rule_packets(p->rules[0].id, XRL_RULE_PASSED);
-			cr_assert_eq(passes(src, 1), 1, "%s: no rule", src);
+			cr_assert_eq(fixture_passes(&dp, src, 1), 1, "%s: no rule", src);
 			cr_assert_eq(rule_packets(p->rules[0].id,
 						  XRL_RULE_PASSED),
 				     before + 1, "%s: on the default rule", src);
@@ -703,7 +686,7 @@ static void expect_judged_by(struct xrl_policy *p, unsigned side,
 		pass = rule->action == XRL_ACTION_ALLOW;
 		before = rule_packets(rule->id, pass ? XRL_RULE_PASSED :
 						       XRL_RULE_DROPPED);
-		cr_assert_eq(passes(src, 1), pass, "%s judged by %s", src,
+		cr_assert_eq(fixture_passes(&dp, src, 1), pass, "%s judged by %s", src,
 			     cidr);
 		cr_assert_eq(rule_packets(rule->id, pass ? XRL_RULE_PASSED :
 							   XRL_RULE_DROPPED),

@@ -76,16 +76,6 @@ static struct packet packet_of(const char *src)
 	return pkt;
 }
 
-/* How many of @n packets from @src pass, one run each, now. */
-static unsigned passes(const char *src, unsigned n)
-{
-	struct packet pkt = packet_of(src);
-	unsigned i, passed = 0;
-
-	for (i = 0; i < n; i++)
-		passed += fixture_run(&dp, &pkt) == XDP_PASS;
-	return passed;
-}
 
 static void at_ms(uint64_t ms)
 {
@@ -118,11 +108,11 @@ Test(levels, at_one_instant_the_least_of_the_bounds_passes)
 	uint32_t id = add_rule("198.18.0.0/16", rule);
 
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.1.1", 40), 10, "the source's own bound");
-	cr_assert_eq(passes("198.18.1.2", 10), 10);
-	cr_assert_eq(passes("198.18.1.3", 10), 5, "the /24's bound");
-	cr_assert_eq(passes("198.18.1.4", 10), 0);
-	cr_assert_eq(passes("198.18.2.1", 10), 10, "another /24");
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.1", 40), 10, "the source's own bound");
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.2", 10), 10);
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.3", 10), 5, "the /24's bound");
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.4", 10), 0);
+	cr_assert_eq(fixture_passes(&dp, "198.18.2.1", 10), 10, "another /24");
 	cr_assert_eq(fixture_level_bucket(&dp, "198.18.1.0", id, 0, &bucket),
 		     0, "no bucket for the /24");
 	cr_assert_eq(fixture_level_bucket(&dp, "198.18.2.0", id, 0, &bucket),
@@ -195,10 +185,10 @@ Test(levels, a_refusing_level_consumes_nothing_of_the_source)
 
 	fixture_apply(&dp, &policy);
 	at_ms(0);
-	cr_assert_eq(passes("198.18.1.1", 8), 5);
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.1", 8), 5);
 	at_ms(10);
-	cr_assert_eq(passes("198.18.1.1", 8), 5);
-	cr_assert_eq(passes("198.18.1.1", 1), 0);
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.1", 8), 5);
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.1", 1), 0);
 	cr_assert_eq(fixture_bucket(&dp, "198.18.1.1", id, &bucket), 0);
 	/* 10 taken, none regained in 10 ms at 1 pps. */
 	cr_assert_eq(fixture_packets_owed(&bucket, 1, 10, NS_PER_S +
@@ -221,9 +211,9 @@ Test(levels, a_source_its_own_bucket_refuses_takes_nothing_of_the_level)
 
 	add_rule("198.18.0.0/16", rule);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.1.1", 5), 2);
-	cr_assert_eq(passes("198.18.1.2", 5), 2);
-	cr_assert_eq(passes("198.18.1.3", 5), 1);
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.1", 5), 2);
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.2", 5), 2);
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.3", 5), 1);
 }
 
 /*
@@ -244,10 +234,10 @@ Test(levels, three_levels_pass_the_least_of_the_three)
 	uint32_t id = add_rule("fd00::/16", rule);
 
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("fd00:0:0:100::1", 8), 4, "a");
-	cr_assert_eq(passes("fd00:0:0:101::1", 8), 2, "b");
-	cr_assert_eq(passes("fd00:0:0:200::1", 8), 4, "c");
-	cr_assert_eq(passes("fd00:0:0:300::1", 8), 0, "d");
+	cr_assert_eq(fixture_passes(&dp, "fd00:0:0:100::1", 8), 4, "a");
+	cr_assert_eq(fixture_passes(&dp, "fd00:0:0:101::1", 8), 2, "b");
+	cr_assert_eq(fixture_passes(&dp, "fd00:0:0:200::1", 8), 4, "c");
+	cr_assert_eq(fixture_passes(&dp, "fd00:0:0:300::1", 8), 0, "d");
 	cr_assert_eq(fixture_level_bucket(&dp, "fd00:0:0:100::", id, 0,
 					  &bucket), 0);
 	cr_assert_eq(fixture_level_offender(&dp, "fd00:0:0:100::", id, 0,
@@ -263,7 +253,7 @@ Test(levels, three_levels_pass_the_least_of_the_three)
 	cr_assert_eq(off.dropped, 8, "d's refusals");
 	/* d's refused packets took nothing from its /64 nor its /56. */
 	at_ms(1100);	/* the /48 and every /56 regain one */
-	cr_assert_eq(passes("fd00:0:0:300::1", 4), 1);
+	cr_assert_eq(fixture_passes(&dp, "fd00:0:0:300::1", 4), 1);
 }
 
 /* Two levels of IPv4 (/24 and /16) the same way. */
@@ -276,11 +266,11 @@ Test(levels, two_levels_pass_the_least_of_the_two)
 
 	add_rule("198.18.0.0/15", rule);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.1.1", 8), 4);
-	cr_assert_eq(passes("198.18.1.2", 8), 2);
-	cr_assert_eq(passes("198.18.2.1", 8), 4);
-	cr_assert_eq(passes("198.18.3.1", 8), 0);
-	cr_assert_eq(passes("198.19.3.1", 8), 4, "another /16");
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.1", 8), 4);
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.2", 8), 2);
+	cr_assert_eq(fixture_passes(&dp, "198.18.2.1", 8), 4);
+	cr_assert_eq(fixture_passes(&dp, "198.18.3.1", 8), 0);
+	cr_assert_eq(fixture_passes(&dp, "198.19.3.1", 8), 4, "another /16");
 }
 
 /* The default rule, of both families, with a level of each: a level
@@ -294,12 +284,12 @@ Test(levels, a_level_judges_only_its_family)
 
 	add_rule(NULL, rule);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.1.1", 4), 3);
-	cr_assert_eq(passes("198.18.1.2", 4), 0);
-	cr_assert_eq(passes("198.18.2.1", 4), 3);
-	cr_assert_eq(passes("fd00:0:0:1::1", 4), 4);
-	cr_assert_eq(passes("fd00:0:0:2::1", 4), 1);
-	cr_assert_eq(passes("fd00:1::1", 4), 4, "another /48");
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.1", 4), 3);
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.2", 4), 0);
+	cr_assert_eq(fixture_passes(&dp, "198.18.2.1", 4), 3);
+	cr_assert_eq(fixture_passes(&dp, "fd00:0:0:1::1", 4), 4);
+	cr_assert_eq(fixture_passes(&dp, "fd00:0:0:2::1", 4), 1);
+	cr_assert_eq(fixture_passes(&dp, "fd00:1::1", 4), 4, "another /48");
 }
 
 /*
@@ -320,14 +310,14 @@ Test(levels, a_monitor_rule_counts_what_a_level_would_drop)
 
 	fixture_apply(&dp, &policy);
 	at_ms(0);
-	cr_assert_eq(passes("198.18.1.1", 5), 5);
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.1", 5), 5);
 	counters = fixture_rule_counters(&dp, id);
 	cr_assert_eq(counters.outcome[XRL_RULE_PASSED].packets, 3);
 	cr_assert_eq(counters.outcome[XRL_RULE_DROPPED].packets, 2);
 	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_MONITOR), 2);
 	for (unsigned ms = 1; ms <= 3; ms++) {
 		at_ms(ms);
-		cr_assert_eq(passes("198.18.1.1", 3), 3);
+		cr_assert_eq(fixture_passes(&dp, "198.18.1.1", 3), 3);
 	}
 	counters = fixture_rule_counters(&dp, id);
 	cr_assert_eq(counters.outcome[XRL_RULE_PASSED].packets, 3 + 7,
@@ -356,15 +346,15 @@ Test(levels, level_buckets_take_inserts_from_the_new_source_budget)
 	policy.unknown = XRL_UNKNOWN_PREFIX;
 	fixture_apply(&dp, &policy);
 	before = table_counters();
-	cr_assert_eq(passes("198.18.1.1", 1), 1);
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.1", 1), 1);
 	cr_assert_eq(table_delta(&before, XRL_TABLE_INSERT), 2);
-	cr_assert_eq(passes("198.18.1.2", 1), 1);
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.2", 1), 1);
 	cr_assert_eq(table_delta(&before, XRL_TABLE_INSERT), 3);
 	cr_assert_eq(table_delta(&before, XRL_TABLE_REFUSED), 0);
 
 	/* The budget spent: the source and its level each refused, both
 	 * judged by a fallback bucket (the level's: burst 4). */
-	cr_assert_eq(passes("198.18.2.1", 6), 4);
+	cr_assert_eq(fixture_passes(&dp, "198.18.2.1", 6), 4);
 	cr_assert_eq(table_delta(&before, XRL_TABLE_INSERT), 3);
 	cr_assert_eq(table_delta(&before, XRL_TABLE_REFUSED), 12);
 	cr_assert_eq(table_delta(&before, XRL_TABLE_FALLBACK_PASS) +
@@ -389,7 +379,7 @@ static unsigned level_refused_an_insert(enum xrl_unknown_verdict verdict)
 	policy.new_burst = n_cpus;	/* 1 insert on this CPU */
 	policy.unknown = verdict;
 	fixture_apply(&dp, &policy);
-	return passes("198.18.1.1", 5);
+	return fixture_passes(&dp, "198.18.1.1", 5);
 }
 
 Test(levels, a_level_refused_its_bucket_drops_under_unknown_sources_drop)
@@ -421,9 +411,9 @@ Test(levels, a_swap_keeps_level_buckets_and_a_reused_id_starts_afresh)
 
 	old_id = add_rule("198.18.0.0/16", rule);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.1.1", 5), 3);
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.1", 5), 3);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.1.2", 5), 0, "the swap refilled the /24");
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.2", 5), 0, "the swap refilled the /24");
 
 	cr_assert_eq(xrl_policy_del(&policy, "198.18.0.0/16"), 0);
 	rule.levels[0].burst = 4;
@@ -431,7 +421,7 @@ Test(levels, a_swap_keeps_level_buckets_and_a_reused_id_starts_afresh)
 	policy.rules[policy.n_rules - 1].id = old_id;
 	fixture_apply(&dp, &policy);
 	cr_assert_neq(new_id, 0);
-	cr_assert_eq(passes("198.18.1.3", 6), 4,
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.3", 6), 4,
 		     "the new rule was judged by the old rule's /24 bucket");
 }
 
@@ -450,16 +440,16 @@ Test(levels, a_level_refusal_is_no_ban_offence)
 
 	fixture_apply(&dp, &policy);
 	at_ms(0);
-	cr_assert_eq(passes("198.18.1.1", 5), 3);
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.1", 5), 3);
 	cr_assert_eq(fixture_bucket(&dp, "198.18.1.1", id, &bucket), 0);
 	cr_assert_eq(fixture_source_counts(&dp, "198.18.1.1", id).ban_until_ns,
 		     0, "banned by its /24's refusals");
 	at_ms(5);
-	cr_assert_eq(passes("198.18.1.1", 3), 2, "not banned");
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.1", 3), 2, "not banned");
 	cr_assert_eq(fixture_bucket(&dp, "198.18.1.1", id, &bucket), 0);
 	cr_assert_neq(fixture_source_counts(&dp, "198.18.1.1", id).ban_until_ns,
 		      0, "its own refusal bans it");
-	cr_assert_eq(passes("198.18.1.1", 1), 0);
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.1", 1), 0);
 	cr_assert_eq(fixture_count(&dp, XRL_VERDICT_BANNED), 1);
 }
 
@@ -479,8 +469,8 @@ Test(levels, a_rule_after_a_twin_without_levels_keeps_its_levels)
 	add_rule("198.18.0.0/16", plain);
 	add_rule("198.19.0.0/16", levelled);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.1.1", 5), 5);
-	cr_assert_eq(passes("198.19.1.1", 5), 3);
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.1", 5), 5);
+	cr_assert_eq(fixture_passes(&dp, "198.19.1.1", 5), 3);
 }
 
 /* How many buckets forgetting @cidr deletes. */
@@ -509,16 +499,16 @@ Test(levels, a_reset_forgets_a_level_bucket_only_with_its_whole_subnet)
 	uint32_t id = add_rule("198.18.0.0/16", rule);
 
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.1.1", 5), 3);
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.1", 5), 3);
 	cr_assert_eq(forget("198.18.1.1"), 1, "the source's own bucket");
-	cr_assert_eq(passes("198.18.1.1", 5), 0, "the /24 was refilled");
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.1", 5), 0, "the /24 was refilled");
 	cr_assert_eq(forget("198.18.1.0/25"), 1);
 	cr_assert_eq(fixture_level_bucket(&dp, "198.18.1.0", id, 0, &bucket),
 		     0);
 	cr_assert_eq(forget("198.18.1.0/24"), 1, "the /24's bucket");
 	cr_assert_eq(fixture_level_bucket(&dp, "198.18.1.0", id, 0, &bucket),
 		     -ENOENT);
-	cr_assert_eq(passes("198.18.1.1", 5), 3);
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.1", 5), 3);
 	cr_assert_eq(forget("198.18.0.0/16"), 2);
 }
 
@@ -591,10 +581,10 @@ Test(levels, a_leaky_bucket_rule_has_token_bucket_levels)
 
 	add_rule("198.18.0.0/16", rule);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.1.1", 3), 1, "a pace: burst 1");
-	cr_assert_eq(passes("198.18.1.2", 3), 1);
-	cr_assert_eq(passes("198.18.1.3", 3), 1);
-	cr_assert_eq(passes("198.18.1.4", 3), 0, "the /24's 3");
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.1", 3), 1, "a pace: burst 1");
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.2", 3), 1);
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.3", 3), 1);
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.4", 3), 0, "the /24's 3");
 }
 
 /*
@@ -614,13 +604,13 @@ Test(levels, a_swap_changing_a_level_judges_the_next_packet_by_it)
 	add_rule("198.18.0.0/16", rule);
 	in_policy = &policy.rules[policy.n_rules - 1];
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.1.1", 10), 3);
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.1", 10), 3);
 	in_policy->levels[0].burst = 7;
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.2.1", 10), 7, "the looser level");
+	cr_assert_eq(fixture_passes(&dp, "198.18.2.1", 10), 7, "the looser level");
 	in_policy->levels[0].burst = 2;
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.3.1", 10), 2, "the tighter level");
+	cr_assert_eq(fixture_passes(&dp, "198.18.3.1", 10), 2, "the tighter level");
 }
 
 /*

@@ -51,14 +51,6 @@ static void teardown(void)
 
 TestSuite(rule_copies, .init = setup, .fini = teardown);
 
-static unsigned passes(const char *src, unsigned n)
-{
-	unsigned passed = 0;
-
-	while (n--)
-		passed += fixture_run_from(&dp, src) == XDP_PASS;
-	return passed;
-}
 
 static uint64_t rule_packets(uint32_t id, enum xrl_rule_outcome outcome)
 {
@@ -102,12 +94,12 @@ Test(rule_copies, a_swap_changing_a_kept_rule_judges_the_next_packet_by_it)
 	limited = fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT, 1,
 			       3, 0, 0);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.0.1", 5), 3);
+	cr_assert_eq(fixture_passes(&dp, "198.18.0.1", 5), 3);
 	for (i = 0; i < policy.n_rules; i++)
 		if (policy.rules[i].id == limited)
 			policy.rules[i].action = XRL_ACTION_MONITOR;
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.0.1", 4), 4, "judged by the old rule");
+	cr_assert_eq(fixture_passes(&dp, "198.18.0.1", 4), 4, "judged by the old rule");
 	cr_assert_eq(rule_packets(limited, XRL_RULE_PASSED), 3);
 	cr_assert_eq(rule_packets(limited, XRL_RULE_DROPPED), 2 + 4,
 		     "the monitor rule counts what it would have dropped");
@@ -122,10 +114,10 @@ Test(rule_copies, rules_sharing_a_way_keep_their_own_limits_and_counts)
 	uint32_t id_b = id_a + XRL_RULE_CACHE_WAYS;
 
 	for (i = 1; i <= 8; i++) {
-		passed_a += passes("198.18.1.1", 1);
+		passed_a += fixture_passes(&dp, "198.18.1.1", 1);
 		cr_assert_eq(rule_packets(id_a, XRL_RULE_PASSED), passed_a);
 		cr_assert_eq(rule_packets(id_a, XRL_RULE_DROPPED), i - passed_a);
-		passed_b += passes("198.18.129.1", 1);
+		passed_b += fixture_passes(&dp, "198.18.129.1", 1);
 		cr_assert_eq(rule_packets(id_b, XRL_RULE_PASSED), passed_b);
 		cr_assert_eq(rule_packets(id_b, XRL_RULE_DROPPED), i - passed_b);
 	}
@@ -142,9 +134,9 @@ Test(rule_copies, metrics_count_what_the_copies_hold)
 		{ .id = id_a }, { .id = id_a + XRL_RULE_CACHE_WAYS },
 	};
 
-	passes("198.18.1.1", 5);
-	passes("198.18.129.1", 9);
-	passes("198.18.1.2", 2);	/* rule a's copy is back in the way */
+	fixture_passes(&dp, "198.18.1.1", 5);
+	fixture_passes(&dp, "198.18.129.1", 9);
+	fixture_passes(&dp, "198.18.1.2", 2);	/* rule a's copy is back in the way */
 	m.rules = rules;
 	m.n_rules = 2;
 	cr_assert_eq(xrl_metrics_collect(&dp, &m), 0);
@@ -166,7 +158,7 @@ Test(rule_copies, a_reused_id_starts_its_counts_at_zero)
 	old_id = fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT, 1,
 			      3, 0, 0);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.0.1", 5), 3);
+	cr_assert_eq(fixture_passes(&dp, "198.18.0.1", 5), 3);
 	cr_assert_eq(rule_packets(old_id, XRL_RULE_PASSED), 3);
 
 	cr_assert_eq(xrl_policy_del(&policy, "198.18.0.0/24"), 0);
@@ -174,7 +166,7 @@ Test(rule_copies, a_reused_id_starts_its_counts_at_zero)
 	policy.rules[policy.n_rules - 1].id = old_id;
 	fixture_apply(&dp, &policy);
 	cr_assert_eq(rule_packets(old_id, XRL_RULE_PASSED), 0);
-	cr_assert_eq(passes("198.18.0.1", 6), 4);
+	cr_assert_eq(fixture_passes(&dp, "198.18.0.1", 6), 4);
 	cr_assert_eq(rule_packets(old_id, XRL_RULE_PASSED), 4);
 	cr_assert_eq(rule_packets(old_id, XRL_RULE_DROPPED), 2);
 }
@@ -259,11 +251,11 @@ Test(rule_copies, a_rule_back_after_a_swap_away_counts_on)
 	id = fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT, 1, 3, 0,
 			  0);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.0.1", 5), 3);
+	cr_assert_eq(fixture_passes(&dp, "198.18.0.1", 5), 3);
 
 	cr_assert_eq(xrl_policy_del(&policy, "198.18.0.0/24"), 0);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.0.1", 2), 2, "the default rule's");
+	cr_assert_eq(fixture_passes(&dp, "198.18.0.1", 2), 2, "the default rule's");
 	cr_assert_eq(rule_packets(id, XRL_RULE_PASSED), 3, "while away");
 
 	fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT, 1, 3, 0, 0);
@@ -271,7 +263,7 @@ Test(rule_copies, a_rule_back_after_a_swap_away_counts_on)
 	fixture_apply(&dp, &policy);
 	cr_assert_eq(rule_packets(id, XRL_RULE_PASSED), 3);
 	cr_assert_eq(rule_packets(id, XRL_RULE_DROPPED), 2);
-	passes("198.18.0.1", 4);
+	fixture_passes(&dp, "198.18.0.1", 4);
 	cr_assert_eq(rule_packets(id, XRL_RULE_PASSED) +
 		     rule_packets(id, XRL_RULE_DROPPED), 5 + 4);
 }
@@ -290,8 +282,8 @@ Test(rule_copies, a_reader_of_the_pins_reads_what_the_copies_hold)
 	char dir[64], path[96];
 	int ret;
 
-	passes("198.18.1.1", 5);
-	passes("198.18.129.1", 9);
+	fixture_passes(&dp, "198.18.1.1", 5);
+	fixture_passes(&dp, "198.18.129.1", 9);
 	snprintf(dir, sizeof(dir), "/sys/fs/bpf/xrl-test-copies-%d", getpid());
 	cr_assert_eq(xrl_datapath_pin(&dp, dir), 0, "pinning in %s", dir);
 	snprintf(path, sizeof(path), "%s/%s", dir, XRL_MAP_RULE_CACHE);

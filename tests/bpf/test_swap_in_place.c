@@ -51,14 +51,6 @@ static void teardown(void)
 
 TestSuite(swap_in_place, .init = setup, .fini = teardown);
 
-static unsigned passes(const char *src, unsigned n)
-{
-	unsigned passed = 0;
-
-	while (n--)
-		passed += fixture_run_from(&dp, src) == XDP_PASS;
-	return passed;
-}
 
 static struct xrl_rule_spec *rule_of(uint32_t id)
 {
@@ -110,20 +102,20 @@ Test(swap_in_place, a_swap_of_numbers_keeps_the_binding_and_judges_by_them)
 	id = fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT, 1, 3, 0,
 			  0);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.0.1", 5), 3);
+	cr_assert_eq(fixture_passes(&dp, "198.18.0.1", 5), 3);
 	cr_assert_eq(fixture_bucket(&dp, "198.18.0.1", id, &before), 0);
 	gen = head_gen();
 	rule_of(id)->burst = 10;
 	fixture_apply(&dp, &policy);
 	cr_assert_eq(head_gen(), gen + 1, "a new head");
-	cr_assert_eq(passes("198.18.0.1", 10), 7,
+	cr_assert_eq(fixture_passes(&dp, "198.18.0.1", 10), 7,
 		     "the new burst, less the 3 the bucket took");
 	cr_assert_eq(fixture_bucket(&dp, "198.18.0.1", id, &after), 0);
 	cr_assert_eq(after.gen, before.gen, "the binding moved: classified "
 		     "again");
 	rule_of(id)->burst = 2;
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.0.1", 3), 0, "the lower burst at once");
+	cr_assert_eq(fixture_passes(&dp, "198.18.0.1", 3), 0, "the lower burst at once");
 	cr_assert_eq(fixture_rule_counters(&dp, id)
 		     .outcome[XRL_RULE_PASSED].packets, 3 + 7);
 	cr_assert_eq(fixture_rule_counters(&dp, id)
@@ -145,7 +137,7 @@ Test(swap_in_place, a_reshape_after_swaps_of_numbers_classifies_again)
 			     0, 0);
 	fixture_apply(&dp, &policy);
 	for (swap = 0; swap < 3; swap++) {
-		cr_assert_eq(passes("198.18.1.1", 1) + passes("198.18.2.1", 1),
+		cr_assert_eq(fixture_passes(&dp, "198.18.1.1", 1) + fixture_passes(&dp, "198.18.2.1", 1),
 			     swap < 2 ? 2 : 0);
 		rule_of(broad)->pps = 1 + swap % 2;	/* numbers only */
 		fixture_apply(&dp, &policy);
@@ -153,8 +145,8 @@ Test(swap_in_place, a_reshape_after_swaps_of_numbers_classifies_again)
 	narrow = fixture_rule(&policy, "198.18.1.0/24", XRL_ACTION_ALLOW, 0, 0,
 			      0, 0);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.1.1", 5), 5, "judged by the new rule");
-	cr_assert_eq(passes("198.18.2.1", 5), 0, "still the broad rule's");
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.1", 5), 5, "judged by the new rule");
+	cr_assert_eq(fixture_passes(&dp, "198.18.2.1", 5), 0, "still the broad rule's");
 	cr_assert_eq(fixture_rule_counters(&dp, narrow)
 		     .outcome[XRL_RULE_PASSED].packets, 5);
 }
@@ -172,14 +164,14 @@ Test(swap_in_place, a_swap_of_a_levels_numbers_judges_the_next_packet_by_them)
 	uint32_t id = fixture_rule_spec(&policy, "198.18.0.0/16", rule);
 
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.1.1", 6), 4, "the /24's burst");
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.1", 6), 4, "the /24's burst");
 	rule_of(id)->levels[0].burst = 7;
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.1.2", 6), 3, "the new burst, less 4");
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.2", 6), 3, "the new burst, less 4");
 	rule_of(id)->levels[0].burst = 1;
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.1.3", 3), 0);
-	cr_assert_eq(passes("198.18.2.1", 3), 1, "another /24: burst 1");
+	cr_assert_eq(fixture_passes(&dp, "198.18.1.3", 3), 0);
+	cr_assert_eq(fixture_passes(&dp, "198.18.2.1", 3), 1, "another /24: burst 1");
 }
 
 /* ---- what the slot in force holds, against the policy compiled ---- */
@@ -376,7 +368,7 @@ Test(swap_in_place, processes_applying_by_turns_keep_the_slot_whole)
 	id = fixture_rule(&policy, "198.18.0.0/24", XRL_ACTION_LIMIT, 1, 3, 0,
 			  0);
 	fixture_apply(&dp, &policy);
-	cr_assert_eq(passes("198.18.0.1", 5), 3);
+	cr_assert_eq(fixture_passes(&dp, "198.18.0.1", 5), 3);
 	cr_assert_eq(fixture_bucket(&dp, "198.18.0.1", id, &first), 0);
 	snprintf(dir, sizeof(dir), "/sys/fs/bpf/xrl-test-inplace-%d", getpid());
 	cr_assert_eq(xrl_datapath_pin(&dp, dir), 0, "pinning in %s", dir);
@@ -389,7 +381,7 @@ Test(swap_in_place, processes_applying_by_turns_keep_the_slot_whole)
 		ret = xrl_policy_apply(by, &policy, err, sizeof(err));
 		cr_assert_eq(ret, 0, "swap %u: %s", swap, err);
 		expect_slot_holds_policy();
-		cr_assert_eq(passes("198.18.0.1", 3), 2, "swap %u: the burst "
+		cr_assert_eq(fixture_passes(&dp, "198.18.0.1", 3), 2, "swap %u: the burst "
 			     "of %llu, less the %u taken", swap,
 			     (unsigned long long)bursts[swap], passed);
 		passed += 2;

@@ -401,6 +401,17 @@ int fixture_run_from(struct xrl_datapath *dp, const char *src)
 	return fixture_run(dp, &pkt);
 }
 
+unsigned fixture_passes(struct xrl_datapath *dp, const char *src, unsigned n)
+{
+	struct packet pkt;
+	unsigned passed = 0;
+
+	cr_assert_eq(packet_from(&pkt, src), 0, "%s", src);
+	while (n--)
+		passed += fixture_run(dp, &pkt) == XDP_PASS;
+	return passed;
+}
+
 static void *traffic_thread(void *arg)
 {
 	struct fixture_traffic *t = arg;

@@ -88,6 +88,9 @@ void fixture_write_file(const char *path, const char *text);
 /* Judges a minimal packet from @src ("198.18.0.1", "fd00::1") once. */
 int fixture_run_from(struct xrl_datapath *dp, const char *src);
 
+/* How many of @n minimal packets from @src pass, one run each, now. */
+unsigned fixture_passes(struct xrl_datapath *dp, const char *src, unsigned n);
+
 /* Judges @pkt @repeat times at the current test time; returns how many
  * passed (from the program's pass + monitor + allow counters). */
 uint64_t fixture_run_many(struct xrl_datapath *dp, const struct packet *pkt,
