@@ -19,6 +19,7 @@
 #include "docgen.h"
 #include "fields.h"
 #include "loader.h"
+#include "xdp_ratelimit.skel.h"
 
 #define MAN5		"docs/man/xdp-ratelimit.yaml.5"
 #define MAN8		"docs/man/xdp-ratelimit.8"
@@ -278,6 +279,31 @@ Test(docs, every_pin_is_in_the_bpftool_section)
 		cr_expect(strstr(section, want), "the bpftool section lacks "
 			  "the pin %s", names[i]);
 	}
+	free(ops);
+}
+
+/* "`NAME`, ENTRIES x SIZE bytes" in OPERATIONS.md, the memory text, is
+ * the map's shape in the program (the per-CPU copies, not pinned: the
+ * one place an operator learns what they cost). */
+static void expect_map_size(const char *ops, const struct bpf_map *map)
+{
+	char want[128];
+
+	snprintf(want, sizeof(want), "`%s`, %u x %u bytes", bpf_map__name(map),
+		 bpf_map__max_entries(map), bpf_map__value_size(map));
+	cr_expect(strstr(ops, want), OPERATIONS_MD " does not say %s", want);
+}
+
+Test(docs, the_per_cpu_copies_are_the_size_operations_md_says)
+{
+	char *ops = xrl_doc_slurp(OPERATIONS_MD);
+	struct xdp_ratelimit_bpf *skel = xdp_ratelimit_bpf__open();
+
+	cr_assert_not_null(ops, "reading " OPERATIONS_MD);
+	cr_assert_not_null(skel, "opening the program");
+	expect_map_size(ops, skel->maps.xrl_rule_cache);
+	expect_map_size(ops, skel->maps.xrl_level_cache);
+	xdp_ratelimit_bpf__destroy(skel);
 	free(ops);
 }
 
