@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,8 +44,20 @@ static void setup(void)
 	policy.new_sources_off = true;
 }
 
+/* Pins of a test that adopts them, and the process adopting them:
+ * removed here, so that a failing test leaves none behind. */
+static char pin_dir[64];
+static struct xrl_datapath adopted;
+static bool adopted_open;
+
 static void teardown(void)
 {
+	if (adopted_open)
+		xrl_datapath_close(&adopted);
+	if (pin_dir[0]) {
+		xrl_datapath_unpin(&dp);
+		rmdir(pin_dir);
+	}
 	xrl_policy_free(&policy);
 	xrl_datapath_close(&dp);
 }
@@ -359,8 +372,8 @@ Test(swap_in_place, processes_applying_by_turns_keep_the_slot_whole)
 {
 	static const uint64_t bursts[] = { 5, 7, 9, 11, 13, 15, 17, 19 };
 	struct xrl_bucket first, now;
-	struct xrl_datapath adopted, *by;
-	char dir[64], err[256];
+	struct xrl_datapath *by;
+	char err[256];
 	unsigned swap, passed = 3;
 	uint32_t id;
 	int ret;
@@ -370,10 +383,13 @@ Test(swap_in_place, processes_applying_by_turns_keep_the_slot_whole)
 	fixture_apply(&dp, &policy);
 	cr_assert_eq(fixture_passes(&dp, "198.18.0.1", 5), 3);
 	cr_assert_eq(fixture_bucket(&dp, "198.18.0.1", id, &first), 0);
-	snprintf(dir, sizeof(dir), "/sys/fs/bpf/xrl-test-inplace-%d", getpid());
-	cr_assert_eq(xrl_datapath_pin(&dp, dir), 0, "pinning in %s", dir);
-	ret = xrl_datapath_open_pinned(&adopted, dir);
+	snprintf(pin_dir, sizeof(pin_dir), "/sys/fs/bpf/xrl-test-inplace-%d",
+		 getpid());
+	cr_assert_eq(xrl_datapath_pin(&dp, pin_dir), 0, "pinning in %s",
+		     pin_dir);
+	ret = xrl_datapath_open_pinned(&adopted, pin_dir);
 	cr_assert_eq(ret, 0, "adopting: %s", strerror(-ret));
+	adopted_open = true;
 	for (swap = 0; swap < 8; swap++) {
 		/* Two swaps each, by turns: 0-1 adopted, 2-3 installer... */
 		by = swap / 2 % 2 ? &dp : &adopted;
@@ -388,7 +404,4 @@ Test(swap_in_place, processes_applying_by_turns_keep_the_slot_whole)
 		cr_assert_eq(fixture_bucket(&dp, "198.18.0.1", id, &now), 0);
 		cr_assert_eq(now.gen, first.gen, "swap %u: bound again", swap);
 	}
-	xrl_datapath_close(&adopted);
-	cr_assert_eq(xrl_datapath_unpin(&dp), 0);
-	rmdir(dir);
 }
