@@ -617,6 +617,10 @@ int xrl_rules_stage(struct xrl_datapath *dp, const struct xrl_compiled *c,
 		rules_fd = table_fd = -1;
 	}
 close_maps:
+	/* Written in place and then failed (before remember(), so known
+	 * is still there): those maps no longer hold what known says. */
+	if (ret && in_place)
+		xrl_slot_maps_close(maps);
 	free(ids);
 	if (table_fd >= 0)
 		close(table_fd);
