@@ -20,10 +20,10 @@
  *
  * A way also holds the counters of the rule copied there (its claim:
  * id and since, which outlive a swap that keeps the rule), so that its
- * packets pay no xrl_rule_stats lookup; include/xrl.h, struct
+ * packets pay no lookup of its counters entry; include/xrl.h, struct
  * xrl_rule_copy, says how they go back and how a reader reads them.
  *
- * Included by xdp_ratelimit.bpf.c after binding_of() and xrl_rule_stats.
+ * Included by xdp_ratelimit.bpf.c after binding_of() and rule_stats_of().
  */
 #ifndef XRL_RULE_CACHE_H
 #define XRL_RULE_CACHE_H
@@ -48,13 +48,13 @@ static __always_inline __u64 claim_of(const struct xrl_rule *rule)
 
 /*
  * The way's counters go to @rule (include/xrl.h, struct xrl_rule_copy):
- * those of the rule that held them back to its xrl_rule_stats entry
+ * those of the rule that held them back to its counters entry
  * (kept a swap after the rule leaves the policy, which a rule back as it
  * was finds at the same since), unless the table of slot @slot holds
  * another rule of that id (its own since: userspace zeroed the entry for
  * it, and the counts leave with the rule they were), then @rule's copied
  * from its own entry (none: the way holds no counters, and @rule's
- * packets count in xrl_rule_stats as before). head and tail are
+ * packets count in its entry as before). head and tail are
  * written by a fetching add and an exchange, which every JIT orders
  * around the stores between them.
  */
@@ -72,11 +72,11 @@ static __always_inline void claim_counters(struct xrl_rule_copy *copy,
 	if (claim) {
 		held = table_rule(slot, id);
 		stats = !held || held->since == (__u32)(claim >> 32) ?
-			bpf_map_lookup_elem(&xrl_rule_stats, &id) : NULL;
+			rule_stats_of(&id) : NULL;
 		if (stats)
 			*stats = copy->counts;
 	}
-	stats = bpf_map_lookup_elem(&xrl_rule_stats, &rule->id);
+	stats = rule_stats_of(&rule->id);
 	if (stats) {
 		copy->counts = *stats;
 		copy->claim = claim_of(rule);
@@ -121,7 +121,7 @@ known_rule(__u32 slot, __u32 gen_in_force, __u32 id, __u32 gen)
 /*
  * The counters on this CPU of the rule of id @id and since @since: its
  * way's while they are its (a packet of a rule whose copy is there pays
- * no hash lookup), else its entry of xrl_rule_stats (NULL: none made;
+ * no hash lookup), else its counters entry (NULL: none made;
  * the packet is not counted). A subprogram of scalars: its keys are on
  * its own stack (6.1 takes no key from a global function's argument),
  * off the frame of the judging chain.
@@ -135,7 +135,7 @@ static __noinline struct xrl_rule_counters *rule_counters(__u32 id,
 	copy = bpf_map_lookup_elem(&xrl_rule_cache, &way);
 	if (copy && copy->claim == ((__u64)since << 32 | (id + 1)))
 		return &copy->counts;
-	return bpf_map_lookup_elem(&xrl_rule_stats, &id);
+	return rule_stats_of(&id);
 }
 
 #endif /* XRL_RULE_CACHE_H */

@@ -40,17 +40,41 @@ struct {
 /*
  * Per-rule counters by rule id: an entry for each rule in force (and the
  * rules going out, during a swap), made and removed by userspace with
- * the ids (user/datapath/policy_map.c), so memory and a bpftool dump
- * follow the policy, not the id space. Not preallocated: max_entries
- * (twice the rule capacity, set at load time) is a bound, not a cost.
+ * the ids (user/datapath/rulemaps.c), so memory and a bpftool dump
+ * follow the policy, not the id space. Not preallocated: max_entries is
+ * a bound, not a cost. In two maps, each id in one: xrl_rule_stats
+ * takes the first XRL_RULE_STATS_FIRST ids made, xrl_rule_spill those
+ * made while it is full (up to twice the rule capacity, set at load
+ * time). A reader walks a hash bucket by bucket, held or not, so the
+ * counters of a policy that fits the first are read in time that
+ * follows it, not the capacity (user/datapath/metrics_collect.c).
  */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, XRL_RULE_STATS_FIRST);	/* set at load time */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct xrl_rule_counters);
+} xrl_rule_stats SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 2 * XRL_DEFAULT_RULES);	/* set at load time */
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, struct xrl_rule_counters);
-} xrl_rule_stats SEC(".maps");
+} xrl_rule_spill SEC(".maps");
+
+/* The counters entry of rule id @id on this CPU, in whichever of the
+ * two maps holds it; NULL: none made. */
+static __always_inline struct xrl_rule_counters *
+rule_stats_of(const __u32 *id)
+{
+	struct xrl_rule_counters *stats;
+
+	stats = bpf_map_lookup_elem(&xrl_rule_stats, id);
+	return stats ? stats : bpf_map_lookup_elem(&xrl_rule_spill, id);
+}
 
 /*
  * The policy in force: a head (settings, and the slot of its rules in

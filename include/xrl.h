@@ -20,6 +20,7 @@
 #define XRL_MAP_BUCKETS		"xrl_buckets"
 #define XRL_MAP_STATS		"xrl_stats"
 #define XRL_MAP_RULE_STATS	"xrl_rule_stats"
+#define XRL_MAP_RULE_SPILL	"xrl_rule_spill"
 #define XRL_MAP_SETTINGS	"xrl_settings"
 #define XRL_MAP_TABLE_STATS	"xrl_table_stats"
 #define XRL_MAP_AGG_SHARES	"xrl_agg_shares"
@@ -67,10 +68,14 @@
  * its rules. Nothing is sized by the id space: the rule tables and the
  * per-rule counters are hash maps holding the rules in force only
  * (bpf/classify.h, xrl_rule_stats), so memory follows the policy, not
- * the capacity.
+ * the capacity. The counters of the first XRL_RULE_STATS_FIRST ids made
+ * are in xrl_rule_stats, the rest in xrl_rule_spill (sized to the id
+ * space): a walk of a hash reads every bucket, so reading the counters
+ * of a policy that fits the first costs what it holds.
  */
 #define XRL_MAX_RULES		1048576
 #define XRL_DEFAULT_RULES	131072	/* rule capacity unless told */
+#define XRL_RULE_STATS_FIRST	4096	/* xrl_rule_stats entries */
 #define XRL_RULE_IDS		(2 * (XRL_MAX_RULES - 1))
 #define XRL_DEFAULT_SOURCES	1048576	/* bucket map size unless told */
 
@@ -179,7 +184,8 @@ struct xrl_counter {
 };
 
 /*
- * Per-rule counters (xrl_rule_stats, indexed by rule id). For a monitor
+ * Per-rule counters (xrl_rule_stats or xrl_rule_spill, keyed by rule
+ * id). For a monitor
  * rule, "dropped" counts what would have been dropped (it was passed).
  */
 enum xrl_rule_outcome {
@@ -453,13 +459,13 @@ struct xrl_rule {
  * A CPU's copy of a rule its known sources are bound to (xrl_rule_cache,
  * a per-CPU array of XRL_RULE_CACHE_WAYS, the way of a rule its id
  * modulo their number: bpf/rule_cache.h), holding that rule's counters
- * on the CPU while it is there, so that a packet pays no lookup of
- * xrl_rule_stats: when a rule takes the way, the counters of the rule
- * that held it are written back to its xrl_rule_stats entry (if it is
- * still in force) and the new one's copied from its own. A reader takes
- * a CPU's counters of rule R from the way when claim names R at the
- * since of R in force, from xrl_rule_stats otherwise, reading the way
- * first (user/datapath/stats.c). Not pinned (64 values a CPU are no
+ * on the CPU while it is there, so that a packet pays no lookup of its
+ * counters entry (xrl_rule_stats or xrl_rule_spill): when a rule takes
+ * the way, the counters of the rule that held it are written back to
+ * its entry (if it is still in force) and the new one's copied from its
+ * own. A reader takes a CPU's counters of rule R from the way when
+ * claim names R at the since of R in force, from R's entry otherwise,
+ * reading the way first (user/datapath/stats.c). Not pinned (64 values a CPU are no
  * bpftool dump): a process that adopts the pins finds it through the
  * program's maps. The program changes a way by writing
  * head (one more than before), then the claim and counts, then tail

@@ -212,6 +212,8 @@ int micro_load_variant(const char *path, struct bpf_object **objp,
 	dp->stats_fd = bpf_object__find_map_fd_by_name(obj, XRL_MAP_STATS);
 	dp->rule_stats_fd = bpf_object__find_map_fd_by_name(obj,
 							     XRL_MAP_RULE_STATS);
+	dp->rule_spill_fd = bpf_object__find_map_fd_by_name(obj,
+							     XRL_MAP_RULE_SPILL);
 	dp->table_stats_fd = bpf_object__find_map_fd_by_name(obj,
 							      XRL_MAP_TABLE_STATS);
 	dp->settings_fd = bpf_object__find_map_fd_by_name(obj,

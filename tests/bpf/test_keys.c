@@ -20,6 +20,7 @@
 #include "loader.h"
 #include "mapwalk.h"
 #include "policy_map.h"
+#include "rule_counters.h"
 #include "rulemaps.h"
 
 static struct xrl_datapath dp;
@@ -580,13 +581,15 @@ static void put_in_force(struct xrl_policy *p)
 	cr_assert_eq(ret, 0, "applying: %s", err);
 }
 
-/* Entries of the per-rule counters map. */
+/* Entries of the per-rule counters maps (both: rule_counters.h). */
 static long counter_entries(void)
 {
-	long n = xrl_map_count(dp.rule_stats_fd, sizeof(__u32));
+	long first = xrl_map_count(dp.rule_stats_fd, sizeof(__u32));
+	long spill = xrl_map_count(dp.rule_spill_fd, sizeof(__u32));
 
-	cr_assert_geq(n, 0);
-	return n;
+	cr_assert_geq(first, 0);
+	cr_assert_geq(spill, 0);
+	return first + spill;
 }
 
 Test(full_swap, a_full_policy_replaces_a_disjoint_full_one_both_ways)
@@ -695,13 +698,13 @@ static void expect_judged_by(struct xrl_policy *p, unsigned side,
 	}
 }
 
-/* Whether the counters map holds an entry for @id. */
+/* Whether either counters map holds an entry for @id. */
 static bool has_counters(uint32_t id)
 {
 	struct xrl_rule_counters values[256];
 
 	cr_assert_leq(libbpf_num_possible_cpus(), 256);
-	return !bpf_map_lookup_elem(dp.rule_stats_fd, &id, values);
+	return !xrl_rule_counters_lookup(&dp, id, values);
 }
 
 Test(full_swap, back_to_an_edited_policy_every_rule_is_judged_by_its_own)

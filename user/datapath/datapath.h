@@ -24,7 +24,8 @@ struct xrl_datapath {
 	int rule_table_fd;	/* the same rules by id */
 	int buckets_fd;
 	int stats_fd;
-	int rule_stats_fd;
+	int rule_stats_fd;	/* counters of the first ids made */
+	int rule_spill_fd;	/* the rest (include/xrl.h) */
 	int settings_fd;
 	int table_stats_fd;
 	int agg_shares_fd;	/* per-CPU shares of aggregate rules */

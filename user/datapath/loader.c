@@ -29,6 +29,7 @@ static void reset_fds(struct xrl_datapath *dp)
 {
 	dp->prog_fd = dp->policy_fd = dp->rule_table_fd = dp->buckets_fd = -1;
 	dp->stats_fd = dp->rule_stats_fd = dp->settings_fd = -1;
+	dp->rule_spill_fd = -1;
 	dp->table_stats_fd = -1;
 	dp->agg_shares_fd = dp->agg_state_fd = dp->agg_pool_fd = -1;
 	dp->events_fd = dp->event_state_fd = -1;
@@ -126,6 +127,18 @@ __u32 xrl_offender_entries(__u32 max_sources)
 	return share > floor ? share : floor;
 }
 
+/* The entries of xrl_rule_stats: XRL_RULE_STATS_FIRST unless told, and
+ * no more than the ids a data path of @max_rules has. */
+static __u32 rule_stats_first(const struct xrl_load_opts *opts,
+			      __u32 max_rules)
+{
+	__u32 first = opts && opts->rule_stats_first ? opts->rule_stats_first :
+			XRL_RULE_STATS_FIRST;
+	__u32 ids = xrl_rule_ids_for(max_rules);
+
+	return first < ids ? first : ids;
+}
+
 int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 {
 	__u32 max_rules = opts && opts->max_rules ? opts->max_rules :
@@ -149,6 +162,9 @@ int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 				       opts->max_sources : XRL_DEFAULT_SOURCES);
 	if (!ret)
 		ret = bpf_map__set_max_entries(skel->maps.xrl_rule_stats,
+					       rule_stats_first(opts, max_rules));
+	if (!ret)
+		ret = bpf_map__set_max_entries(skel->maps.xrl_rule_spill,
 					       xrl_rule_ids_for(max_rules));
 	/* Sliding windows' state: as many sources, up to a bound, as its
 	 * entries are twice a bucket's (bpf/window.h). */
@@ -177,6 +193,7 @@ int xrl_datapath_load(struct xrl_datapath *dp, const struct xrl_load_opts *opts)
 	dp->buckets_fd = bpf_map__fd(skel->maps.xrl_buckets);
 	dp->stats_fd = bpf_map__fd(skel->maps.xrl_stats);
 	dp->rule_stats_fd = bpf_map__fd(skel->maps.xrl_rule_stats);
+	dp->rule_spill_fd = bpf_map__fd(skel->maps.xrl_rule_spill);
 	dp->settings_fd = bpf_map__fd(skel->maps.xrl_settings);
 	dp->table_stats_fd = bpf_map__fd(skel->maps.xrl_table_stats);
 	dp->agg_shares_fd = bpf_map__fd(skel->maps.xrl_agg_shares);
@@ -234,6 +251,7 @@ static const struct pinned_object pinned_objects[] = {
 	{ XRL_MAP_BUCKETS, offsetof(struct xrl_datapath, buckets_fd) },
 	{ XRL_MAP_STATS, offsetof(struct xrl_datapath, stats_fd) },
 	{ XRL_MAP_RULE_STATS, offsetof(struct xrl_datapath, rule_stats_fd) },
+	{ XRL_MAP_RULE_SPILL, offsetof(struct xrl_datapath, rule_spill_fd) },
 	{ XRL_MAP_SETTINGS, offsetof(struct xrl_datapath, settings_fd) },
 	{ XRL_MAP_TABLE_STATS, offsetof(struct xrl_datapath, table_stats_fd) },
 	{ XRL_MAP_AGG_SHARES, offsetof(struct xrl_datapath, agg_shares_fd) },

@@ -14,6 +14,8 @@
 struct xrl_load_opts {
 	__u32 max_sources;	/* bucket map size; 0: XRL_DEFAULT_SOURCES */
 	__u32 max_rules;	/* rule capacity; 0: XRL_DEFAULT_RULES */
+	__u32 rule_stats_first;	/* xrl_rule_stats entries; 0:
+				 * XRL_RULE_STATS_FIRST (tests: fewer) */
 	bool test_clock;	/* time from test_clock_ns (tests only) */
 	__u64 hash_seed;	/* of the prefix fallback; 0: random */
 	__u64 memory_limit;	/* the maps' at most, bytes; 0: any

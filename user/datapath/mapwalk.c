@@ -86,8 +86,11 @@ static int walk_batched(const struct walk *w)
 		return -ENOMEM;
 	while (!last) {
 		if (!keys) {
-			keys = calloc(chunk, w->key_size);
-			values = calloc(chunk, w->stride);
+			/* Not cleared: @fn reads only what the kernel wrote
+			 * (clearing them cost more than the walk of a small
+			 * map). */
+			keys = malloc((size_t)chunk * w->key_size);
+			values = malloc((size_t)chunk * w->stride);
 			if (!keys || !values) {
 				ret = -ENOMEM;
 				break;

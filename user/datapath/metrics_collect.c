@@ -27,46 +27,89 @@ static int by_id(const void *a, const void *b)
 	return (ra->id > rb->id) - (ra->id < rb->id);
 }
 
-/* Adds the per-CPU @values of rule @id to its rule of @m, if listed:
- * on a CPU whose copy of the rule holds its counters, the copy's. */
-static void add_rule_counters(struct xrl_metrics *m,
-			      const struct xrl_rule_copies *copies, __u32 id,
-			      const struct xrl_rule_counters *values,
-			      int n_cpus)
+/* A scrape's read of the rule counters: the rules listed (sorted by
+ * id), which of them an entry was found for, and the buffers of one
+ * batch. */
+struct counters_read {
+	struct xrl_metrics *m;
+	struct xrl_rule_copies copies;
+	bool *found;		/* per rule of m */
+	size_t n_found;
+	struct xrl_rule_counters *values;
+	__u32 *keys, batch;
+	int n_cpus;
+};
+
+/* Adds the per-CPU @values of rule @id to its rule, if listed and not
+ * found before (an id's entry is in one map; the first map's is the one
+ * the program counts in): on a CPU whose copy of the rule holds its
+ * counters, the copy's. */
+static void add_rule_counters(struct counters_read *r, __u32 id,
+			      const struct xrl_rule_counters *values)
 {
 	struct xrl_metrics_rule probe = { .id = id }, *rule;
+	struct xrl_metrics *m = r->m;
+	size_t at;
 	int cpu;
 
 	rule = bsearch(&probe, m->rules, m->n_rules, sizeof(*m->rules), by_id);
 	if (!rule)
 		return;
-	for (cpu = 0; cpu < n_cpus; cpu++)
-		xrl_rule_counters_add(&rule->counters, copies, id, cpu,
+	at = (size_t)(rule - m->rules);
+	if (r->found[at])
+		return;
+	r->found[at] = true;
+	r->n_found++;
+	for (cpu = 0; cpu < r->n_cpus; cpu++)
+		xrl_rule_counters_add(&rule->counters, &r->copies, id, cpu,
 				      &values[cpu]);
 }
 
+/* Every entry of counters map @fd, r->batch per system call. */
+static int read_counters_map(struct counters_read *r, int fd)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	bool more = true, first = true;
+	__u32 in, out, got, i;
+
+	while (more) {
+		got = r->batch;
+		if (bpf_map_lookup_batch(fd, first ? NULL : &in, &out, r->keys,
+					 r->values, &got, &opts)) {
+			if (errno != ENOENT)
+				return -errno;
+			more = false;	/* the last batch */
+		}
+		for (i = 0; i < got; i++)
+			add_rule_counters(r, r->keys[i],
+					  &r->values[(size_t)i * r->n_cpus]);
+		in = out;
+		first = false;
+	}
+	return 0;
+}
+
 /*
- * The counters map holds the rules in force only (rulemaps.c), so it is
- * read whole, RULE_BATCH entries per system call, and each entry added
- * to its rule, found by id: a policy of n rules costs about
- * n / RULE_BATCH calls, where a lookup per rule would be n.
+ * The counters maps hold the rules in force only (rulemaps.c), so they
+ * are read whole, RULE_BATCH entries per system call, and each entry
+ * added to its rule, found by id: a policy of n rules costs about
+ * n / RULE_BATCH calls, where a lookup per rule would be n. A walk of a
+ * hash reads every bucket, held or not, so the spill map (sized to the
+ * id space: rule_counters.h) is read only when a rule listed has no
+ * entry in the first.
  */
 static int read_rule_counters(const struct xrl_datapath *dp,
 			      struct xrl_metrics *m)
 {
-	int n_cpus = libbpf_num_possible_cpus();
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	struct xrl_rule_copies copies = { 0 };
-	struct xrl_rule_counters *values;
-	__u32 in, out, got, *keys, i, batch;
-	bool more = true, first = true;
-	size_t r;
+	struct counters_read r = { .m = m };
+	size_t i;
 	int ret = 0;
 
-	if (n_cpus < 0)
-		return n_cpus;
-	for (r = 0; r < m->n_rules; r++)
-		memset(&m->rules[r].counters, 0, sizeof(m->rules[r].counters));
+	r.n_cpus = libbpf_num_possible_cpus();
+	if (r.n_cpus < 0)
+		return r.n_cpus;
+	for (i = 0; i < m->n_rules; i++)
+		memset(&m->rules[i].counters, 0, sizeof(m->rules[i].counters));
 	if (!m->n_rules)
 		return 0;
 	qsort(m->rules, m->n_rules, sizeof(*m->rules), by_id);
@@ -74,39 +117,27 @@ static int read_rule_counters(const struct xrl_datapath *dp,
 	 * out: one call for most scrapes, and buffers no larger than it
 	 * takes (under malloc's mmap threshold, so no page is faulted in
 	 * afresh per scrape). */
-	batch = m->n_rules + m->n_rules / 4 + 16;
-	if (batch > RULE_BATCH)
-		batch = RULE_BATCH;
-	values = malloc((size_t)batch * n_cpus * sizeof(*values));
-	keys = malloc(batch * sizeof(*keys));
-	if (!values || !keys) {
+	r.batch = m->n_rules + m->n_rules / 4 + 16;
+	if (r.batch > RULE_BATCH)
+		r.batch = RULE_BATCH;
+	r.values = malloc((size_t)r.batch * r.n_cpus * sizeof(*r.values));
+	r.keys = malloc(r.batch * sizeof(*r.keys));
+	r.found = calloc(m->n_rules, sizeof(*r.found));
+	if (!r.values || !r.keys || !r.found) {
 		ret = -ENOMEM;
 		goto free_buffers;
 	}
 	/* The copies first (include/xrl.h, struct xrl_rule_copy). */
-	ret = xrl_rule_copies_read(dp, 0, XRL_RULE_CACHE_WAYS, &copies);
-	if (ret)
-		goto free_buffers;
-	while (more) {
-		got = batch;
-		if (bpf_map_lookup_batch(dp->rule_stats_fd, first ? NULL : &in,
-					 &out, keys, values, &got, &opts)) {
-			if (errno != ENOENT) {
-				ret = -errno;
-				break;
-			}
-			more = false;	/* the last batch */
-		}
-		for (i = 0; i < got; i++)
-			add_rule_counters(m, &copies, keys[i],
-					  &values[(size_t)i * n_cpus], n_cpus);
-		in = out;
-		first = false;
-	}
+	ret = xrl_rule_copies_read(dp, 0, XRL_RULE_CACHE_WAYS, &r.copies);
+	if (!ret)
+		ret = read_counters_map(&r, dp->rule_stats_fd);
+	if (!ret && r.n_found < m->n_rules)
+		ret = read_counters_map(&r, dp->rule_spill_fd);
 free_buffers:
-	xrl_rule_copies_free(&copies);
-	free(keys);
-	free(values);
+	xrl_rule_copies_free(&r.copies);
+	free(r.found);
+	free(r.keys);
+	free(r.values);
 	return ret;
 }
 

@@ -21,6 +21,7 @@
 #include "policy_map.h"
 #include "policy_running.h"
 #include "rule.h"
+#include "rule_counters.h"
 #include "rulemaps.h"
 #include "stats.h"
 #include "typed_map.h"
@@ -635,7 +636,7 @@ static int scrub_reused(const struct xrl_datapath *dp,
 			continue;
 		reused[id] = true;
 		/* Made afresh when the rule is staged (rulemaps.c). */
-		bpf_map_delete_elem(dp->rule_stats_fd, &id);
+		xrl_rule_counters_remove(dp, id);
 		bpf_map_delete_elem(dp->agg_shares_fd, &id);
 		bpf_map_delete_elem(dp->agg_state_fd, &id);
 	}

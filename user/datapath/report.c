@@ -401,6 +401,7 @@ static void collect_maps(const struct xrl_datapath *dp,
 	map_info(dp->settings_fd, XRL_MAP_SETTINGS, &report->maps[5]);
 	map_info(dp->table_stats_fd, XRL_MAP_TABLE_STATS, &report->maps[6]);
 	map_info(head_fd, XRL_PIN_HEAD, &report->maps[7]);
+	map_info(dp->rule_spill_fd, XRL_MAP_RULE_SPILL, &report->maps[8]);
 	if (rules_fd >= 0)
 		close(rules_fd);
 	if (head_fd >= 0)

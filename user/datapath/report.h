@@ -78,7 +78,7 @@ struct xrl_map_report {
 	__u32 max_entries;
 };
 
-#define XRL_REPORT_MAPS 8
+#define XRL_REPORT_MAPS 9
 
 struct xrl_status_report {
 	char pin_dir[PATH_MAX];

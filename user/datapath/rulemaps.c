@@ -22,6 +22,7 @@
 #include "datapath.h"
 #include "mapwalk.h"
 #include "match.h"
+#include "rule_counters.h"
 #include "rulemaps.h"
 #include "slot_write.h"
 
@@ -63,7 +64,7 @@ __u32 xrl_rule_id_limit(const struct xrl_datapath *dp)
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 
-	if (bpf_obj_get_info_by_fd(dp->rule_stats_fd, &info, &len))
+	if (bpf_obj_get_info_by_fd(dp->rule_spill_fd, &info, &len))
 		return 0;
 	return info.max_entries;
 }
@@ -304,13 +305,6 @@ static size_t counters_stride(void)
 	return (sizeof(struct xrl_rule_counters) + 7) & ~7UL;
 }
 
-static int make_counters(int fd, __u32 id, const void *zeros, __u64 flags)
-{
-	int ret = xrl_map_update(fd, &id, zeros, flags);
-
-	return ret == -EEXIST && flags == BPF_NOEXIST ? 0 : ret;
-}
-
 /*
  * Counters for every rule of @c new to its id (its "since" is this
  * generation), made before the slot is put in force so that the program
@@ -331,9 +325,9 @@ static int make_new_counters(const struct xrl_datapath *dp,
 		return -ENOMEM;
 	for (i = 0; i < c->n_rules && !ret; i++)
 		if (c->rules[i].since == c->gen)
-			ret = make_counters(dp->rule_stats_fd, c->ids[i], zeros,
-					    known_in_force(known, c->ids[i]) ?
-						    BPF_ANY : BPF_NOEXIST);
+			ret = xrl_rule_counters_make(
+				dp, c->ids[i], zeros,
+				!known_in_force(known, c->ids[i]));
 	free(zeros);
 	return ret;
 }
@@ -372,12 +366,9 @@ static int sweep_all(const struct xrl_datapath *dp)
 	size_t i;
 	int ret;
 
-	ret = xrl_map_walk(dp->rule_stats_fd, sizeof(__u32), 0, collect_stale,
-			   &stale);
+	ret = xrl_rule_counters_walk(dp, collect_stale, &stale);
 	for (i = 0; !ret && i < stale.n; i++)
-		if (bpf_map_delete_elem(dp->rule_stats_fd, &stale.ids[i]) &&
-		    errno != ENOENT)
-			ret = -errno;
+		ret = xrl_rule_counters_remove(dp, stale.ids[i]);
 	free(stale.ids);
 	return ret;
 }
@@ -397,9 +388,7 @@ int xrl_rule_counters_sweep(const struct xrl_datapath *dp)
 	}
 	/* A swap's own leftovers: as many deletes as rules went out. */
 	for (i = 0; !ret && i < known->n_gone; i++)
-		if (bpf_map_delete_elem(dp->rule_stats_fd, &known->gone[i]) &&
-		    errno != ENOENT)
-			ret = -errno;
+		ret = xrl_rule_counters_remove(dp, known->gone[i]);
 	known->n_gone = 0;
 	if (ret)
 		known->swept = false;	/* the next sweep reads it whole */

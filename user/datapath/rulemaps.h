@@ -79,7 +79,7 @@ void xrl_rules_forget(struct xrl_datapath *dp);
 
 /* The rule capacity of the data path: the most rules a policy holds. */
 __u32 xrl_rules_capacity(const struct xrl_datapath *dp);
-/* Rule ids are below this (max_entries of xrl_rule_stats): twice the
+/* Rule ids are below this (max_entries of xrl_rule_spill): twice the
  * capacity, so that the policy going out never leaves the one coming in
  * short of ids (include/xrl.h). */
 __u32 xrl_rule_id_limit(const struct xrl_datapath *dp);

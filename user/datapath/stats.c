@@ -6,6 +6,7 @@
 #include <bpf/libbpf.h>
 #include <unistd.h>
 #include "datapath.h"
+#include "rule_counters.h"
 #include "stats.h"
 
 /*
@@ -248,13 +249,11 @@ int xrl_rule_stats_read(const struct xrl_datapath *dp, __u32 rule_id,
 		goto free_copies;
 	}
 	/* No entry: a rule whose counters are not made yet counted none. */
-	if (bpf_map_lookup_elem(dp->rule_stats_fd, &rule_id, values)) {
-		if (errno != ENOENT) {
-			ret = -errno;
-			goto free_copies;
-		}
-		made = false;
-	}
+	ret = xrl_rule_counters_lookup(dp, rule_id, values);
+	if (ret && ret != -ENOENT)
+		goto free_copies;
+	made = !ret;
+	ret = 0;
 	for (cpu = 0; cpu < copies.n_cpus; cpu++)
 		xrl_rule_counters_add(totals, &copies, rule_id, cpu,
 				      made ? &values[cpu] : NULL);

@@ -15,17 +15,17 @@ int xrl_stats_read(const struct xrl_datapath *dp,
 		   struct xrl_counter totals[XRL_VERDICT_COUNT]);
 
 /* Sums the counters of rule @rule_id over every CPU: those of its
- * xrl_rule_stats entry, and on a CPU whose copy of it holds them, the
- * copy's (include/xrl.h, struct xrl_rule_copy). 0 or -errno. */
+ * counters entry (rule_counters.h), and on a CPU whose copy of it holds
+ * them, the copy's (include/xrl.h, struct xrl_rule_copy). 0 or -errno. */
 int xrl_rule_stats_read(const struct xrl_datapath *dp, __u32 rule_id,
 			struct xrl_rule_counters *totals);
 
 /*
  * The CPUs' rule copies (xrl_rule_cache) of ways @first_way and on, read
- * before xrl_rule_stats is: a way a change was under way in while it
+ * before the counters maps are: a way a change was under way in while it
  * was read is read again, and a claim is kept only when it names a rule
  * in force at its since (else it is 0: that CPU's counters are those of
- * xrl_rule_stats).
+ * its entry).
  */
 struct xrl_rule_copies {
 	int n_cpus;
@@ -38,12 +38,12 @@ int xrl_rule_copies_read(const struct xrl_datapath *dp, __u32 first_way,
 void xrl_rule_copies_free(struct xrl_rule_copies *copies);
 
 /* The counters of rule @id that CPU @cpu's copy holds, or NULL: that
- * CPU's are its xrl_rule_stats value. */
+ * CPU's are its entry's value. */
 const struct xrl_rule_counters *
 xrl_rule_copies_held(const struct xrl_rule_copies *copies, __u32 id, int cpu);
 
 /* Adds CPU @cpu's counters of rule @id to @totals: its copy's if it holds
- * them, else @value (that CPU's xrl_rule_stats value; NULL: none). */
+ * them, else @value (that CPU's value of its entry; NULL: none). */
 void xrl_rule_counters_add(struct xrl_rule_counters *totals,
 			   const struct xrl_rule_copies *copies, __u32 id,
 			   int cpu, const struct xrl_rule_counters *value);
