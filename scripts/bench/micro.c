@@ -37,21 +37,41 @@ const struct traffic_spec traffics[TRAFFICS] = {
 
 const char *const traffic_keys[TRAFFICS] = { "hot", "rotate", "new" };
 
-static struct ref_bpf *load_ref(bool coarse, __u32 entries)
+/* The reference with a limit of one packet per @interval_ns, @burst
+ * packets at once. */
+enum ref_clock { REF_CLOCK, REF_COARSE, REF_FROZEN };
+
+static struct ref_bpf *load_ref_limit(enum ref_clock clock, __u32 entries,
+				      __u64 interval_ns, __u64 burst)
 {
 	struct ref_bpf *skel = ref_bpf__open();
 
 	if (!skel)
 		return NULL;
-	skel->rodata->use_coarse_clock = coarse;
-	skel->rodata->interval_ns = NS_PER_S / BENCH_PPS;
-	skel->rodata->tolerance_ns = BENCH_BURST * (NS_PER_S / BENCH_PPS);
+	skel->rodata->use_coarse_clock = clock == REF_COARSE;
+	skel->rodata->use_frozen_clock = clock == REF_FROZEN;
+	skel->rodata->interval_ns = interval_ns;
+	skel->rodata->tolerance_ns = burst * interval_ns;
 	if (bpf_map__set_max_entries(skel->maps.ref_buckets, entries) ||
 	    ref_bpf__load(skel)) {
 		ref_bpf__destroy(skel);
 		return NULL;
 	}
 	return skel;
+}
+
+/* The reference as the limiter's rules are by default: BENCH_PPS, burst
+ * BENCH_BURST. */
+static struct ref_bpf *load_ref(enum ref_clock clock, __u32 entries)
+{
+	return load_ref_limit(clock, entries, NS_PER_S / BENCH_PPS,
+			      BENCH_BURST);
+}
+
+/* 1 ns a packet, 2^40 at once: never refuses. */
+static struct ref_bpf *load_ref_admitting(enum ref_clock clock)
+{
+	return load_ref_limit(clock, XRL_DEFAULT_SOURCES, 1, 1ULL << 40);
 }
 
 static int load_wrappers(struct micro *m)
@@ -276,7 +296,8 @@ static void usage(FILE *out)
 
 	fprintf(out, "usage: xrl-bench micro [--rows ROW,...] [--runs N] "
 		"[--quick] [--only hot,rotate,new] [--rules N] "
-		"[--variant FILE]... [--budget] [--previous HOST "
+		"[--variant FILE]... [--budget] [--admitting] "
+		"[--clockless-reference] [--previous HOST "
 		"[--clockless]]\nrows (default: all):\n");
 	for (i = 0; i < N_ROWS; i++)
 		fprintf(out, "  %-14s %s\n", rows[i].name, rows[i].help);
@@ -295,6 +316,8 @@ static int parse_args(struct micro *m, int argc, char **argv)
 		{ "previous", required_argument, NULL, 'p' },
 		{ "clockless", no_argument, NULL, 'c' },
 		{ "budget", no_argument, NULL, 'g' },
+		{ "admitting", no_argument, NULL, 'a' },
+		{ "clockless-reference", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -342,6 +365,12 @@ static int parse_args(struct micro *m, int argc, char **argv)
 			m->budget = true;	/* 1 rule, the default budget */
 			m->rules = 1;
 			break;
+		case 'a':
+			m->admitting = true;
+			break;
+		case 'f':
+			m->clockless_reference = true;
+			break;
 		case 'n':
 			m->rules = strtoul(optarg, NULL, 10);
 			if (m->rules < 1 || m->rules > XRL_MAX_RULES) {
@@ -368,11 +397,18 @@ static int load_all(struct micro *m)
 	int i, ret;
 
 	m->dp.prog_fd = m->dp_clockless.prog_fd = -1;
-	m->ref = load_ref(false, XRL_DEFAULT_SOURCES);
-	m->ref_coarse = load_ref(true, 1024);
+	m->ref = load_ref(REF_CLOCK, XRL_DEFAULT_SOURCES);
+	m->ref_coarse = load_ref(REF_COARSE, 1024);
+	m->ref_admitting = load_ref_admitting(REF_CLOCK);
 	m->verdict = verdict_bpf__open_and_load();
-	if (!m->ref || !m->ref_coarse || !m->verdict)
+	if (!m->ref || !m->ref_coarse || !m->ref_admitting || !m->verdict)
 		return -errno;
+	if (m->clockless_reference) {
+		m->ref_frozen = load_ref(REF_FROZEN, XRL_DEFAULT_SOURCES);
+		m->ref_admitting_frozen = load_ref_admitting(REF_FROZEN);
+		if (!m->ref_frozen || !m->ref_admitting_frozen)
+			return -errno;
+	}
 	ret = load_wrappers(m);
 	for (i = 0; !ret && i < m->n_variants; i++)
 		ret = micro_load_variant(m->variant_path[i], &m->variant[i],
@@ -400,6 +436,9 @@ static void unload_all(struct micro *m)
 	for (t = 0; t < TRAFFICS; t++)
 		wrap_bpf__destroy(m->wrap[t]);
 	verdict_bpf__destroy(m->verdict);
+	ref_bpf__destroy(m->ref_admitting_frozen);
+	ref_bpf__destroy(m->ref_frozen);
+	ref_bpf__destroy(m->ref_admitting);
 	ref_bpf__destroy(m->ref_coarse);
 	ref_bpf__destroy(m->ref);
 }

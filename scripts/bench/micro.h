@@ -52,6 +52,14 @@ extern const char *const traffic_keys[TRAFFICS];
 struct micro {
 	struct ref_bpf *ref;
 	struct ref_bpf *ref_coarse;
+	/* The reference admitting every packet (an interval of 1 ns): what
+	 * rows whose limiter admits are compared with, so that both sides
+	 * write their bucket. */
+	struct ref_bpf *ref_admitting;
+	/* Both without a clock read (--clockless-reference): what the
+	 * variants on the test clock are compared with. */
+	struct ref_bpf *ref_frozen, *ref_admitting_frozen;
+	bool clockless_reference;
 	struct verdict_bpf *verdict;
 	struct wrap_bpf *wrap[TRAFFICS];
 	struct packet frame[TRAFFICS];
@@ -70,6 +78,8 @@ struct micro {
 	const char *previous;		/* --previous: its host (prevhost.c) */
 	bool previous_clockless;	/* --clockless: its test-clock path */
 	bool budget;			/* --budget: variants' rules with it */
+	bool admitting;			/* --admitting: variants' rules admit
+					 * all, against ref_admitting */
 };
 
 struct side {
@@ -96,6 +106,10 @@ void micro_ratio_spread(const struct side *side, const struct side *ref,
 void micro_row_vs(const char *bench, const char *name,
 		  const struct side *side, const struct side *ref,
 		  const char *target, double limit);
+/* The reference the variants are compared with (--admitting,
+ * --clockless-reference). */
+struct ref_bpf *micro_reference(const struct micro *m);
+
 void micro_row_ns(const char *name, const struct side *side,
 		  const struct side *ref, const char *target, double limit);
 /* Brings the tables to the state traffic @t measures. */

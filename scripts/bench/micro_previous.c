@@ -239,6 +239,13 @@ int micro_load_variant(const char *path, struct bpf_object **objp,
 	return dp->prog_fd < 0 ? -ENOENT : fill_elim_rule(obj);
 }
 
+struct ref_bpf *micro_reference(const struct micro *m)
+{
+	if (m->clockless_reference)
+		return m->admitting ? m->ref_admitting_frozen : m->ref_frozen;
+	return m->admitting ? m->ref_admitting : m->ref;
+}
+
 /*
  * Every variant against the reference, side by side in one loop; with
  * @host, against that previous data path instead (issue 14: what each
@@ -252,8 +259,10 @@ int micro_variants(struct micro *m, size_t n_rules,
 	char name[256], against[80];
 	int t, i, ret = 0;
 
-	sides[0].prog_fd = bpf_program__fd(m->ref->progs.bench_ref);
-	snprintf(against, sizeof(against), "reference");
+	sides[0].prog_fd = bpf_program__fd(micro_reference(m)->progs.bench_ref);
+	snprintf(against, sizeof(against), "reference%s%s",
+		 m->admitting ? " admitting" : "",
+		 m->clockless_reference ? " without a clock read" : "");
 	if (host) {
 		sides[0].prog_fd = m->previous_clockless ? host->clockless_fd :
 							   host->prog_fd;
@@ -262,8 +271,8 @@ int micro_variants(struct micro *m, size_t n_rules,
 	}
 	for (i = 0; !ret && i < m->n_variants; i++) {
 		sides[i + 1].prog_fd = m->variant_dp[i].prog_fd;
-		ret = bench_apply_rules(&m->variant_dp[i], n_rules,
-					m->budget);
+		ret = bench_apply_rules_at(&m->variant_dp[i], n_rules,
+					   m->budget, m->admitting);
 	}
 	for (t = 0; !ret && t < TRAFFICS; t++) {
 		if (m->only && !strstr(m->only, traffic_keys[t]))
@@ -279,11 +288,12 @@ int micro_variants(struct micro *m, size_t n_rules,
 			base = strrchr(m->variant_path[i], '/');
 			base = base ? base + 1 : m->variant_path[i];
 			snprintf(name, sizeof(name), "limiter variant %.*s vs "
-				 "%s, %zu rule%s, %s%s",
+				 "%s, %zu rule%s, %s%s%s",
 				 (int)strcspn(base, "."), base, against,
 				 n_rules, n_rules > 1 ? "s" : "",
 				 traffics[t].name, m->budget ? ", default "
-				 "new-source budget" : "");
+				 "new-source budget" : "",
+				 m->admitting ? ", every packet admitted" : "");
 			micro_row_vs("elimination, ns/packet", name,
 				     &sides[i + 1], &sides[0], "", 0);
 		}

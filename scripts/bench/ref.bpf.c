@@ -19,6 +19,11 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* The coarse clock variant, for the clock trade-off. */
 const volatile bool use_coarse_clock = false;
+/* No clock read: a time that never moves, loaded as the limiter's test
+ * clock is (bpf/clock.h), to compare the limiter's test-clock variants
+ * with (scripts/bench/eliminate --clockless). */
+const volatile bool use_frozen_clock = false;
+volatile __u64 frozen_clock_ns = 1000000000;
 /* 1000 packets per second, burst 100: what the limiter's rule says. */
 const volatile __u64 interval_ns = 1000000;
 const volatile __u64 tolerance_ns = 100000000;
@@ -32,6 +37,8 @@ struct {
 
 static __always_inline __u64 now_ns(void)
 {
+	if (use_frozen_clock)
+		return frozen_clock_ns;
 	if (use_coarse_clock)
 		return bpf_ktime_get_coarse_ns();
 	return bpf_ktime_get_ns();

@@ -6,6 +6,7 @@
 #include "bench.h"
 #include "cidr.h"
 #include "common.h"
+#include "limit.h"
 #include "policy_map.h"
 #include "rules.h"
 
@@ -79,11 +80,22 @@ int bench_build_policy(struct xrl_policy *policy, size_t n_rules, bool budget)
 
 int bench_apply_rules(struct xrl_datapath *dp, size_t n_rules, bool budget)
 {
+	return bench_apply_rules_at(dp, n_rules, budget, false);
+}
+
+int bench_apply_rules_at(struct xrl_datapath *dp, size_t n_rules,
+			 bool budget, bool admitting)
+{
 	struct xrl_policy policy;
 	char err[256] = "";
+	size_t i;
 	int ret;
 
 	ret = bench_build_policy(&policy, n_rules, budget);
+	for (i = 0; !ret && admitting && i < policy.n_rules; i++) {
+		policy.rules[i].pps = XRL_RATE_MAX;
+		policy.rules[i].burst = XRL_BURST_MAX;
+	}
 	if (!ret)
 		ret = xrl_policy_apply(dp, &policy, err, sizeof(err));
 	if (ret)

@@ -23,5 +23,9 @@ int bench_build_policy(struct xrl_policy *policy, size_t n_rules, bool budget);
 
 /* Builds and applies such a policy. 0 or -errno (logged). */
 int bench_apply_rules(struct xrl_datapath *dp, size_t n_rules, bool budget);
+/* The same; with @admitting, every rule at the most it may admit (10^12
+ * pps, burst 2^32), so that the hot source's every packet is admitted. */
+int bench_apply_rules_at(struct xrl_datapath *dp, size_t n_rules,
+			 bool budget, bool admitting);
 
 #endif

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# variants.py --waterfall: the names of the waterfall's variants, comma
+# separated (for --keep).
 # variants.py SRC_BPF_DIR OUT_DIR [--clockless] [--keep=a,b]: writes
 # OUT_DIR/<variant>/ copies of the data path sources, each with one step
 # of the packet path removed, for scripts/bench/eliminate (the OPT_IN
@@ -9,7 +11,7 @@ import re
 import shutil
 import sys
 
-src, out = sys.argv[1], sys.argv[2]
+src, out = (sys.argv[1:3] + ["", ""])[:2]
 # --clockless: every variant reads the test clock (a plain load) instead
 # of bpf_ktime_get_ns(), whose cost and jitter hide small steps.
 clockless = "--clockless" in sys.argv[3:]
@@ -175,6 +177,34 @@ def no_atomics(files):
     no_counters(files)
 
 
+def no_route_check(files):
+    # Every packet looks at this CPU's routed L4 flow (bpf/routes.h)
+    # before its bucket.
+    remove(files, MAIN, "\tverdict = judge_routed(ctx, s, head);\n"
+           "\tif (verdict != XDP_ABORTED)\n\t\treturn verdict;\n")
+
+
+# The waterfall (docs/BENCHMARKS.md "Cost budget"): cutN is the program
+# without the first N steps, so that a step's cost is cut(N-1) less cutN
+# and the costs add up to full less the last cut, and what is left is
+# the last cut against the reference: steps too small to stand out of
+# the noise one by one still count in the sum.
+WATERFALL = [
+    ("counters", no_atomics),
+    ("limit-events", no_limit_events),
+    ("vlan-parsing", no_vlan),
+    ("route-check", no_route_check),
+    ("head-and-rule-table", no_head),
+]
+
+
+def cut(n):
+    def edit(files):
+        for _, step in WATERFALL[:n]:
+            step(files)
+    return edit
+
+
 # Issue 14's steps on the packet path when a policy uses none of its keys
 # (opt-in with --keep, compared with the previous data path by
 # `scripts/bench/eliminate --previous`): what each costs there.
@@ -250,6 +280,10 @@ VARIANTS = {
     "no-refusal-tally": no_refusal_tally,
     "no-counters-at-all": no_atomics,
 }
+# Opt-in (more than a run's variants), with a baseline of their own.
+WATERFALL_VARIANTS = {"cut0-none": lambda files: None}
+for i, (step, _) in enumerate(WATERFALL):
+    WATERFALL_VARIANTS["cut%d-%s" % (i + 1, step)] = cut(i + 1)
 # With the real clock only (`scripts/bench/eliminate --keep=...` without
 # --clockless): what the clock's readings cost.
 CLOCK = {
@@ -266,7 +300,12 @@ OPT_IN = {
     "no-ban-bucket-72": bucket_72,
 }
 OPT_IN.update(CLOCK)
+OPT_IN.update(WATERFALL_VARIANTS)
 VARIANTS.update(OPT_IN)
+
+if src == "--waterfall":
+    print(",".join(WATERFALL_VARIANTS))
+    sys.exit(0)
 
 originals = {}
 for name in os.listdir(src):
