@@ -303,6 +303,16 @@ Test(e2e, status_names_the_interface_its_mode_program_and_pinned_maps)
 	cr_assert_eq(topo_sh("bpftool map dump pinned %s/xrl_stats | grep -q "
 			     "'\"packets\"'", topo.pin_dir), 0,
 		     "xrl_stats dump names its fields");
+	/* A rule's counters as OPERATIONS.md looks them up: in
+	 * xrl_rule_stats while it holds fewer than 4096 (the spill map
+	 * is then empty). */
+	cr_assert_eq(topo_sh("bpftool map lookup pinned %s/xrl_rule_stats "
+			     "key 0 0 0 0 | grep -q '\"outcome\"'",
+			     topo.pin_dir), 0,
+		     "the default rule's counters by bpftool");
+	cr_assert_eq(topo_sh("bpftool -j map dump pinned %s/xrl_rule_spill | "
+			     "grep -qx '\\[\\]'", topo.pin_dir), 0,
+		     "no rule's counters spilled");
 }
 
 Test(e2e, refuses_to_replace_another_xdp_program_and_names_it)
