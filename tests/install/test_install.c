@@ -382,8 +382,15 @@ static pid_t spawn_daemon(const struct topo *t, const char *bin,
 	char inh[600], amb[600], bnd[600], netns[128];
 	const char *argv[32];
 	size_t argc = 0;
-	pid_t pid = fork();
+	FILE *emptied;
+	pid_t pid;
 
+	/* Emptied before the fork, not only by the child: else
+	 * wait_daemon() may read the last daemon's "listening" in it. */
+	emptied = fopen(log, "w");
+	cr_assert_not_null(emptied, "%s: %s", log, strerror(errno));
+	fclose(emptied);
+	pid = fork();
 	cr_assert_neq(pid, -1);
 	if (pid)
 		return pid;
@@ -462,7 +469,10 @@ static void refused_start(const struct topo *t, const char *bin,
 	}
 	read_log(log);
 	cr_expect(status != -1 && WIFEXITED(status) &&
-		  WEXITSTATUS(status) == 1, "started with %s:\n%s", caps, out);
+		  WEXITSTATUS(status) == 1,
+		  "started with %s (status %#x: exit %d, signal %d):\n%s",
+		  caps, status, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+		  WIFSIGNALED(status) ? WTERMSIG(status) : 0, out);
 	cr_expect(strstr(out, text), "no \"%s\" in:\n%s", text, out);
 	cr_expect_eq(run("grep -c 'error:' %s", log), 0, "%s", out);
 	cr_expect_str_eq(out, "1\n", "one error line");
